@@ -1,0 +1,15 @@
+// The subcommands of the attn front end. Each add_* registers its flags on
+// the app and returns the function that runs it once parsing succeeded.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace attn::cli {
+
+using Action = std::function<int()>;
+
+Action add_run(CLI::App& app);
+Action add_examples(CLI::App& app);
+
+}  // namespace attn::cli

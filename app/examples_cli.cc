@@ -1,0 +1,41 @@
+// `attn examples` and `attn examples show NAME`.
+#include <memory>
+
+#include "attn/error.h"
+#include "attn/examples.h"
+#include "attn/options.h"
+#include "commands.h"
+#include "console.h"
+
+namespace attn::cli {
+
+Action add_examples(CLI::App& app) {
+  auto name = std::make_shared<std::string>();
+  CLI::App* ex = app.add_subcommand("examples", "list the built-in examples, or show one");
+  ex->allow_extras();
+  CLI::App* show = ex->add_subcommand("show", "print an example's input document");
+  show->allow_extras();
+  show->add_option("name", *name, "example name")->required();
+  return [ex, show, name]() {
+    StdConsole console;
+    if (show->parsed()) {
+      const Example* e = find_example(*name);
+      if (!e) throw_usage("examples show: " + not_one_of(*name, example_names()));
+      console.out(e->text);
+      if (e->text.empty() || e->text.back() != '\n') console.out("\n");
+      return 0;
+    }
+    size_t width = 0;
+    for (const Example& e : examples()) width = std::max(width, e.name.size());
+    std::string out;
+    for (const Example& e : examples()) {
+      out += e.name + std::string(width - e.name.size() + 2, ' ') + e.title + "\n";
+    }
+    out += "\nrun one with: attn run --example NAME   (attn examples show NAME prints it)\n";
+    console.out(out);
+    (void)ex;
+    return 0;
+  };
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,140 @@
+// attn: the command-line front end. Builds the CLI, runs the chosen
+// subcommand, and is the one place that maps errors to exit codes
+// (CONTRACT §7): every error is one line "attn: error: ..." on stderr.
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "attn/error.h"
+#include "attn/file_io.h"
+#include "attn/flags.h"
+#include "attn/options.h"
+#include "commands.h"
+
+namespace {
+
+void print_error(const std::string& msg) {
+  std::string line = msg;
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  std::string s = "attn: error: " + line + "\n";
+  std::fwrite(s.data(), 1, s.size(), stderr);
+}
+
+// Names of a subcommand's options, for "did you mean".
+std::vector<std::string> option_names(const CLI::App* app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app->get_options()) {
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+  }
+  return names;
+}
+
+// An argument nobody took: an unknown option or command, or a stray value.
+std::string unexpected(const CLI::App* app, const std::string& arg, bool top) {
+  if (top) {
+    std::vector<std::string> cmds;
+    for (const CLI::App* s : app->get_subcommands([](const CLI::App*) { return true; })) {
+      cmds.push_back(s->get_name());
+    }
+    if (!arg.empty() && arg[0] == '-') {
+      return "unknown option '" + arg + "'; options go after the command (attn run --help)";
+    }
+    std::string near = attn::closest_name(arg, cmds);
+    std::string s = "unknown command '" + arg + "'";
+    if (!near.empty()) return s + "; did you mean '" + near + "'?";
+    s += "; commands are";
+    for (const auto& c : cmds) s += " " + c;
+    return s;
+  }
+  const std::string cmd = app->get_name();
+  if (arg.size() > 1 && arg[0] == '-') {
+    std::string flag = arg.substr(0, arg.find('='));
+    std::string near = attn::closest_name(flag, option_names(app));
+    std::string s = cmd + ": unknown option '" + flag + "'";
+    if (!near.empty()) return s + "; did you mean '" + near + "'?";
+    return s + " (attn " + cmd + " --help lists the options)";
+  }
+  return cmd + ": unexpected argument '" + arg + "'";
+}
+
+std::string lowercase_first(std::string s) {
+  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z' && (s.size() < 2 || !(s[1] >= 'A' && s[1] <= 'Z'))) {
+    s[0] = static_cast<char>(s[0] - 'A' + 'a');
+  }
+  return s;
+}
+
+// CLI11's wording, made to read like the rest of attn's messages.
+std::string parse_error_text(std::string msg) {
+  const std::string missing = " required TEXT missing";
+  if (size_t at = msg.find(missing); at != std::string::npos) {
+    size_t colon = msg.rfind(": ", at);
+    std::string flag = colon == std::string::npos ? msg.substr(0, at) : msg.substr(0, colon);
+    return flag + ": expects a value";
+  }
+  return lowercase_first(msg);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A closed pipe (attn run ... | head -1) is a normal end, not an error:
+  // writes then fail with EPIPE, which ends the program quietly.
+  std::signal(SIGPIPE, SIG_IGN);
+
+  CLI::App app{"attn: compute, check and visualize attention (scaled dot-product, multi-head, "
+               "additive, ...) from JSON, CSV or NumPy files"};
+  app.set_version_flag("--version", attn::version_text());
+  app.allow_extras();
+  app.footer("Run 'attn COMMAND --help' for the options of a command.\n"
+             "Try: attn run --example sweet --weights");
+  attn::cli::Action run = attn::cli::add_run(app);
+  attn::cli::Action examples = attn::cli::add_examples(app);
+
+  try {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+      return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+      print_error(parse_error_text(e.what()));
+      return 2;
+    }
+    if (!app.remaining().empty()) {
+      print_error(unexpected(&app, app.remaining().front(), true));
+      return 2;
+    }
+    for (CLI::App* sub : app.get_subcommands()) {
+      // The deepest parsed command owns the leftovers.
+      CLI::App* owner = sub;
+      for (CLI::App* s : sub->get_subcommands()) owner = s;
+      if (!owner->remaining().empty()) {
+        print_error(unexpected(owner, owner->remaining().front(), false));
+        return 2;
+      }
+    }
+    if (app.got_subcommand("run")) return run();
+    if (app.got_subcommand("examples")) return examples();
+    print_error("no command given; try 'attn run --example sweet' or 'attn --help'");
+    return 2;
+  } catch (const attn::BrokenPipe&) {
+    return 0;
+  } catch (const attn::Error& e) {
+    print_error(e.what());
+    return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    print_error("out of memory");
+    return 70;
+  } catch (const std::exception& e) {
+    print_error(std::string("internal error: ") + e.what());
+    return 70;
+  }
+}

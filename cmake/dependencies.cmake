@@ -1,0 +1,39 @@
+# Dependencies, all from Debian packages. A missing one stops configuration
+# with the exact command that installs it.
+function(attn_missing what package)
+  message(FATAL_ERROR
+    "attn needs ${what}, which was not found.\n"
+    "Install it with:\n"
+    "    apt-get install ${package}\n"
+    "(or run scripts/dev.sh demo, which installs everything missing)")
+endfunction()
+
+find_package(Eigen3 3.4 QUIET NO_MODULE)
+if(NOT Eigen3_FOUND)
+  attn_missing("Eigen 3.4" "libeigen3-dev")
+endif()
+
+find_package(CLI11 QUIET CONFIG)
+if(NOT CLI11_FOUND)
+  attn_missing("CLI11" "libcli11-dev")
+endif()
+
+find_package(nlohmann_json 3 QUIET CONFIG)
+if(NOT nlohmann_json_FOUND)
+  attn_missing("nlohmann_json" "nlohmann-json3-dev")
+endif()
+
+find_path(STB_INCLUDE_DIR stb/stb_image_write.h)
+if(NOT STB_INCLUDE_DIR)
+  attn_missing("stb (stb_image_write.h)" "libstb-dev")
+endif()
+
+if(ATTN_BUILD_TESTS)
+  find_package(GTest QUIET CONFIG)
+  if(NOT GTest_FOUND)
+    find_package(GTest QUIET)
+  endif()
+  if(NOT GTest_FOUND)
+    attn_missing("GoogleTest" "libgtest-dev")
+  endif()
+endif()

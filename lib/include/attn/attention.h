@@ -1,0 +1,50 @@
+// The attention engine: computes a Problem (projections, per-head scores,
+// scaling, bias and masks, softmax, dropout, weighted sum, head
+// concatenation, output projection) in float64 or float32, and keeps the
+// weights and scores only when asked.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "attn/observer.h"
+#include "attn/options.h"
+#include "attn/problem.h"
+#include "attn/tensor.h"
+
+namespace attn {
+
+struct ComputeRequest {
+  bool weights = false;        // keep the softmax weights (before dropout)
+  bool scores = false;         // keep the scores entering the softmax (scaled, biased)
+  bool average_heads = false;  // report the mean over heads instead of each head
+  DType dtype = DType::kF64;
+};
+
+// A query row whose every key was masked (its handling follows fully_masked).
+struct FullyMaskedRow {
+  int64_t batch = 0, head = 0, query = 0;
+};
+
+struct Result {
+  // Shaped as CONTRACT §5: the rank of the query source; 4D input gives
+  // [batch][heads][len_q][d_v].
+  Tensor<double> output;
+  // [len_q][len_k], with a leading head axis when heads > 1 (unless
+  // averaged) and a leading batch axis when the input is batched.
+  std::optional<Tensor<double>> weights;
+  std::optional<Tensor<double>> scores;   // same shape as weights
+  std::optional<Tensor<uint8_t>> masked;  // same shape; 1 = masked cell
+  std::vector<FullyMaskedRow> fully_masked_rows;
+  DType dtype = DType::kF64;
+};
+
+// Computes p. Throws attn::Error (kInput) when fully_masked is "error" and a
+// row has every key masked.
+Result compute(const Problem& p, const ComputeRequest& request, Observer* observer = nullptr);
+
+// The shape the weights of p are reported in (see Result::weights).
+Shape weights_shape(const Problem& p, bool average_heads);
+
+}  // namespace attn

@@ -1,0 +1,43 @@
+// Checking a result against the numbers a document expects (`expected`, or
+// a file given with --expect): each value passes when
+//   |got - expected| <= tolerance * max(1, |expected|)
+// (absolute near zero, relative for large values); NaN matches NaN and an
+// infinity matches the same infinity.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/document.h"
+#include "attn/problem.h"
+
+namespace attn {
+
+constexpr double kDefaultTolerance = 1e-9;
+
+struct CheckItem {
+  std::string tensor;  // "output" or "weights"
+  Shape index;         // position in the tensor
+  double expected = 0, got = 0;
+  bool ok = true;
+};
+
+struct CheckReport {
+  std::vector<CheckItem> items;  // every compared value
+  int64_t mismatches = 0;
+  double tolerance = kDefaultTolerance;
+  bool passed() const { return mismatches == 0; }
+};
+
+// Compares r with e. Shape mismatches are input errors naming both shapes.
+// A result without weights cannot be checked against expected weights: the
+// caller must have computed them.
+CheckReport check_result(const Result& r, const Expected& e);
+
+// The report as a table: every value when there are few, otherwise the
+// mismatches (at most 20) and a summary line.
+std::string format_check_report(const CheckReport& report, const Problem& p);
+
+}  // namespace attn

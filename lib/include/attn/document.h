@@ -1,0 +1,77 @@
+// Input documents: the JSON object of CONTRACT §1 read into typed fields, each
+// tensor with the place it came from (for messages). Every key is checked
+// here: unknown keys, wrong types and out-of-range settings are reported with
+// the JSON path. Shapes are checked later, when the Problem is built.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attn/json.h"
+#include "attn/options.h"
+#include "attn/tensor.h"
+
+namespace attn {
+
+// A tensor read from a document or a file, with its place for messages:
+// "in.json: X", "x.csv".
+struct Input {
+  Tensor<double> tensor;
+  std::string place;
+};
+
+struct NamedInput {
+  std::string name;  // e.g. "W_q"
+  Input input;
+};
+
+struct LabelSet {
+  std::vector<std::string> queries;
+  std::vector<std::string> keys;
+  bool shared = false;  // given as one list (for queries and keys alike)
+  std::string place;
+};
+
+struct Expected {
+  std::optional<Input> output;
+  std::optional<Input> weights;
+  std::optional<double> tolerance;
+  std::string place;
+};
+
+struct InputDocument {
+  std::string source;  // names the document in messages: a path, "<stdin>", "example sweet"
+  std::optional<Input> X, Y, Q, K, V;
+  std::vector<NamedInput> params;  // in document order
+  RunSettings settings;
+  std::string settings_place;  // where settings came from, for messages
+  std::optional<Input> mask;              // 0/1 cells
+  std::optional<Input> key_padding_mask;  // 0/1 cells
+  std::optional<Input> valid_lens;        // non-negative integers
+  std::optional<Input> attn_bias;         // may hold -inf
+  std::optional<LabelSet> labels;
+  std::string title, description, source_text;
+  std::optional<Expected> expected;
+};
+
+// The accepted top-level keys and params keys, in documentation order.
+const std::vector<std::string>& document_keys();
+const std::vector<std::string>& param_keys();
+
+// Reads a document from JSON text. Throws attn::Error (kInput).
+InputDocument read_document(std::string_view text, const std::string& source);
+
+// Reads a document from an already parsed JSON value.
+InputDocument document_from_json(const json::Value& root, const std::string& source);
+
+// Range checks shared by documents and flags; nullopt when the value is fine,
+// otherwise the complaint ("must be > 0, got -1").
+std::optional<std::string> check_scale(const Scale& s);
+std::optional<std::string> check_temperature(double t);
+std::optional<std::string> check_mask_fill(double f);
+std::optional<std::string> check_dropout(double p);
+std::optional<std::string> check_heads(double h);
+
+}  // namespace attn

@@ -1,0 +1,43 @@
+// Errors: the one exception type of the library, attn::Error, carrying the
+// category that decides the process exit code (CONTRACT §7) and a one-line
+// message that already names the place ("input.json:3:17: ...",
+// "input.json: params.W_q: ...").
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace attn {
+
+// Exit-code categories of CONTRACT §7.
+enum class ErrorKind {
+  kCheckFailed = 1,  // --check ran and the result differs from `expected`
+  kUsage = 2,        // bad flag, missing argument, conflicting options
+  kInput = 3,        // invalid input data: parse error, bad shape, unknown key
+  kFile = 4,         // cannot open, read or write a file
+  kInternal = 70,    // a bug
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, std::string message)
+      : std::runtime_error(std::move(message)), kind_(kind) {}
+
+  ErrorKind kind() const { return kind_; }
+  int exit_code() const { return static_cast<int>(kind_); }
+
+ private:
+  ErrorKind kind_;
+};
+
+// Builds "place: what" (or just "what" when place is empty) as an input error.
+[[noreturn]] void throw_input(std::string_view place, std::string_view what);
+[[noreturn]] void throw_usage(std::string_view what);
+[[noreturn]] void throw_file(std::string_view path, std::string_view what);
+[[noreturn]] void throw_internal(std::string_view what);
+
+// Joins a place and a message: "a.json: X" + "bad" -> "a.json: X: bad".
+std::string at(std::string_view place, std::string_view what);
+
+}  // namespace attn

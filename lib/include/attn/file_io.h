@@ -1,0 +1,33 @@
+// Files: reading whole inputs (with "-" for stdin) and writing outputs
+// atomically: a temporary file in the same directory, renamed over the
+// target once complete, so a failed run never leaves a half-written file.
+// Failures are attn::Error (kFile) with the path and the OS reason.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace attn {
+
+// "<stdin>" for "-", the path otherwise: how a file is named in messages.
+std::string display_name(const std::string& path);
+
+// Reads a whole file ("-" reads stdin).
+std::string read_file(const std::string& path);
+
+// Writes content to path atomically (temp file + rename). Paths that exist
+// and are not regular files (/dev/null, a FIFO) are written directly.
+void write_file_atomic(const std::string& path, std::string_view content);
+
+// True when both paths name the same existing file.
+bool same_file(const std::string& a, const std::string& b);
+
+// Lower-case extension without the dot: "csv" for "a/b.CSV", "" if none.
+std::string extension(const std::string& path);
+
+// Writes all of data to a file descriptor. Throws BrokenPipe when the reader
+// went away (EPIPE), attn::Error (kFile) on other failures.
+struct BrokenPipe {};
+void write_fd(int fd, std::string_view data, const std::string& name);
+
+}  // namespace attn

@@ -1,0 +1,36 @@
+// Matrix files: one tensor per file, in JSON (a nested array), CSV/TSV/text
+// or NumPy .npy, chosen by extension (or by content for stdin and unknown
+// extensions). Used by the matrix flags (--x, --mask, ...), the main input
+// when it is not a JSON document, and --weights-out.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attn/json_tensor.h"
+#include "attn/options.h"
+#include "attn/tensor.h"
+
+namespace attn {
+
+enum class MatrixFormat { kJson, kCsv, kNpy };
+
+// The format of a file: by extension (.json, .csv/.tsv/.txt/.dat, .npy),
+// otherwise by its first bytes.
+MatrixFormat matrix_format(const std::string& path, std::string_view text);
+
+struct MatrixData {
+  Tensor<double> values;
+  std::vector<std::string> row_labels;     // CSV label column
+  std::vector<std::string> column_labels;  // CSV header
+};
+
+// Parses a matrix file's text. `path` names it in messages ("-" = stdin).
+MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind kind);
+
+// A tensor as the text of a file in the format of `path`'s extension
+// (JSON unless it ends in .csv/.tsv/.txt).
+std::string format_matrix_file(const Tensor<double>& t, DType dtype, const std::string& path);
+
+}  // namespace attn

@@ -1,0 +1,86 @@
+// Run settings: the enumerations of the contract (mode, variant, scale, ...)
+// with their names, and RunSettings, the set of settings that may come from
+// the input document or from command-line flags (a flag wins).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+enum class Mode { kSelf, kCross, kQkv };
+enum class Variant { kScaledDot, kDot, kAdditive, kSingleLayer, kBiattention };
+enum class ScaleKind { kSqrtDk, kNone, kDk, kCosine, kNorm, kLongSeq, kValue };
+enum class ScaleAt { kScores, kOutput };
+enum class MaskConvention { kBlock, kKeep };
+enum class FullyMasked { kZero, kUniform, kNan, kError };
+enum class ParamsLayout { kMath, kTorch };
+enum class DType { kF64, kF32 };
+
+struct Scale {
+  ScaleKind kind = ScaleKind::kSqrtDk;
+  double value = 1.0;  // for kValue: the factor that multiplies the scores
+};
+
+// Canonical names, as written in input documents and flags.
+std::string_view name(Mode m);
+std::string_view name(Variant v);
+std::string_view name(ScaleKind s);
+std::string name(const Scale& s);  // "sqrt_dk" or the number
+std::string_view name(ScaleAt s);
+std::string_view name(MaskConvention m);
+std::string_view name(FullyMasked f);
+std::string_view name(ParamsLayout p);
+std::string_view name(DType d);
+
+// The accepted names of each enumeration, in documentation order.
+const std::vector<std::string>& mode_names();
+const std::vector<std::string>& variant_names();
+const std::vector<std::string>& scale_names();  // without the numeric form
+const std::vector<std::string>& scale_at_names();
+const std::vector<std::string>& mask_convention_names();
+const std::vector<std::string>& fully_masked_names();
+const std::vector<std::string>& params_layout_names();
+const std::vector<std::string>& dtype_names();
+
+// Parsers: nullopt when the text is not an accepted name.
+std::optional<Mode> parse_mode(std::string_view s);
+std::optional<Variant> parse_variant(std::string_view s);
+std::optional<Scale> parse_scale(std::string_view s);  // a name or a number
+std::optional<ScaleAt> parse_scale_at(std::string_view s);
+std::optional<MaskConvention> parse_mask_convention(std::string_view s);
+std::optional<FullyMasked> parse_fully_masked(std::string_view s);
+std::optional<ParamsLayout> parse_params_layout(std::string_view s);
+std::optional<DType> parse_dtype(std::string_view s);
+
+// "'foo' is not one of a, b, c" plus "; did you mean 'b'?" when one is close.
+std::string not_one_of(std::string_view got, const std::vector<std::string>& names);
+
+// The closest name to `word` by edit distance, or "" if none is close.
+std::string closest_name(std::string_view word, const std::vector<std::string>& names);
+
+// Settings that may be given in the input file or as flags. Every field is
+// optional; merge() lets the flags override the document.
+struct RunSettings {
+  std::optional<Mode> mode;
+  std::optional<Variant> variant;
+  std::optional<int64_t> heads;
+  std::optional<Scale> scale;
+  std::optional<double> temperature;
+  std::optional<ScaleAt> scale_at;
+  std::optional<bool> causal;
+  std::optional<MaskConvention> mask_convention;
+  std::optional<double> mask_fill;
+  std::optional<FullyMasked> fully_masked;
+  std::optional<double> dropout;
+  std::optional<uint64_t> seed;
+  std::optional<ParamsLayout> params_layout;
+
+  // Fields set in `over` replace those here.
+  void merge(const RunSettings& over);
+};
+
+}  // namespace attn

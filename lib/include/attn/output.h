@@ -1,0 +1,49 @@
+// Writers for results: an aligned, labelled table for people, JSON (CONTRACT
+// §5, numbers that round-trip, non-finite as "nan"/"inf"/"-inf"), and CSV
+// (the output matrix; batched results as blocks under "# batch b" comments,
+// so numpy.loadtxt reads them as one stacked matrix). Writers never compute.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/problem.h"
+#include "attn/tensor.h"
+
+namespace attn {
+
+enum class Format { kTable, kJson, kCsv };
+
+std::optional<Format> parse_format(std::string_view s);
+const std::vector<std::string>& format_names();
+
+struct OutputOptions {
+  Format format = Format::kTable;
+  bool weights = false;  // include the weights
+  int precision = 4;     // digits after the point in tables
+  bool color = false;    // ANSI styling in tables
+};
+
+// The whole result document in the chosen format, ending with a newline.
+std::string format_result(const Problem& p, const Result& r, const OutputOptions& o);
+
+// One tensor as JSON (nested arrays, one innermost row per line).
+void append_json_tensor(std::string& out, const Tensor<double>& t, DType dtype, int indent);
+
+// A JSON string literal with escapes.
+std::string json_quote(std::string_view s);
+
+// One tensor in CSV: 2D as rows; higher ranks as 2D blocks under comments
+// naming the leading indices ("# batch 0", "# batch 0 head 1").
+std::string format_csv_tensor(const Tensor<double>& t, DType dtype, const std::string& name);
+
+// One matrix as an aligned table with optional row and column labels.
+// `masked` (optional, one flag per cell) prints those cells as "masked".
+std::string format_table_matrix(const double* values, int64_t rows, int64_t cols,
+                                const std::vector<std::string>& row_labels,
+                                const std::vector<std::string>& col_labels, int precision,
+                                const uint8_t* masked = nullptr);
+
+}  // namespace attn

@@ -1,0 +1,97 @@
+// Problems: an input document turned into what the engine computes: settings
+// resolved to their defaults, inputs given a leading batch axis, parameters
+// in math layout and whole form (per-head weights concatenated), masks
+// broadcast to rank 4 with the keep-convention already applied. Every shape
+// check of CONTRACT §1-§4 and §8 happens here, before anything is computed.
+#pragma once
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/document.h"
+#include "attn/options.h"
+#include "attn/tensor.h"
+
+namespace attn {
+
+using MatrixR = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+struct Params {
+  // Projections, math layout [in][out], heads concatenated in column blocks.
+  std::optional<MatrixR> W_q, W_k, W_v, W_o;
+  std::optional<Eigen::VectorXd> b_q, b_k, b_v, b_o;
+  // Scoring parameters of the additive variant: [dq][h], [dk][h], [h].
+  std::optional<MatrixR> additive_W_q, additive_W_k;
+  std::optional<Eigen::VectorXd> w_v;
+  // single_layer: [dk]. biattention: [d] each.
+  std::optional<Eigen::VectorXd> w, w_in, w_mem, dot_scale;
+};
+
+struct Masks {
+  Tensor<uint8_t> mask;            // [Bm][Hm][Lq][Lk], Bm in {1,B}, Hm in {1,H}; empty if none
+  Tensor<uint8_t> key_padding;     // [Bk][Lk], Bk in {1,B}; empty if none
+  std::vector<int64_t> valid_lens;  // [B][Lq] flattened; empty if none
+  bool causal = false;
+  Tensor<double> bias;             // like mask; empty if none
+
+  bool any() const {
+    return !mask.empty() || !key_padding.empty() || !valid_lens.empty() || causal ||
+           !bias.empty();
+  }
+};
+
+struct Problem {
+  std::string source;  // the document's name, for messages and warnings
+
+  Mode mode = Mode::kSelf;
+  Variant variant = Variant::kScaledDot;
+  int64_t heads = 1;
+  Scale scale;
+  bool scale_explicit = false;  // given by the user rather than the variant default
+  double temperature = 1.0;
+  ScaleAt scale_at = ScaleAt::kScores;
+  double mask_fill = -INFINITY;
+  FullyMasked fully_masked = FullyMasked::kZero;
+  double dropout = 0.0;
+  uint64_t seed = 0;
+  ParamsLayout params_layout = ParamsLayout::kMath;
+
+  int64_t batch = 1;
+  bool batched = false;  // the input had a batch axis
+  bool four_d = false;   // Q/K/V given as [batch][heads][len][dim]
+  int64_t len_q = 0, len_k = 0;
+
+  // Sources of queries, keys and values: [B][L][d], or [B][H][L][d] when
+  // four_d. In self mode all three hold X; in cross mode keys and values Y.
+  Tensor<double> query_in, key_in, value_in;
+  std::string query_name = "X", key_name = "X", value_name = "X";
+  Shape query_shape, key_shape, value_shape;  // as given, for messages
+
+  Params params;
+  Masks masks;
+
+  // Widths after projection, over all heads (per head: divided by heads).
+  int64_t d_q = 0, d_k = 0, d_v = 0;
+  int64_t d_out = 0;  // width of an output row
+
+  std::vector<std::string> query_labels, key_labels;  // empty if not given
+  std::string title, description, source_text;
+  std::optional<Expected> expected;
+
+  int64_t head_dim_q() const { return d_q / heads; }
+  int64_t head_dim_v() const { return d_v / heads; }
+};
+
+// Validates a document and resolves it into a Problem. Throws attn::Error
+// (kInput) naming the place and, for shapes, both shapes.
+Problem build_problem(const InputDocument& doc);
+
+// The scale factor that multiplies the raw scores of one head (before the
+// temperature), for the scalar scalings; 1 for none and cosine. `norm` is
+// data-dependent and handled by the engine.
+double scale_factor(const Problem& p);
+
+}  // namespace attn

@@ -1,0 +1,55 @@
+// `attn run` as a library call: gathers the input document (a file, stdin,
+// a built-in example, matrix files from flags), lets flag settings override
+// the document's, builds the Problem, computes and writes the result. The
+// command-line front end only fills a RunRequest and provides a Console.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attn/options.h"
+#include "attn/output.h"
+
+namespace attn {
+
+// Where a run's text goes. The CLI writes to stdout/stderr; tests capture.
+class Console {
+ public:
+  virtual ~Console() = default;
+  virtual void out(std::string_view text) = 0;   // data (stdout)
+  virtual void warn(std::string_view line) = 0;  // one diagnostic line, without newline
+  virtual void info(std::string_view text) = 0;  // reports meant for people (stderr)
+};
+
+// Matrix files given by flags (--x, --y, ...), each a 2D matrix in JSON,
+// CSV or NumPy format; "" when not given.
+struct MatrixFiles {
+  std::string x, y, q, k, v, mask, bias, key_padding_mask;
+};
+
+struct RunRequest {
+  std::string input;    // input document or matrix file; "-" is stdin; "" for none
+  std::string example;  // a built-in example instead of a file
+  MatrixFiles matrices;
+  std::string valid_lens;  // "2,6" or JSON text such as "[[1,2],[3,4]]"
+  std::string labels;      // "cat,milk,it" (queries; keys too in self mode)
+  std::string key_labels;  // "a,b,c"
+  RunSettings settings;    // from flags; override the document's
+
+  OutputOptions output;
+  std::string output_path = "-";  // "-" is stdout
+  std::string weights_out;        // write the weights to this file too
+
+  bool check = false;        // compare with the document's expected numbers
+  std::string expect_path;   // expected numbers from this file instead
+  bool average_heads = false;
+  DType dtype = DType::kF64;
+  bool quiet = false;        // no warnings
+};
+
+// Runs it. Returns the exit code: 0, or 1 when --check found differences.
+// Throws attn::Error for invalid input, usage and file problems.
+int run_command(const RunRequest& request, Console& console);
+
+}  // namespace attn

@@ -1,0 +1,133 @@
+#include "attn/check.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attn/error.h"
+#include "attn/number_text.h"
+
+namespace attn {
+
+namespace {
+
+bool close_enough(double got, double want, double tol) {
+  if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
+  if (std::isinf(want) || std::isinf(got)) return got == want;
+  return std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want));
+}
+
+Shape unravel(int64_t flat, const Shape& shape) {
+  Shape idx(shape.size());
+  for (size_t a = shape.size(); a-- > 0;) {
+    idx[a] = flat % shape[a];
+    flat /= shape[a];
+  }
+  return idx;
+}
+
+void compare(const std::string& name, const Tensor<double>& got, const Input& want, double tol,
+             CheckReport& rep) {
+  if (got.shape() != want.tensor.shape()) {
+    throw_input(want.place, "expected " + name + " has shape " +
+                                shape_string(want.tensor.shape()) + " but the result has shape " +
+                                shape_string(got.shape()));
+  }
+  for (int64_t i = 0; i < got.size(); ++i) {
+    CheckItem it;
+    it.tensor = name;
+    it.index = unravel(i, got.shape());
+    it.expected = want.tensor[i];
+    it.got = got[i];
+    it.ok = close_enough(it.got, it.expected, tol);
+    if (!it.ok) ++rep.mismatches;
+    rep.items.push_back(it);
+  }
+}
+
+std::string index_text(const Shape& idx) {
+  std::string s;
+  for (int64_t i : idx) s += "[" + std::to_string(i) + "]";
+  return s;
+}
+
+}  // namespace
+
+CheckReport check_result(const Result& r, const Expected& e) {
+  CheckReport rep;
+  rep.tolerance = e.tolerance.value_or(kDefaultTolerance);
+  if (e.output) compare("output", r.output, *e.output, rep.tolerance, rep);
+  if (e.weights) {
+    if (!r.weights) throw_internal("check of weights without computed weights");
+    compare("weights", *r.weights, *e.weights, rep.tolerance, rep);
+  }
+  if (!e.output && !e.weights) {
+    throw_input(e.place, "nothing to check: expected has neither output nor weights");
+  }
+  return rep;
+}
+
+std::string format_check_report(const CheckReport& rep, const Problem& p) {
+  std::vector<const CheckItem*> shown;
+  const bool all = rep.items.size() <= 32;
+  for (const CheckItem& it : rep.items) {
+    if (all || !it.ok) shown.push_back(&it);
+    if (!all && shown.size() >= 20) break;
+  }
+  // Name rows by their label when the index is [query][col] of 2D output.
+  auto position = [&](const CheckItem& it) {
+    std::string s = it.tensor + index_text(it.index);
+    if (!p.batched && it.index.size() == 2 && !p.query_labels.empty() &&
+        it.index[0] < static_cast<int64_t>(p.query_labels.size())) {
+      s += " (" + p.query_labels[static_cast<size_t>(it.index[0])];
+      if (it.tensor == "weights" && !p.key_labels.empty() &&
+          it.index[1] < static_cast<int64_t>(p.key_labels.size())) {
+        s += "→" + p.key_labels[static_cast<size_t>(it.index[1])];
+      }
+      s += ")";
+    }
+    return s;
+  };
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"position", "expected", "got", "difference", ""});
+  for (const CheckItem* it : shown) {
+    rows.push_back({position(*it), format_shortest(it->expected), format_shortest(it->got),
+                    format_scientific(it->got - it->expected, 2), it->ok ? "ok" : "MISMATCH"});
+  }
+  std::vector<size_t> w(5, 0);
+  for (const auto& r : rows) {
+    for (size_t c = 0; c < r.size(); ++c) {
+      size_t n = 0;
+      for (unsigned char ch : r[c]) n += (ch & 0xC0) != 0x80;
+      w[c] = std::max(w[c], n);
+    }
+  }
+  std::string out = "check against expected (tolerance " + format_shortest(rep.tolerance) +
+                    ", |got − expected| ≤ tol·max(1, |expected|))\n";
+  for (const auto& r : rows) {
+    for (size_t c = 0; c < r.size(); ++c) {
+      size_t n = 0;
+      for (unsigned char ch : r[c]) n += (ch & 0xC0) != 0x80;
+      if (c > 0) out += "  ";
+      if (c == 0) {
+        out += r[c] + std::string(w[c] - n, ' ');
+      } else {
+        out += std::string(w[c] - n, ' ') + r[c];
+      }
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += '\n';
+  }
+  const int64_t total = static_cast<int64_t>(rep.items.size());
+  if (!all && rep.mismatches > 20) {
+    out += "... " + std::to_string(rep.mismatches - 20) + " more mismatches not shown\n";
+  }
+  if (rep.passed()) {
+    out += "check passed: all " + std::to_string(total) + " values match\n";
+  } else {
+    out += "check FAILED: " + std::to_string(rep.mismatches) + " of " + std::to_string(total) +
+           " values differ\n";
+  }
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,318 @@
+#include "attn/csv.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+#include "attn/error.h"
+#include "attn/number_text.h"
+
+namespace attn {
+
+namespace {
+
+struct Cell {
+  std::string_view text;
+  bool quoted = false;
+  size_t offset = 0;  // byte offset of the cell in the source
+};
+
+struct Row {
+  std::vector<Cell> cells;
+  size_t line_offset = 0;  // byte offset of the line start
+  int64_t line = 0;
+  size_t end_offset = 0;   // byte offset of the end of the line content
+};
+
+class CsvParser {
+ public:
+  CsvParser(std::string_view text, const std::string& source, CellKind kind)
+      : text_(text), source_(source), kind_(kind) {}
+
+  CsvMatrix run() {
+    size_t pos = 0;
+    if (text_.size() >= 3 && std::memcmp(text_.data(), "\xEF\xBB\xBF", 3) == 0) pos = 3;
+    split_lines(pos);
+    if (rows_.empty()) throw_input(source_, "empty file; expected a matrix of numbers");
+
+    CsvMatrix m;
+    m.delimiter = delimiter_;
+    const bool label_column = has_label_column();
+    const size_t first_value = label_column ? 1 : 0;
+    bool header = false;
+    for (size_t i = first_value; i < rows_[0].cells.size(); ++i) {
+      if (!looks_numeric(rows_[0].cells[i])) header = true;
+    }
+    if (!label_column && rows_.size() > 1 && !rows_[0].cells.empty() &&
+        !looks_numeric(rows_[0].cells[0])) {
+      header = true;
+    }
+    const size_t data_begin = header ? 1 : 0;
+    if (data_begin >= rows_.size()) {
+      fail(rows_[0].line_offset, "a header row but no data rows");
+    }
+    const Row& first = rows_[data_begin];
+    const size_t width = first.cells.size();
+    if (width <= first_value) fail(first.end_offset, "a row with labels but no numbers");
+    const size_t cols = width - first_value;
+
+    if (header) {
+      const Row& h = rows_[0];
+      size_t skip;
+      if (h.cells.size() == width) {
+        skip = first_value;  // the header has a corner cell over the labels
+      } else if (label_column && h.cells.size() == cols) {
+        skip = 0;
+      } else {
+        fail(h.line_offset, "header has " + std::to_string(h.cells.size()) +
+                                " columns but the data rows have " + std::to_string(width) +
+                                " (line " + std::to_string(first.line) + ")");
+      }
+      for (size_t i = skip; i < h.cells.size(); ++i) {
+        m.column_labels.emplace_back(unquote(h.cells[i]));
+      }
+    }
+
+    const size_t nrows = rows_.size() - data_begin;
+    std::vector<double> values;
+    values.reserve(nrows * cols);
+    for (size_t r = data_begin; r < rows_.size(); ++r) {
+      const Row& row = rows_[r];
+      if (row.cells.size() != width) {
+        size_t where = row.cells.size() > width ? row.cells[width].offset : row.end_offset;
+        fail(where, "row has " + std::to_string(row.cells.size()) + " columns; expected " +
+                        std::to_string(width) + " as in line " + std::to_string(first.line) +
+                        " (ragged rows)");
+      }
+      if (label_column) m.row_labels.emplace_back(unquote(row.cells[0]));
+      for (size_t c = first_value; c < width; ++c) values.push_back(number(row.cells[c]));
+    }
+    m.values = Tensor<double>({static_cast<int64_t>(nrows), static_cast<int64_t>(cols)},
+                              std::move(values));
+    return m;
+  }
+
+ private:
+  [[noreturn]] void fail(size_t offset, const std::string& what) const {
+    auto [line, col] = json::line_column(text_, offset);
+    throw_input(source_ + ":" + std::to_string(line) + ":" + std::to_string(col), what);
+  }
+
+  static std::string unquote(const Cell& c) {
+    if (!c.quoted) return std::string(c.text);
+    std::string s;
+    for (size_t i = 0; i < c.text.size(); ++i) {
+      s += c.text[i];
+      if (c.text[i] == '"' && i + 1 < c.text.size() && c.text[i + 1] == '"') ++i;
+    }
+    return s;
+  }
+
+  // Chooses the delimiter from the first content line: comma, then tab,
+  // then semicolon; whitespace when none of them occurs.
+  void choose_delimiter(std::string_view line) {
+    bool in_quote = false;
+    bool comma = false, tab = false, semi = false;
+    for (char c : line) {
+      if (c == '"') in_quote = !in_quote;
+      if (in_quote) continue;
+      if (c == '#') break;
+      comma |= c == ',';
+      tab |= c == '\t';
+      semi |= c == ';';
+    }
+    delimiter_ = comma ? ',' : tab ? '\t' : semi ? ';' : ' ';
+  }
+
+  void split_lines(size_t pos) {
+    int64_t line_no = 0;
+    bool chosen = false;
+    while (pos <= text_.size()) {
+      size_t nl = text_.find('\n', pos);
+      size_t end = nl == std::string_view::npos ? text_.size() : nl;
+      ++line_no;
+      std::string_view line = text_.substr(pos, end - pos);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      // Content stops at a '#' outside quotes (NumPy's comment convention).
+      size_t content_end = line.size();
+      {
+        bool in_quote = false;
+        for (size_t i = 0; i < line.size(); ++i) {
+          if (line[i] == '"') in_quote = !in_quote;
+          if (!in_quote && line[i] == '#') {
+            content_end = i;
+            break;
+          }
+        }
+      }
+      std::string_view content = line.substr(0, content_end);
+      if (content.find_first_not_of(" \t") != std::string_view::npos) {
+        if (!chosen) {
+          choose_delimiter(content);
+          chosen = true;
+        }
+        Row row;
+        row.line = line_no;
+        row.line_offset = pos;
+        row.end_offset = pos + content.size();
+        split_cells(content, pos, row);
+        rows_.push_back(std::move(row));
+      }
+      if (nl == std::string_view::npos) break;
+      pos = nl + 1;
+    }
+  }
+
+  static bool is_space(char c) { return c == ' ' || c == '\t'; }
+
+  void split_cells(std::string_view s, size_t base, Row& row) {
+    size_t i = 0;
+    const size_t n = s.size();
+    if (delimiter_ == ' ') {
+      for (;;) {
+        while (i < n && is_space(s[i])) ++i;
+        if (i >= n) return;
+        if (s[i] == '"') {
+          row.cells.push_back(quoted_cell(s, base, i));
+          continue;
+        }
+        size_t start = i;
+        while (i < n && !is_space(s[i])) ++i;
+        row.cells.push_back(Cell{s.substr(start, i - start), false, base + start});
+      }
+    }
+    for (;;) {
+      while (i < n && s[i] == ' ') ++i;
+      Cell cell;
+      if (i < n && s[i] == '"') {
+        cell = quoted_cell(s, base, i);
+        while (i < n && is_space(s[i])) ++i;
+      } else {
+        size_t start = i;
+        while (i < n && s[i] != delimiter_) ++i;
+        size_t stop = i;
+        while (stop > start && is_space(s[stop - 1])) --stop;
+        cell = Cell{s.substr(start, stop - start), false, base + start};
+      }
+      row.cells.push_back(cell);
+      if (i >= n) return;
+      if (s[i] != delimiter_) {
+        fail(base + i, "expected '" + delimiter_name() + "' after a quoted cell");
+      }
+      ++i;  // the delimiter
+    }
+  }
+
+  Cell quoted_cell(std::string_view s, size_t base, size_t& i) {
+    size_t open = i++;
+    size_t start = i;
+    for (;;) {
+      if (i >= s.size()) fail(base + open, "unterminated quoted cell");
+      if (s[i] == '"') {
+        if (i + 1 < s.size() && s[i + 1] == '"') {
+          i += 2;
+          continue;
+        }
+        break;
+      }
+      ++i;
+    }
+    Cell c{s.substr(start, i - start), true, base + open};
+    ++i;  // closing quote
+    return c;
+  }
+
+  std::string delimiter_name() const {
+    switch (delimiter_) {
+      case '\t':
+        return "\\t";
+      case ' ':
+        return " ";
+      default:
+        return std::string(1, delimiter_);
+    }
+  }
+
+  static bool parse_plain(std::string_view t, double* out) {
+    if (t.empty()) return false;
+    const char* b = t.data();
+    const char* e = b + t.size();
+    if (*b == '+') ++b;
+    auto r = std::from_chars(b, e, *out);
+    if (r.ptr != e || b == e) return false;
+    if (r.ec == std::errc::result_out_of_range) {
+      *out = parse_double_text(b, e);
+    } else if (r.ec != std::errc()) {
+      return false;
+    }
+    return true;
+  }
+
+  bool looks_numeric(const Cell& c) const {
+    if (c.quoted) return false;
+    double v;
+    if (parse_plain(c.text, &v)) return true;
+    if (parse_number_word(c.text, &v)) return true;
+    return kind_ == CellKind::kBool && (c.text == "true" || c.text == "false");
+  }
+
+  bool has_label_column() const {
+    // Decided on the data rows: the second row when there are several (the
+    // first may be a header), the only row otherwise.
+    const Row& r = rows_.size() > 1 ? rows_[1] : rows_[0];
+    return r.cells.size() > 1 && !looks_numeric(r.cells[0]);
+  }
+
+  double number(const Cell& c) const {
+    double v = 0;
+    if (c.text.empty()) {
+      fail(c.offset, "empty cell; expected a number");
+    }
+    if (!c.quoted && parse_plain(c.text, &v) && std::isfinite(v)) return checked(v, c);
+    if (!c.quoted && parse_number_word(c.text, &v)) {
+      if (std::isfinite(v)) return checked(v, c);
+      if (kind_ == CellKind::kExtended) return v;
+      if (parse_plain(c.text, &v)) {
+        fail(c.offset, "number out of the double range: " + std::string(c.text));
+      }
+      fail(c.offset, "non-finite value '" + std::string(c.text) + "' is not allowed here");
+    }
+    if (kind_ == CellKind::kBool && !c.quoted) {
+      if (c.text == "true") return 1;
+      if (c.text == "false") return 0;
+    }
+    std::string what = "expected a number, got '" + std::string(c.text) + "'";
+    if (delimiter_ == ';' && c.text.find(',') != std::string_view::npos) {
+      what += " (decimal commas are not supported; write '.')";
+    } else if (delimiter_ != ' ' &&
+               c.text.find_first_of(",;\t") != std::string_view::npos) {
+      what += " (mixed delimiters? this file uses '" + delimiter_name() + "')";
+    }
+    fail(c.offset, what);
+  }
+
+  double checked(double v, const Cell& c) const {
+    if (kind_ == CellKind::kBool && v != 0.0 && v != 1.0) {
+      fail(c.offset, "mask cells must be 0/1 or true/false, got " + std::string(c.text));
+    }
+    if (kind_ == CellKind::kCount && (v < 0 || v != std::floor(v))) {
+      fail(c.offset, "expected a non-negative integer, got " + std::string(c.text));
+    }
+    return v;
+  }
+
+  std::string_view text_;
+  const std::string& source_;
+  CellKind kind_;
+  char delimiter_ = ',';
+  std::vector<Row> rows_;
+};
+
+}  // namespace
+
+CsvMatrix parse_csv(std::string_view text, const std::string& source, CellKind kind) {
+  CsvParser p(text, source, kind);
+  return p.run();
+}
+
+}  // namespace attn

@@ -1,0 +1,313 @@
+#include "attn/document.h"
+
+#include <cmath>
+#include <type_traits>
+
+#include "attn/error.h"
+#include "attn/json_tensor.h"
+#include "attn/number_text.h"
+
+namespace attn {
+
+const std::vector<std::string>& document_keys() {
+  static const std::vector<std::string> keys = {
+      "X",           "Y",           "Q",         "K",
+      "V",           "params",      "params_layout", "mode",
+      "variant",     "heads",       "scale",     "temperature",
+      "scale_at",    "mask",        "key_padding_mask", "valid_lens",
+      "causal",      "mask_convention", "attn_bias", "mask_fill",
+      "fully_masked", "dropout",    "seed",      "labels",
+      "title",       "description", "source",    "expected"};
+  return keys;
+}
+
+const std::vector<std::string>& param_keys() {
+  static const std::vector<std::string> keys = {"W_q", "W_k", "W_v", "b_q", "b_k",    "b_v",  "W_o",
+                                                "b_o", "w_v", "w",   "w_in", "w_mem", "dot_scale"};
+  return keys;
+}
+
+std::optional<std::string> check_scale(const Scale& s) {
+  if (s.kind == ScaleKind::kValue && !(s.value > 0 && std::isfinite(s.value))) {
+    return "a numeric scale must be a finite number > 0, got " + format_shortest(s.value);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_temperature(double t) {
+  if (!(t > 0 && std::isfinite(t))) {
+    return "temperature must be a finite number > 0, got " + format_shortest(t);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_mask_fill(double f) {
+  if (std::isnan(f) || f == INFINITY) {
+    return "mask_fill must be a number or \"-inf\", got " + format_shortest(f);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_dropout(double p) {
+  if (!(p >= 0 && p < 1)) return "dropout must be in [0, 1), got " + format_shortest(p);
+  return std::nullopt;
+}
+
+std::optional<std::string> check_heads(double h) {
+  if (!(h >= 1 && h == std::floor(h) && h <= 1e6)) {
+    return "heads must be a positive integer, got " + format_shortest(h);
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The message for an unknown key: always names the closest accepted key.
+std::string unknown_key(const std::string& key, const std::vector<std::string>& accepted) {
+  std::string near = closest_name(key, accepted);
+  if (!near.empty()) return "unknown key \"" + key + "\"; did you mean \"" + near + "\"?";
+  // Nothing close: still name the nearest by edit distance, and the list.
+  std::string s = "unknown key \"" + key + "\"; accepted keys are ";
+  for (size_t i = 0; i < accepted.size(); ++i) {
+    if (i) s += ", ";
+    s += accepted[i];
+  }
+  return s;
+}
+
+class Reader {
+ public:
+  Reader(const std::string& source) : source_(source) {}
+
+  InputDocument read(const json::Value& root) {
+    InputDocument doc;
+    doc.source = source_;
+    doc.settings_place = source_;
+    if (!root.is_object()) {
+      throw_input(source_, "expected a JSON object with keys such as X, Q, K, V, got " +
+                               json::type_name(root.type()));
+    }
+    for (const json::Member& m : root.members()) {
+      const std::string& k = m.key;
+      const json::Value& v = m.value;
+      if (k == "X") {
+        doc.X = tensor(v, k, CellKind::kFinite);
+      } else if (k == "Y") {
+        doc.Y = tensor(v, k, CellKind::kFinite);
+      } else if (k == "Q") {
+        doc.Q = tensor(v, k, CellKind::kFinite);
+      } else if (k == "K") {
+        doc.K = tensor(v, k, CellKind::kFinite);
+      } else if (k == "V") {
+        doc.V = tensor(v, k, CellKind::kFinite);
+      } else if (k == "params") {
+        read_params(v, doc);
+      } else if (k == "params_layout") {
+        doc.settings.params_layout = enumeration(v, k, parse_params_layout, params_layout_names());
+      } else if (k == "mode") {
+        doc.settings.mode = enumeration(v, k, parse_mode, mode_names());
+      } else if (k == "variant") {
+        doc.settings.variant = enumeration(v, k, parse_variant, variant_names());
+      } else if (k == "heads") {
+        double h = number(v, k);
+        if (auto e = check_heads(h)) fail(k, *e);
+        doc.settings.heads = static_cast<int64_t>(h);
+      } else if (k == "scale") {
+        doc.settings.scale = scale(v, k);
+      } else if (k == "temperature") {
+        double t = number(v, k);
+        if (auto e = check_temperature(t)) fail(k, *e);
+        doc.settings.temperature = t;
+      } else if (k == "scale_at") {
+        doc.settings.scale_at = enumeration(v, k, parse_scale_at, scale_at_names());
+      } else if (k == "mask") {
+        doc.mask = tensor(v, k, CellKind::kBool);
+      } else if (k == "key_padding_mask") {
+        doc.key_padding_mask = tensor(v, k, CellKind::kBool);
+      } else if (k == "valid_lens") {
+        doc.valid_lens = tensor(v, k, CellKind::kCount);
+      } else if (k == "causal") {
+        if (!v.is_bool()) fail(k, "expected true or false, got " + json::describe(v));
+        doc.settings.causal = v.as_bool();
+      } else if (k == "mask_convention") {
+        doc.settings.mask_convention =
+            enumeration(v, k, parse_mask_convention, mask_convention_names());
+      } else if (k == "attn_bias") {
+        doc.attn_bias = tensor(v, k, CellKind::kExtended);
+      } else if (k == "mask_fill") {
+        double f = extended_number(v, k);
+        if (auto e = check_mask_fill(f)) fail(k, *e);
+        doc.settings.mask_fill = f;
+      } else if (k == "fully_masked") {
+        doc.settings.fully_masked = enumeration(v, k, parse_fully_masked, fully_masked_names());
+      } else if (k == "dropout") {
+        double p = number(v, k);
+        if (auto e = check_dropout(p)) fail(k, *e);
+        doc.settings.dropout = p;
+      } else if (k == "seed") {
+        double s = number(v, k);
+        if (!(s >= 0 && s == std::floor(s) && s <= 9007199254740992.0)) {
+          fail(k, "seed must be a non-negative integer (at most 2^53), got " + json::describe(v));
+        }
+        doc.settings.seed = static_cast<uint64_t>(s);
+      } else if (k == "labels") {
+        doc.labels = labels(v, k);
+      } else if (k == "title") {
+        doc.title = string(v, k);
+      } else if (k == "description") {
+        doc.description = string(v, k);
+      } else if (k == "source") {
+        doc.source_text = string(v, k);
+      } else if (k == "expected") {
+        doc.expected = expected(v, k);
+      } else {
+        throw_input(source_, unknown_key(k, document_keys()));
+      }
+    }
+    return doc;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    throw_input(place_path(source_, path), what);
+  }
+
+  Input tensor(const json::Value& v, const std::string& path, CellKind kind) {
+    return Input{json_to_tensor(v, source_, path, kind), place_path(source_, path)};
+  }
+
+  double number(const json::Value& v, const std::string& path) const {
+    if (!v.is_number()) fail(path, "expected a number, got " + json::describe(v));
+    if (!std::isfinite(v.as_number())) fail(path, "number out of the double range");
+    return v.as_number();
+  }
+
+  double extended_number(const json::Value& v, const std::string& path) const {
+    if (v.is_number()) return number(v, path);
+    double x = 0;
+    if (v.is_string() && parse_number_word(v.as_string(), &x) && !std::isfinite(x)) return x;
+    fail(path, "expected a number or \"-inf\", got " + json::describe(v));
+  }
+
+  std::string string(const json::Value& v, const std::string& path) const {
+    if (!v.is_string()) fail(path, "expected a string, got " + json::describe(v));
+    return v.as_string();
+  }
+
+  template <class P>
+  auto enumeration(const json::Value& v, const std::string& path, P parse,
+                   const std::vector<std::string>& names) const ->
+      typename std::invoke_result_t<P, std::string_view>::value_type {
+    if (!v.is_string()) fail(path, "expected a string, got " + json::describe(v));
+    auto e = parse(v.as_string());
+    if (!e) fail(path, not_one_of(v.as_string(), names));
+    return *e;
+  }
+
+  Scale scale(const json::Value& v, const std::string& path) const {
+    Scale s;
+    if (v.is_number()) {
+      s = Scale{ScaleKind::kValue, number(v, path)};
+    } else if (v.is_string()) {
+      auto parsed = parse_scale(v.as_string());
+      if (!parsed) {
+        fail(path, not_one_of(v.as_string(), scale_names()) + " (or a number)");
+      }
+      s = *parsed;
+    } else {
+      fail(path, "expected a scale name or a number, got " + json::describe(v));
+    }
+    if (auto e = check_scale(s)) fail(path, *e);
+    return s;
+  }
+
+  void read_params(const json::Value& v, InputDocument& doc) {
+    if (!v.is_object()) fail("params", "expected an object of arrays, got " + json::describe(v));
+    for (const json::Member& m : v.members()) {
+      bool known = false;
+      for (const std::string& k : param_keys()) known |= k == m.key;
+      if (!known) throw_input(place_path(source_, "params"), unknown_key(m.key, param_keys()));
+      const std::string path = "params." + m.key;
+      doc.params.push_back(NamedInput{m.key, tensor(m.value, path, CellKind::kFinite)});
+    }
+  }
+
+  std::vector<std::string> string_list(const json::Value& v, const std::string& path) const {
+    if (!v.is_array()) fail(path, "expected a list of strings, got " + json::describe(v));
+    std::vector<std::string> out;
+    for (size_t i = 0; i < v.size(); ++i) {
+      json::Value e = v.element(i);
+      if (!e.is_string()) {
+        fail(path + "[" + std::to_string(i) + "]", "expected a string, got " + json::describe(e));
+      }
+      out.push_back(e.as_string());
+    }
+    return out;
+  }
+
+  LabelSet labels(const json::Value& v, const std::string& path) const {
+    LabelSet l;
+    l.place = place_path(source_, path);
+    if (v.is_array()) {
+      l.queries = string_list(v, path);
+      l.keys = l.queries;
+      l.shared = true;
+      return l;
+    }
+    if (!v.is_object()) {
+      fail(path, "expected a list of strings or {\"queries\": [...], \"keys\": [...]}, got " +
+                     json::describe(v));
+    }
+    static const std::vector<std::string> accepted = {"queries", "keys"};
+    for (const json::Member& m : v.members()) {
+      if (m.key == "queries") {
+        l.queries = string_list(m.value, path + ".queries");
+      } else if (m.key == "keys") {
+        l.keys = string_list(m.value, path + ".keys");
+      } else {
+        throw_input(place_path(source_, path), unknown_key(m.key, accepted));
+      }
+    }
+    return l;
+  }
+
+  Expected expected(const json::Value& v, const std::string& path) {
+    if (!v.is_object()) {
+      fail(path, "expected an object with output, weights, tolerance, got " + json::describe(v));
+    }
+    Expected e;
+    e.place = place_path(source_, path);
+    static const std::vector<std::string> accepted = {"output", "weights", "tolerance"};
+    for (const json::Member& m : v.members()) {
+      const std::string p = path + "." + m.key;
+      if (m.key == "output") {
+        e.output = tensor(m.value, p, CellKind::kExtended);
+      } else if (m.key == "weights") {
+        e.weights = tensor(m.value, p, CellKind::kExtended);
+      } else if (m.key == "tolerance") {
+        double t = number(m.value, p);
+        if (!(t >= 0)) fail(p, "tolerance must be >= 0, got " + json::describe(m.value));
+        e.tolerance = t;
+      } else {
+        throw_input(place_path(source_, path), unknown_key(m.key, accepted));
+      }
+    }
+    return e;
+  }
+
+  const std::string& source_;
+};
+
+}  // namespace
+
+InputDocument document_from_json(const json::Value& root, const std::string& source) {
+  Reader r(source);
+  return r.read(root);
+}
+
+InputDocument read_document(std::string_view text, const std::string& source) {
+  json::Value root = json::parse(text, source);
+  return document_from_json(root, source);
+}
+
+}  // namespace attn

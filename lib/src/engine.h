@@ -1,0 +1,88 @@
+// The engine's per-scalar implementation, shared by the float and double
+// instantiations in attention.cc. Private to the library.
+#pragma once
+
+#include <Eigen/Core>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/attention.h"
+#include "mask_view.h"
+
+namespace attn::detail {
+
+template <class T>
+using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using Vec = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+
+// Statistics of one softmax row, reported to observers.
+template <class T>
+struct RowStats {
+  T max = 0;
+  T sum = 0;
+  bool fully_masked = false;
+};
+
+// Softmax of one row in place, max-subtracted so that scores up to +-1e300
+// neither overflow nor underflow to all zeros. A row whose maximum is -inf
+// has every key masked and is left to the caller (fully_masked policy). A
+// row holding +inf (scores that overflowed) gets the limit: equal weight on
+// the +inf entries. When `exps` is given it receives exp(s - max).
+template <class T>
+RowStats<T> softmax_row(T* row, int64_t n, T* exps = nullptr) {
+  RowStats<T> st;
+  T m = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < n; ++j) m = row[j] > m ? row[j] : m;
+  st.max = m;
+  if (m == -std::numeric_limits<T>::infinity()) {
+    st.fully_masked = true;
+    return st;
+  }
+  if (m == std::numeric_limits<T>::infinity()) {
+    T count = 0;
+    for (int64_t j = 0; j < n; ++j) count += row[j] == m ? T(1) : T(0);
+    for (int64_t j = 0; j < n; ++j) row[j] = row[j] == m ? T(1) / count : T(0);
+    st.sum = count;
+    if (exps) {
+      for (int64_t j = 0; j < n; ++j) exps[j] = row[j] * count;
+    }
+    return st;
+  }
+  T sum = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    row[j] = std::exp(row[j] - m);
+    sum += row[j];
+  }
+  if (exps) {
+    for (int64_t j = 0; j < n; ++j) exps[j] = row[j];
+  }
+  for (int64_t j = 0; j < n; ++j) row[j] /= sum;
+  st.sum = sum;
+  return st;
+}
+
+// Fills a fully masked row according to the policy (error is raised by the
+// caller, which knows the row's name).
+template <class T>
+void fill_fully_masked(T* row, int64_t n, FullyMasked policy) {
+  T v = 0;
+  if (policy == FullyMasked::kUniform) v = T(1) / static_cast<T>(n);
+  if (policy == FullyMasked::kNan) v = std::numeric_limits<T>::quiet_NaN();
+  for (int64_t j = 0; j < n; ++j) row[j] = v;
+}
+
+// L2-normalises each row as torch.nn.functional.normalize does: divide by
+// max(||row||, 1e-12). The norm is computed without overflow for large rows.
+template <class T>
+void normalize_rows(Mat<T>& m) {
+  for (int64_t i = 0; i < m.rows(); ++i) {
+    const T norm = m.row(i).stableNorm();
+    m.row(i) /= std::max(norm, T(1e-12));
+  }
+}
+
+}  // namespace attn::detail

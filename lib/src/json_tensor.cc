@@ -1,0 +1,174 @@
+#include "attn/json_tensor.h"
+
+#include <cmath>
+
+#include "attn/error.h"
+#include "attn/number_text.h"
+
+namespace attn {
+
+std::string place_path(const std::string& place, const std::string& path) {
+  if (place.empty()) return path;
+  if (path.empty()) return place;
+  return place + ": " + path;
+}
+
+namespace {
+
+class Converter {
+ public:
+  Converter(const std::string& place, CellKind kind) : place_(place), kind_(kind) {}
+
+  Tensor<double> run(const json::Value& v, const std::string& path, int max_rank) {
+    discover_shape(v);
+    if (static_cast<int>(shape_.size()) > max_rank) {
+      throw_input(place_path(place_, path),
+                  "array of rank " + std::to_string(shape_.size()) + " (shape " +
+                      shape_string(shape_) + "); at most rank " + std::to_string(max_rank) +
+                      " is accepted here");
+    }
+    out_.reserve(static_cast<size_t>(shape_size(shape_)));
+    collect(v, path, 0);
+    return Tensor<double>(shape_, std::move(out_));
+  }
+
+ private:
+  // The shape is read off the first element at each level; collect() then
+  // checks every other element against it.
+  void discover_shape(const json::Value& v) {
+    const json::Value* cur = &v;
+    json::Value tmp;
+    while (cur->is_array()) {
+      shape_.push_back(static_cast<int64_t>(cur->size()));
+      if (cur->size() == 0 || cur->packed()) break;
+      cur = &cur->items()[0];
+      if (shape_.size() > 64) break;
+    }
+  }
+
+  std::string child(const std::string& path, size_t i) const {
+    return path + "[" + std::to_string(i) + "]";
+  }
+
+  void collect(const json::Value& v, const std::string& path, size_t depth) {
+    if (depth == shape_.size()) {
+      out_.push_back(cell(v, path));
+      return;
+    }
+    if (!v.is_array()) {
+      throw_input(place_path(place_, path),
+                  "expected an array of " + std::to_string(shape_[depth]) + ", got " +
+                      json::describe(v) + " (the first element at this level is an array)");
+    }
+    if (static_cast<int64_t>(v.size()) != shape_[depth]) {
+      std::string first = path;
+      // Name the sibling the shape was taken from: same path with index 0.
+      size_t open = first.rfind('[');
+      if (open != std::string::npos) first = first.substr(0, open) + "[0]";
+      throw_input(place_path(place_, path),
+                  "has " + std::to_string(v.size()) + " elements where " + first + " has " +
+                      std::to_string(shape_[depth]) + " (ragged array; expected shape " +
+                      shape_string(shape_) + ")");
+    }
+    if (v.packed()) {
+      if (depth + 1 != shape_.size()) {
+        // Numbers where arrays were expected.
+        if (v.size() > 0) {
+          throw_input(place_path(place_, child(path, 0)),
+                      "expected an array, got " + format_shortest(v.numbers()[0]) +
+                          " (expected shape " + shape_string(shape_) + ")");
+        }
+        return;
+      }
+      for (size_t i = 0; i < v.numbers().size(); ++i) {
+        out_.push_back(number_cell(v.numbers()[i], path, i));
+      }
+      return;
+    }
+    for (size_t i = 0; i < v.items().size(); ++i) collect(v.items()[i], child(path, i), depth + 1);
+  }
+
+  // A number of a packed array; the path is only built on the error path.
+  double number_cell(double x, const std::string& path, size_t i) {
+    if (kind_ == CellKind::kFinite || kind_ == CellKind::kExtended) {
+      if (!std::isfinite(x)) out_of_range(x, child(path, i));
+      return x;
+    }
+    return checked_special(x, child(path, i));
+  }
+
+  [[noreturn]] void out_of_range(double x, const std::string& path) {
+    throw_input(place_path(place_, path),
+                "number out of the double range (it would be " + format_shortest(x) + ")");
+  }
+
+  double checked_special(double x, const std::string& path) {
+    if (kind_ == CellKind::kBool) {
+      if (x == 0.0 || x == 1.0) return x;
+      throw_input(place_path(place_, path),
+                  "mask cells must be true/false or 0/1, got " + format_shortest(x));
+    }
+    // kCount
+    if (x >= 0 && x == std::floor(x) && x < 9.0e15) return x;
+    throw_input(place_path(place_, path),
+                "expected a non-negative integer, got " + format_shortest(x));
+  }
+
+  double cell(const json::Value& v, const std::string& path) {
+    switch (kind_) {
+      case CellKind::kFinite:
+        if (v.is_number()) {
+          if (!std::isfinite(v.as_number())) out_of_range(v.as_number(), path);
+          return v.as_number();
+        }
+        if (v.is_string()) {
+          double x = 0;
+          if (parse_number_word(v.as_string(), &x) && !std::isfinite(x)) {
+            throw_input(place_path(place_, path),
+                        "non-finite value " + json::describe(v) + " is not allowed here");
+          }
+        }
+        break;
+      case CellKind::kExtended:
+        if (v.is_number()) {
+          if (!std::isfinite(v.as_number())) out_of_range(v.as_number(), path);
+          return v.as_number();
+        }
+        if (v.is_string()) {
+          double x = 0;
+          if (parse_number_word(v.as_string(), &x) && !std::isfinite(x)) return x;
+        }
+        break;
+      case CellKind::kBool:
+        if (v.is_bool()) return v.as_bool() ? 1.0 : 0.0;
+        if (v.is_number()) return checked_special(v.as_number(), path);
+        throw_input(place_path(place_, path),
+                    "mask cells must be true/false or 0/1, got " + json::describe(v));
+      case CellKind::kCount:
+        if (v.is_number()) return checked_special(v.as_number(), path);
+        throw_input(place_path(place_, path),
+                    "expected a non-negative integer, got " + json::describe(v));
+    }
+    if (v.is_array()) {
+      throw_input(place_path(place_, path),
+                  "expected a number, got an array (expected shape " + shape_string(shape_) +
+                      ")");
+    }
+    throw_input(place_path(place_, path), "expected a number, got " + json::describe(v));
+  }
+
+  const std::string& place_;
+  CellKind kind_;
+  Shape shape_;
+  std::vector<double> out_;
+};
+
+}  // namespace
+
+Tensor<double> json_to_tensor(const json::Value& v, const std::string& place,
+                              const std::string& path, CellKind kind, int max_rank) {
+  Converter c(place, kind);
+  return c.run(v, path, max_rank);
+}
+
+}  // namespace attn

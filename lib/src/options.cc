@@ -1,0 +1,199 @@
+#include "attn/options.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "attn/number_text.h"
+
+namespace attn {
+
+namespace {
+
+template <class E>
+struct Names {
+  std::vector<std::string> names;
+  std::vector<E> values;
+};
+
+template <class E>
+std::optional<E> lookup(const Names<E>& table, std::string_view s) {
+  for (size_t i = 0; i < table.names.size(); ++i) {
+    if (table.names[i] == s) return table.values[i];
+  }
+  return std::nullopt;
+}
+
+template <class E>
+std::string_view reverse(const Names<E>& table, E value) {
+  for (size_t i = 0; i < table.values.size(); ++i) {
+    if (table.values[i] == value) return table.names[i];
+  }
+  return "?";
+}
+
+const Names<Mode>& modes() {
+  static const Names<Mode> t{{"self", "cross", "qkv"}, {Mode::kSelf, Mode::kCross, Mode::kQkv}};
+  return t;
+}
+
+const Names<Variant>& variants() {
+  static const Names<Variant> t{
+      {"scaled_dot", "dot", "additive", "single_layer", "biattention"},
+      {Variant::kScaledDot, Variant::kDot, Variant::kAdditive, Variant::kSingleLayer,
+       Variant::kBiattention}};
+  return t;
+}
+
+const Names<ScaleKind>& scales() {
+  static const Names<ScaleKind> t{
+      {"sqrt_dk", "none", "dk", "cosine", "norm", "long_seq"},
+      {ScaleKind::kSqrtDk, ScaleKind::kNone, ScaleKind::kDk, ScaleKind::kCosine, ScaleKind::kNorm,
+       ScaleKind::kLongSeq}};
+  return t;
+}
+
+const Names<ScaleAt>& scale_ats() {
+  static const Names<ScaleAt> t{{"scores", "output"}, {ScaleAt::kScores, ScaleAt::kOutput}};
+  return t;
+}
+
+const Names<MaskConvention>& conventions() {
+  static const Names<MaskConvention> t{{"block", "keep"},
+                                       {MaskConvention::kBlock, MaskConvention::kKeep}};
+  return t;
+}
+
+const Names<FullyMasked>& fully_maskeds() {
+  static const Names<FullyMasked> t{
+      {"zero", "uniform", "nan", "error"},
+      {FullyMasked::kZero, FullyMasked::kUniform, FullyMasked::kNan, FullyMasked::kError}};
+  return t;
+}
+
+const Names<ParamsLayout>& layouts() {
+  static const Names<ParamsLayout> t{{"math", "torch"}, {ParamsLayout::kMath, ParamsLayout::kTorch}};
+  return t;
+}
+
+const Names<DType>& dtypes() {
+  static const Names<DType> t{{"f64", "f32"}, {DType::kF64, DType::kF32}};
+  return t;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1), prev2(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      char x = static_cast<char>(std::tolower(static_cast<unsigned char>(a[i - 1])));
+      char y = static_cast<char>(std::tolower(static_cast<unsigned char>(b[j - 1])));
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x == y ? 0 : 1)});
+      // A swap of two neighbours counts as one edit ("rnu" -> "run").
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        cur[j] = std::min(cur[j], prev2[j - 2] + 1);
+      }
+    }
+    prev2 = prev;
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+std::string_view name(Mode m) { return reverse(modes(), m); }
+std::string_view name(Variant v) { return reverse(variants(), v); }
+std::string_view name(ScaleKind s) {
+  if (s == ScaleKind::kValue) return "value";
+  return reverse(scales(), s);
+}
+std::string name(const Scale& s) {
+  if (s.kind == ScaleKind::kValue) return format_shortest(s.value);
+  return std::string(name(s.kind));
+}
+std::string_view name(ScaleAt s) { return reverse(scale_ats(), s); }
+std::string_view name(MaskConvention m) { return reverse(conventions(), m); }
+std::string_view name(FullyMasked f) { return reverse(fully_maskeds(), f); }
+std::string_view name(ParamsLayout p) { return reverse(layouts(), p); }
+std::string_view name(DType d) { return reverse(dtypes(), d); }
+
+const std::vector<std::string>& mode_names() { return modes().names; }
+const std::vector<std::string>& variant_names() { return variants().names; }
+const std::vector<std::string>& scale_names() { return scales().names; }
+const std::vector<std::string>& scale_at_names() { return scale_ats().names; }
+const std::vector<std::string>& mask_convention_names() { return conventions().names; }
+const std::vector<std::string>& fully_masked_names() { return fully_maskeds().names; }
+const std::vector<std::string>& params_layout_names() { return layouts().names; }
+const std::vector<std::string>& dtype_names() { return dtypes().names; }
+
+std::optional<Mode> parse_mode(std::string_view s) { return lookup(modes(), s); }
+std::optional<Variant> parse_variant(std::string_view s) { return lookup(variants(), s); }
+std::optional<ScaleAt> parse_scale_at(std::string_view s) { return lookup(scale_ats(), s); }
+std::optional<MaskConvention> parse_mask_convention(std::string_view s) {
+  return lookup(conventions(), s);
+}
+std::optional<FullyMasked> parse_fully_masked(std::string_view s) {
+  return lookup(fully_maskeds(), s);
+}
+std::optional<ParamsLayout> parse_params_layout(std::string_view s) {
+  return lookup(layouts(), s);
+}
+std::optional<DType> parse_dtype(std::string_view s) { return lookup(dtypes(), s); }
+
+std::optional<Scale> parse_scale(std::string_view s) {
+  if (auto k = lookup(scales(), s)) return Scale{*k, 1.0};
+  double v = 0;
+  if (parse_number_word(s, &v)) return Scale{ScaleKind::kValue, v};
+  return std::nullopt;
+}
+
+std::string closest_name(std::string_view word, const std::vector<std::string>& names) {
+  std::string best;
+  size_t best_d = std::string::npos;
+  for (const std::string& n : names) {
+    size_t d = edit_distance(word, n);
+    if (d < best_d) {
+      best_d = d;
+      best = n;
+    }
+  }
+  // Close means: at most a third of the longer word changed (at least 1 edit
+  // allowed, at most 3), or one is a prefix of the other.
+  size_t limit = std::clamp<size_t>(std::max(word.size(), best.size()) / 3, 1, 3);
+  if (best_d <= limit) return best;
+  for (const std::string& n : names) {
+    if (word.size() >= 3 && n.rfind(std::string(word), 0) == 0) return n;
+  }
+  return "";
+}
+
+std::string not_one_of(std::string_view got, const std::vector<std::string>& names) {
+  std::string s = "'" + std::string(got) + "' is not one of ";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) s += ", ";
+    s += names[i];
+  }
+  std::string near = closest_name(got, names);
+  if (!near.empty()) s += "; did you mean '" + near + "'?";
+  return s;
+}
+
+void RunSettings::merge(const RunSettings& o) {
+  if (o.mode) mode = o.mode;
+  if (o.variant) variant = o.variant;
+  if (o.heads) heads = o.heads;
+  if (o.scale) scale = o.scale;
+  if (o.temperature) temperature = o.temperature;
+  if (o.scale_at) scale_at = o.scale_at;
+  if (o.causal) causal = o.causal;
+  if (o.mask_convention) mask_convention = o.mask_convention;
+  if (o.mask_fill) mask_fill = o.mask_fill;
+  if (o.fully_masked) fully_masked = o.fully_masked;
+  if (o.dropout) dropout = o.dropout;
+  if (o.seed) seed = o.seed;
+  if (o.params_layout) params_layout = o.params_layout;
+}
+
+}  // namespace attn

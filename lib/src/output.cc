@@ -1,0 +1,323 @@
+#include "attn/output.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attn/number_text.h"
+
+namespace attn {
+
+std::optional<Format> parse_format(std::string_view s) {
+  if (s == "table") return Format::kTable;
+  if (s == "json") return Format::kJson;
+  if (s == "csv") return Format::kCsv;
+  return std::nullopt;
+}
+
+const std::vector<std::string>& format_names() {
+  static const std::vector<std::string> names = {"table", "json", "csv"};
+  return names;
+}
+
+std::string json_quote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          static const char* hex = "0123456789abcdef";
+          out += "\\u00";
+          out += hex[(c >> 4) & 0xF];
+          out += hex[c & 0xF];
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+namespace {
+
+void append_number(std::string& out, double v, DType dtype) {
+  if (!std::isfinite(v)) {
+    out += '"';
+    append_shortest(out, v);
+    out += '"';
+    return;
+  }
+  if (dtype == DType::kF32) {
+    append_shortest(out, static_cast<float>(v));
+  } else {
+    append_shortest(out, v);
+  }
+}
+
+void append_json_level(std::string& out, const double* data, const Shape& shape, size_t axis,
+                       DType dtype, int indent) {
+  const int64_t n = shape[axis];
+  if (axis + 1 == shape.size()) {
+    out += '[';
+    for (int64_t i = 0; i < n; ++i) {
+      if (i) out += ", ";
+      append_number(out, data[i], dtype);
+    }
+    out += ']';
+    return;
+  }
+  int64_t stride = 1;
+  for (size_t a = axis + 1; a < shape.size(); ++a) stride *= shape[a];
+  const std::string pad(static_cast<size_t>(indent + 2), ' ');
+  out += "[\n";
+  for (int64_t i = 0; i < n; ++i) {
+    out += pad;
+    append_json_level(out, data + i * stride, shape, axis + 1, dtype, indent + 2);
+    if (i + 1 < n) out += ',';
+    out += '\n';
+  }
+  out += std::string(static_cast<size_t>(indent), ' ');
+  out += ']';
+}
+
+std::string json_result(const Result& r, const OutputOptions& o) {
+  std::string out = "{\n  \"output\": ";
+  append_json_tensor(out, r.output, r.dtype, 2);
+  if (o.weights && r.weights) {
+    out += ",\n  \"weights\": ";
+    append_json_tensor(out, *r.weights, r.dtype, 2);
+  }
+  out += "\n}\n";
+  return out;
+}
+
+// Decides fixed or scientific notation for a whole matrix, so that columns
+// line up and small values are not all printed as 0.0000.
+bool use_scientific(const double* v, int64_t n, int precision) {
+  double max_abs = 0, min_nonzero = INFINITY;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(v[i])) continue;
+    const double a = std::fabs(v[i]);
+    max_abs = std::max(max_abs, a);
+    if (a > 0) min_nonzero = std::min(min_nonzero, a);
+  }
+  if (max_abs >= 1e7) return true;
+  return max_abs > 0 && max_abs < std::pow(10.0, -precision);
+}
+
+std::vector<std::string> index_labels(int64_t n, const std::string& prefix = "") {
+  std::vector<std::string> l;
+  for (int64_t i = 0; i < n; ++i) l.push_back(prefix + std::to_string(i));
+  return l;
+}
+
+// Display width in characters (UTF-8 code points) of a label.
+size_t display_width(const std::string& s) {
+  size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
+  return w;
+}
+
+void pad_left(std::string& out, const std::string& s, size_t width) {
+  const size_t w = display_width(s);
+  if (w < width) out.append(width - w, ' ');
+  out += s;
+}
+
+void pad_right(std::string& out, const std::string& s, size_t width) {
+  out += s;
+  const size_t w = display_width(s);
+  if (w < width) out.append(width - w, ' ');
+}
+
+std::string run_description(const Problem& p) {
+  std::string s = std::string(name(p.variant)) + ", " + std::string(name(p.mode));
+  if (p.variant != Variant::kBiattention) {
+    s += ", scale " + name(p.scale);
+    if (p.scale_at == ScaleAt::kOutput) s += " at output";
+    if (p.temperature != 1.0) s += ", temperature " + format_shortest(p.temperature);
+    if (p.heads > 1) s += ", " + std::to_string(p.heads) + " heads";
+  }
+  return s;
+}
+
+// Prints a tensor whose last two axes are a matrix, one block per leading
+// index, with a caption naming the block.
+void table_blocks(std::string& out, const std::string& name, const Tensor<double>& t,
+                  const std::vector<std::string>& leading_names,
+                  const std::vector<std::string>& rows, const std::vector<std::string>& cols,
+                  int precision, const Tensor<uint8_t>* masked) {
+  const Shape& s = t.shape();
+  const int64_t r = s[s.size() - 2], c = s[s.size() - 1];
+  const int64_t blocks = t.size() / std::max<int64_t>(1, r * c);
+  for (int64_t b = 0; b < blocks; ++b) {
+    std::string caption = name;
+    int64_t rest = b;
+    std::vector<int64_t> idx(s.size() - 2);
+    for (size_t a = idx.size(); a-- > 0;) {
+      idx[a] = rest % s[a];
+      rest /= s[a];
+    }
+    for (size_t a = 0; a < idx.size(); ++a) {
+      caption += (a == 0 ? " (" : ", ") + leading_names[a] + " " + std::to_string(idx[a]);
+      if (a + 1 == idx.size()) caption += ")";
+    }
+    caption += "  " + shape_string({r, c});
+    out += caption + "\n";
+    out += format_table_matrix(t.data() + b * r * c, r, c, rows, cols, precision,
+                               masked ? masked->data() + b * r * c : nullptr);
+    if (b + 1 < blocks) out += "\n";
+  }
+}
+
+std::string table_result(const Problem& p, const Result& r, const OutputOptions& o) {
+  std::string out;
+  if (!p.title.empty()) out += p.title + "\n";
+  out += "attention: " + run_description(p) + "\n\n";
+  std::vector<std::string> lead;
+  if (p.batched) lead.push_back("batch");
+  if (p.four_d) lead.push_back("head");
+  std::vector<std::string> out_cols;
+  table_blocks(out, "output", r.output, lead, p.query_labels, out_cols, o.precision, nullptr);
+  if (o.weights && r.weights) {
+    out += "\n";
+    std::vector<std::string> wlead;
+    if (p.batched) wlead.push_back("batch");
+    if (r.weights->rank() - (p.batched ? 1 : 0) == 3) wlead.push_back("head");
+    const Tensor<uint8_t>* masked = r.masked ? &*r.masked : nullptr;
+    table_blocks(out, "weights", *r.weights, wlead, p.query_labels, p.key_labels, o.precision,
+                 masked);
+  }
+  return out;
+}
+
+}  // namespace
+
+void append_json_tensor(std::string& out, const Tensor<double>& t, DType dtype, int indent) {
+  if (t.rank() == 0) {
+    append_number(out, t.size() ? t[0] : 0.0, dtype);
+    return;
+  }
+  append_json_level(out, t.data(), t.shape(), 0, dtype, indent);
+}
+
+std::string format_table_matrix(const double* values, int64_t rows, int64_t cols,
+                                const std::vector<std::string>& row_labels,
+                                const std::vector<std::string>& col_labels, int precision,
+                                const uint8_t* masked) {
+  const bool sci = use_scientific(values, rows * cols, precision);
+  std::vector<std::string> cells(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    if (masked && masked[i]) {
+      cells[static_cast<size_t>(i)] = "masked";
+    } else {
+      cells[static_cast<size_t>(i)] =
+          sci ? format_scientific(values[i], precision) : format_fixed(values[i], precision);
+    }
+  }
+  const std::vector<std::string> rl =
+      static_cast<int64_t>(row_labels.size()) == rows ? row_labels : index_labels(rows);
+  const std::vector<std::string> cl =
+      static_cast<int64_t>(col_labels.size()) == cols ? col_labels : index_labels(cols);
+  size_t label_w = 0;
+  for (const auto& l : rl) label_w = std::max(label_w, display_width(l));
+  std::vector<size_t> col_w(static_cast<size_t>(cols), 0);
+  for (int64_t j = 0; j < cols; ++j) {
+    col_w[static_cast<size_t>(j)] = display_width(cl[static_cast<size_t>(j)]);
+    for (int64_t i = 0; i < rows; ++i) {
+      col_w[static_cast<size_t>(j)] =
+          std::max(col_w[static_cast<size_t>(j)], cells[static_cast<size_t>(i * cols + j)].size());
+    }
+  }
+  std::string out;
+  out.append(label_w, ' ');
+  for (int64_t j = 0; j < cols; ++j) {
+    out += "  ";
+    pad_left(out, cl[static_cast<size_t>(j)], col_w[static_cast<size_t>(j)]);
+  }
+  out += '\n';
+  for (int64_t i = 0; i < rows; ++i) {
+    pad_right(out, rl[static_cast<size_t>(i)], label_w);
+    for (int64_t j = 0; j < cols; ++j) {
+      out += "  ";
+      pad_left(out, cells[static_cast<size_t>(i * cols + j)], col_w[static_cast<size_t>(j)]);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+std::string format_csv_tensor(const Tensor<double>& t, DType dtype, const std::string& name) {
+  std::string out;
+  out += "# " + name + " " + shape_string(t.shape()) + "\n";
+  const Shape& s = t.shape();
+  if (t.rank() < 2) {
+    for (int64_t i = 0; i < t.size(); ++i) {
+      if (i) out += ',';
+      append_number(out, t[i], dtype);
+    }
+    out += '\n';
+    return out;
+  }
+  const int64_t r = s[s.size() - 2], c = s[s.size() - 1];
+  const int64_t blocks = t.size() / std::max<int64_t>(1, r * c);
+  for (int64_t b = 0; b < blocks; ++b) {
+    if (t.rank() > 2) {
+      std::vector<int64_t> idx(s.size() - 2);
+      int64_t rest = b;
+      for (size_t a = idx.size(); a-- > 0;) {
+        idx[a] = rest % s[a];
+        rest /= s[a];
+      }
+      out += "# index";
+      for (int64_t x : idx) out += " " + std::to_string(x);
+      out += '\n';
+    }
+    const double* d = t.data() + b * r * c;
+    for (int64_t i = 0; i < r; ++i) {
+      for (int64_t j = 0; j < c; ++j) {
+        if (j) out += ',';
+        const double v = d[i * c + j];
+        if (std::isfinite(v)) {
+          append_number(out, v, dtype);
+        } else {
+          append_shortest(out, v);  // CSV readers accept nan/inf unquoted
+        }
+      }
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+std::string format_result(const Problem& p, const Result& r, const OutputOptions& o) {
+  switch (o.format) {
+    case Format::kJson:
+      return json_result(r, o);
+    case Format::kCsv: {
+      std::string out = format_csv_tensor(r.output, r.dtype, "output");
+      if (o.weights && r.weights) out += format_csv_tensor(*r.weights, r.dtype, "weights");
+      return out;
+    }
+    case Format::kTable:
+      return table_result(p, r, o);
+  }
+  return "";
+}
+
+}  // namespace attn

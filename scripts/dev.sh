@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# One entry point for setting up, building and testing attn on Debian 12.
+#
+#   scripts/dev.sh demo   install what is missing, build (Release), run the blog example
+#   scripts/dev.sh test   install what is missing, build, run the whole test suite
+#
+# Both are safe to repeat: packages already installed are not touched and the
+# build directories are reused.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+root=$(pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+
+# Debian packages the build needs (compiler, CMake, libraries, GoogleTest).
+build_pkgs=(g++ make cmake pkg-config libeigen3-dev libcli11-dev nlohmann-json3-dev libstb-dev
+            libgtest-dev)
+# Extra packages for the test suite: the PyTorch cross-check of --emit-pytorch
+# and the NumPy fixtures run only where these exist.
+test_pkgs=(python3 python3-numpy python3-torch)
+
+install_missing() {
+  local missing=()
+  for p in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$p")
+    fi
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    return 0
+  fi
+  echo "dev.sh: installing ${missing[*]}" >&2
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+configure_and_build() {  # dir, extra cmake args...
+  local dir=$1; shift
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+cmd=${1:-}
+case "$cmd" in
+  demo)
+    install_missing "${build_pkgs[@]}"
+    configure_and_build build
+    echo
+    echo "\$ build/attn run --example sweet"
+    build/attn run --example sweet
+    ;;
+  test)
+    install_missing "${build_pkgs[@]}" "${test_pkgs[@]}"
+    werror=OFF
+    if [ "${CI:-}" = "true" ]; then werror=ON; fi
+    configure_and_build build -DATTN_WERROR=$werror
+    (cd build && ctest --output-on-failure -j "$jobs")
+    ;;
+  *)
+    echo "usage: scripts/dev.sh demo|test" >&2
+    exit 2
+    ;;
+esac
