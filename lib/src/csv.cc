@@ -39,13 +39,10 @@ class CsvParser {
     m.delimiter = delimiter_;
     const bool label_column = has_label_column();
     const size_t first_value = label_column ? 1 : 0;
+    // A header row has a non-number where the values are.
     bool header = false;
     for (size_t i = first_value; i < rows_[0].cells.size(); ++i) {
       if (!looks_numeric(rows_[0].cells[i])) header = true;
-    }
-    if (!label_column && rows_.size() > 1 && !rows_[0].cells.empty() &&
-        !looks_numeric(rows_[0].cells[0])) {
-      header = true;
     }
     const size_t data_begin = header ? 1 : 0;
     if (data_begin >= rows_.size()) {
@@ -256,11 +253,20 @@ class CsvParser {
     return kind_ == CellKind::kBool && (c.text == "true" || c.text == "false");
   }
 
+  // A label column has a non-number first in every row after the first
+  // (the first may be a header); the first row then has a label too, or is
+  // a header (a non-number among its other cells).
   bool has_label_column() const {
-    // Decided on the data rows: the second row when there are several (the
-    // first may be a header), the only row otherwise.
-    const Row& r = rows_.size() > 1 ? rows_[1] : rows_[0];
-    return r.cells.size() > 1 && !looks_numeric(r.cells[0]);
+    auto label_first = [&](const Row& r) { return r.cells.size() > 1 && !looks_numeric(r.cells[0]); };
+    if (rows_.size() == 1) return label_first(rows_[0]);
+    for (size_t i = 1; i < rows_.size(); ++i) {
+      if (!label_first(rows_[i])) return false;
+    }
+    if (label_first(rows_[0])) return true;
+    for (size_t i = 1; i < rows_[0].cells.size(); ++i) {
+      if (!looks_numeric(rows_[0].cells[i])) return true;
+    }
+    return false;
   }
 
   double number(const Cell& c) const {
@@ -268,11 +274,10 @@ class CsvParser {
     if (c.text.empty()) {
       fail(c.offset, "empty cell; expected a number");
     }
-    if (!c.quoted && parse_plain(c.text, &v) && std::isfinite(v)) return checked(v, c);
     if (!c.quoted && parse_number_word(c.text, &v)) {
       if (std::isfinite(v)) return checked(v, c);
-      if (kind_ == CellKind::kExtended) return v;
-      if (parse_plain(c.text, &v)) {
+      if (kind_ == CellKind::kExtended && is_word(c.text)) return v;
+      if (!is_word(c.text)) {
         fail(c.offset, "number out of the double range: " + std::string(c.text));
       }
       fail(c.offset, "non-finite value '" + std::string(c.text) + "' is not allowed here");
@@ -289,6 +294,11 @@ class CsvParser {
       what += " (mixed delimiters? this file uses '" + delimiter_name() + "')";
     }
     fail(c.offset, what);
+  }
+
+  // "nan", "inf", "-Infinity", ...: a non-finite value spelled as a word.
+  static bool is_word(std::string_view t) {
+    return t.find_first_of("aAiInN") != std::string_view::npos;
   }
 
   double checked(double v, const Cell& c) const {

@@ -29,33 +29,33 @@ const std::vector<std::string>& param_keys() {
 
 std::optional<std::string> check_scale(const Scale& s) {
   if (s.kind == ScaleKind::kValue && !(s.value > 0 && std::isfinite(s.value))) {
-    return "a numeric scale must be a finite number > 0, got " + format_shortest(s.value);
+    return "must be a name or a finite number > 0, got " + format_shortest(s.value);
   }
   return std::nullopt;
 }
 
 std::optional<std::string> check_temperature(double t) {
   if (!(t > 0 && std::isfinite(t))) {
-    return "temperature must be a finite number > 0, got " + format_shortest(t);
+    return "must be a finite number > 0, got " + format_shortest(t);
   }
   return std::nullopt;
 }
 
 std::optional<std::string> check_mask_fill(double f) {
   if (std::isnan(f) || f == INFINITY) {
-    return "mask_fill must be a number or \"-inf\", got " + format_shortest(f);
+    return "must be a number or \"-inf\", got " + format_shortest(f);
   }
   return std::nullopt;
 }
 
 std::optional<std::string> check_dropout(double p) {
-  if (!(p >= 0 && p < 1)) return "dropout must be in [0, 1), got " + format_shortest(p);
+  if (!(p >= 0 && p < 1)) return "must be in [0, 1), got " + format_shortest(p);
   return std::nullopt;
 }
 
 std::optional<std::string> check_heads(double h) {
   if (!(h >= 1 && h == std::floor(h) && h <= 1e6)) {
-    return "heads must be a positive integer, got " + format_shortest(h);
+    return "must be a positive integer, got " + format_shortest(h);
   }
   return std::nullopt;
 }
@@ -67,7 +67,8 @@ std::string unknown_key(const std::string& key, const std::vector<std::string>& 
   std::string near = closest_name(key, accepted);
   if (!near.empty()) return "unknown key \"" + key + "\"; did you mean \"" + near + "\"?";
   // Nothing close: still name the nearest by edit distance, and the list.
-  std::string s = "unknown key \"" + key + "\"; accepted keys are ";
+  std::string s = "unknown key \"" + key + "\" (closest accepted key: \"" +
+                  nearest_name(key, accepted) + "\"); accepted keys: ";
   for (size_t i = 0; i < accepted.size(); ++i) {
     if (i) s += ", ";
     s += accepted[i];

@@ -66,7 +66,8 @@ class Converter {
       size_t open = first.rfind('[');
       if (open != std::string::npos) first = first.substr(0, open) + "[0]";
       throw_input(place_path(place_, path),
-                  "has " + std::to_string(v.size()) + " elements where " + first + " has " +
+                  "has " + std::to_string(v.size()) + (v.size() == 1 ? " element" : " elements") +
+                      " where " + first + " has " +
                       std::to_string(shape_[depth]) + " (ragged array; expected shape " +
                       shape_string(shape_) + ")");
     }

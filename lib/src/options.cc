@@ -149,7 +149,7 @@ std::optional<Scale> parse_scale(std::string_view s) {
   return std::nullopt;
 }
 
-std::string closest_name(std::string_view word, const std::vector<std::string>& names) {
+std::string nearest_name(std::string_view word, const std::vector<std::string>& names) {
   std::string best;
   size_t best_d = std::string::npos;
   for (const std::string& n : names) {
@@ -159,6 +159,12 @@ std::string closest_name(std::string_view word, const std::vector<std::string>& 
       best = n;
     }
   }
+  return best;
+}
+
+std::string closest_name(std::string_view word, const std::vector<std::string>& names) {
+  const std::string best = nearest_name(word, names);
+  const size_t best_d = edit_distance(word, best);
   // Close means: at most a third of the longer word changed (at least 1 edit
   // allowed, at most 3), or one is a prefix of the other.
   size_t limit = std::clamp<size_t>(std::max(word.size(), best.size()) / 3, 1, 3);

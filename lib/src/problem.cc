@@ -31,13 +31,18 @@ double scale_factor(const Problem& p) {
 namespace detail {
 
 std::string with_shape(const std::string& name, const Shape& shape) {
-  return name + " (shape " + shape_string(shape) + ")";
+  return name + " has shape " + shape_string(shape);
+}
+
+std::string count(int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
 }  // namespace detail
 
 namespace {
 
+using detail::count;
 using detail::with_shape;
 
 void resolve_settings(const InputDocument& doc, Problem& p) {
@@ -89,18 +94,18 @@ Tensor<double> batched(const Input& in) {
 }
 
 void check_rank(const Input& in, const std::string& name, int lo, int hi, const char* forms) {
+  for (int64_t d : in.tensor.shape()) {
+    if (d == 0) {
+      throw_input(in.place, "empty (shape " + shape_string(in.tensor.shape()) + "); " + name +
+                                " needs at least one position and one feature");
+    }
+  }
   const int r = in.tensor.rank();
   if (r < lo || r > hi) {
     throw_input(in.place, "expected " + std::string(forms) + ", got " +
                               (r == 0 ? std::string("a single number")
                                       : "an array of rank " + std::to_string(r) + " (shape " +
                                             shape_string(in.tensor.shape()) + ")"));
-  }
-  for (int64_t d : in.tensor.shape()) {
-    if (d == 0) {
-      throw_input(in.place, name + " is empty (shape " + shape_string(in.tensor.shape()) +
-                                "); sequences and feature vectors need at least one element");
-    }
   }
 }
 
@@ -144,7 +149,7 @@ void resolve_inputs(const InputDocument& doc, Problem& p) {
         if (!doc.Y) throw_input(doc.settings_place, "mode cross needs Y (the context sequence)");
         check_rank(*doc.Y, "Y", 2, 3, xy_forms);
         if (doc.Y->tensor.rank() != doc.X->tensor.rank()) {
-          throw_input(doc.Y->place, "Y has rank " + std::to_string(doc.Y->tensor.rank()) +
+          throw_input(doc.Y->place, "has rank " + std::to_string(doc.Y->tensor.rank()) +
                                         " (shape " + shape_string(doc.Y->tensor.shape()) +
                                         ") but X has rank " + std::to_string(doc.X->tensor.rank()) +
                                         " (shape " + shape_string(doc.X->tensor.shape()) + ")");
@@ -163,7 +168,9 @@ void resolve_inputs(const InputDocument& doc, Problem& p) {
     }
     case Mode::kQkv: {
       if (!doc.Q || !doc.K) {
-        throw_input(doc.settings_place, "mode qkv needs Q and K (V defaults to K)");
+        throw_input(doc.settings_place,
+                    std::string("mode qkv needs Q and K (V defaults to K)") +
+                        (doc.X ? "; X is the input of modes self and cross" : ""));
       }
       forbid(doc.X, "X", "in qkv mode (use mode self or cross)");
       forbid(doc.Y, "Y", "in qkv mode (use mode cross)");
@@ -217,7 +224,7 @@ void resolve_inputs(const InputDocument& doc, Problem& p) {
       }
       const int len_axis = p.four_d ? 2 : 1;
       if (p.value_in.dim(len_axis) != p.key_in.dim(len_axis)) {
-        throw_input(v.place, "V has " + std::to_string(p.value_in.dim(len_axis)) +
+        throw_input(v.place, "has " + std::to_string(p.value_in.dim(len_axis)) +
                                  " positions (shape " + shape_string(v.tensor.shape()) +
                                  ") but K has " + std::to_string(p.key_in.dim(len_axis)) +
                                  " (shape " + shape_string(doc.K->tensor.shape()) +
@@ -245,18 +252,18 @@ void resolve_labels(const InputDocument& doc, Problem& p) {
   if (l.shared) {
     if (p.len_q != p.len_k && p.mode != Mode::kSelf) {
       throw_input(l.place, "one list labels both queries and keys, but there are " +
-                               std::to_string(p.len_q) + " queries and " +
-                               std::to_string(p.len_k) +
-                               " keys; write {\"queries\": [...], \"keys\": [...]}");
+                               count(p.len_q, "query", "queries") + " and " +
+                               count(p.len_k, "key", "keys") +
+                               "; write {\"queries\": [...], \"keys\": [...]}");
     }
   }
   if (!l.queries.empty() && static_cast<int64_t>(l.queries.size()) != p.len_q) {
-    throw_input(l.place, std::to_string(l.queries.size()) + " labels for " +
-                             std::to_string(p.len_q) + " queries");
+    throw_input(l.place, count(l.queries.size(), "label", "labels") + " for " +
+                             count(p.len_q, "query", "queries"));
   }
   if (!l.keys.empty() && static_cast<int64_t>(l.keys.size()) != p.len_k) {
-    throw_input(l.place, std::to_string(l.keys.size()) + " labels for " + std::to_string(p.len_k) +
-                             " keys");
+    throw_input(l.place, count(l.keys.size(), "label", "labels") + " for " +
+                             count(p.len_k, "key", "keys"));
   }
   p.query_labels = l.queries;
   p.key_labels = l.keys;

@@ -8,8 +8,11 @@
 
 namespace attn::detail {
 
-// "X (shape [3][4])"
+// "X has shape [3][4]"
 std::string with_shape(const std::string& name, const Shape& shape);
+
+// "1 query", "3 queries"
+std::string count(int64_t n, const char* one, const char* many);
 
 // Parameters: layout, per-head form, which variant uses which; sets the
 // widths d_q, d_k, d_v, d_out of the problem.

@@ -40,7 +40,8 @@ Tensor<T> to_scores_shape(const Input& in, const Problem& p, const std::string& 
                   (four[1] == 1 || four[1] == p.heads) && four[2] == p.len_q &&
                   four[3] == p.len_k;
   if (!ok) {
-    throw_input(in.place, what + " of shape " + shape_string(s) +
+    (void)what;
+    throw_input(in.place, "shape " + shape_string(s) +
                               " does not match the attention scores " +
                               dims({p.len_q, p.len_k}) + " (len_q " + std::to_string(p.len_q) +
                               ", len_k " + std::to_string(p.len_k) + "); expected " +
@@ -87,7 +88,7 @@ void resolve_masks(const InputDocument& doc, Problem& p) {
     if (two.size() != 2 || two[1] != p.len_k || (two[0] != 1 && two[0] != p.batch)) {
       std::string forms = dims({p.len_k});
       if (p.batched) forms += " or " + dims({p.batch, p.len_k});
-      throw_input(in.place, "key_padding_mask of shape " + shape_string(s) +
+      throw_input(in.place, "shape " + shape_string(s) +
                                 " does not match the " + std::to_string(p.len_k) +
                                 " keys; expected " + forms);
     }
@@ -133,7 +134,7 @@ void resolve_masks(const InputDocument& doc, Problem& p) {
       std::string forms = p.batched ? dims({p.batch}) + " (one length per batch) or " +
                                           dims({p.batch, p.len_q}) + " (per batch and query)"
                                     : "an integer or " + dims({p.len_q}) + " (one per query)";
-      throw_input(in.place, "valid_lens of shape " + shape_string(s) + " does not fit " +
+      throw_input(in.place, "shape " + shape_string(s) + " does not fit " +
                                 (p.batched ? std::string("batched") : std::string("unbatched")) +
                                 " input; expected " + forms);
     }

@@ -39,7 +39,9 @@ InputDocument load_document(const RunRequest& req) {
     }
     const Example* ex = find_example(req.example);
     if (!ex) {
-      throw_usage("--example: " + not_one_of(req.example, example_names()) +
+      std::string near = closest_name(req.example, example_names());
+      throw_usage("--example: no example called '" + req.example + "'" +
+                  (near.empty() ? "" : "; did you mean '" + near + "'?") +
                   " (attn examples lists them)");
     }
     return read_document(ex->text, "example " + ex->name);

@@ -1,0 +1,269 @@
+// CLI tests: the real attn binary on data/ files and temporary inputs.
+// JSON output is parsed with nlohmann_json, a reader independent of ours.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace attn {
+namespace {
+
+using test::read_text;
+using test::run_attn;
+using test::source_path;
+using test::write_temp;
+
+TEST(Cli, RunsTheBuiltInBlogExample) {
+  auto r = run_attn({"run", "--example", "sweet"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("cat    0.0000  1.2500  2.7500  0.0000"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sweet  0.0000  0.1780  3.8220  0.0000"), std::string::npos) << r.out;
+}
+
+TEST(Cli, JsonOutputHasTheContractNumbers) {
+  auto r = run_attn({"run", source_path("data/examples/sweet.json"), "--format", "json", "--weights"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const double want[4][2] = {{1.25, 2.75}, {0.5549, 3.4451}, {1.25, 2.75}, {0.1780, 3.8220}};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NEAR(j["output"][i][1].get<double>(), want[i][0], 5e-5);
+    EXPECT_NEAR(j["output"][i][2].get<double>(), want[i][1], 5e-5);
+  }
+  // Weights: rows sum to 1; cat and it attend uniformly (all scores 8/2).
+  for (int i = 0; i < 4; ++i) {
+    double sum = 0;
+    for (int k = 0; k < 4; ++k) sum += j["weights"][i][k].get<double>();
+    EXPECT_NEAR(sum, 1.0, 1e-15);
+  }
+  EXPECT_EQ(j["weights"][0][3].get<double>(), 0.25);
+}
+
+TEST(Cli, BlogPrintedNumbersWithScaleAtOutput) {
+  auto r = run_attn({"run", source_path("data/examples/sweet.json"), "--scale-at", "output", "-f", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const double blog[4][2] = {{0.625, 1.375}, {0.089, 1.911}, {0.625, 1.375}, {0.010, 1.990}};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NEAR(j["output"][i][1].get<double>(), blog[i][0], 5e-4);
+    EXPECT_NEAR(j["output"][i][2].get<double>(), blog[i][1], 5e-4);
+  }
+  // The exact rows: uniform weights over cat, milk, it, sweet, halved.
+  EXPECT_EQ(j["output"][0][1].get<double>(), 0.625);
+}
+
+TEST(Cli, JsonNumbersRoundTrip) {
+  auto r = run_attn({"run", source_path("data/examples/sweet.json"), "-f", "json"});
+  auto j = nlohmann::json::parse(r.out);
+  // 0.5548933934734475 is the shortest text of softmax weights · V; it must
+  // parse back to the same double the engine computed.
+  const double milk = j["output"][1][1].get<double>();
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", milk);
+  EXPECT_EQ(std::strtod(buf, nullptr), milk);
+  EXPECT_NE(r.out.find("0.5548933934734475"), std::string::npos);
+}
+
+TEST(Cli, D2lExampleMatches) {
+  auto r = run_attn({"run", source_path("data/examples/d2l_valid_lens.json"), "--check", "-f", "json"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["output"].size(), 2u);
+  EXPECT_NEAR(j["output"][1][0][3].get<double>(), 13.0, 1e-9);
+}
+
+TEST(Cli, EveryMaskExampleChecksOut) {
+  for (const char* f : {"bool_mask", "keep_convention", "key_padding", "valid_lens", "causal",
+                        "attn_bias", "fully_masked", "mask_fill"}) {
+    auto r = run_attn({"run", source_path(std::string("data/masks/") + f + ".json"), "--check", "-q"});
+    EXPECT_EQ(r.code, 0) << f << "\n" << r.out << r.err;
+  }
+}
+
+TEST(Cli, FullyMaskedRowWarnsOnStderr) {
+  auto r = run_attn({"run", source_path("data/masks/fully_masked.json"), "-f", "json"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.err, "attn: warning: " + source_path("data/masks/fully_masked.json") +
+                       ": query 1 (\"q1\") has every key masked; its weights and attention output "
+                       "are 0 (fully_masked: zero)\n");
+  auto q = run_attn({"run", source_path("data/masks/fully_masked.json"), "-f", "json", "--quiet"});
+  EXPECT_EQ(q.err, "");
+}
+
+TEST(Cli, FlagsOverrideTheFile) {
+  // The file says nothing about causal; the flag adds it.
+  auto r = run_attn({"run", source_path("data/masks/key_padding.json"), "--causal", "-f", "json"});
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["output"][0][0].get<double>(), 1.0);   // causal: q0 sees k0
+  EXPECT_DOUBLE_EQ(j["output"][2][0].get<double>(), 5.5);   // padding leaves k0, k1
+  auto f = run_attn({"run", source_path("data/masks/bool_mask.json"), "--mask-convention", "keep", "-f", "json"});
+  auto k = nlohmann::json::parse(f.out);
+  EXPECT_DOUBLE_EQ(k["output"][1][0].get<double>(), 550.0);
+}
+
+TEST(Cli, CheckFailureExitsOne) {
+  auto r = run_attn({"run", "--example", "sweet", "--check"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("check FAILED: 8 of 16 values differ"), std::string::npos) << r.out;
+}
+
+TEST(Cli, CsvInputIsX) {
+  auto r = run_attn({"run", source_path("data/csv/tokens.csv"), "--weights"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("sweet  0.0000  0.1780  3.8220  0.0000"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("          cat    milk      it   sweet"), std::string::npos) << r.out;
+  auto s = run_attn({"run", source_path("data/csv/sweet_savetxt.txt"), "-f", "csv"});
+  ASSERT_EQ(s.code, 0) << s.err;
+  EXPECT_EQ(s.out,
+            "# output [4][4]\n0,1.25,2.75,0\n0,0.5548933934734475,3.4451066065265525,0\n"
+            "0,1.25,2.75,0\n0,0.17798958240843796,3.822010417591562,0\n");
+}
+
+TEST(Cli, MatrixFlagsAndStdin) {
+  const std::string csv = "1,0\n0,1\n";
+  auto r = run_attn({"run", "--x", "-", "--mask", source_path("data/csv/causal_mask.csv"), "-f", "json"}, csv);
+  // The mask is 4x4 but X has 2 rows: a shape error naming both.
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.err, "attn: error: " + source_path("data/csv/causal_mask.csv") +
+                       ": shape [4][4] does not match the attention scores [2][2] (len_q 2, len_k "
+                       "2); expected [2][2], [1][2][2] (per head) or [1][1][2][2]\n");
+  auto ok = run_attn({"run", "--x", source_path("data/csv/tokens.csv"), "--mask",
+                      source_path("data/csv/causal_mask.csv"), "-f", "json"});
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  auto j = nlohmann::json::parse(ok.out);
+  EXPECT_EQ(j["output"][0][1].get<double>(), 2.0);  // cat sees only itself
+}
+
+TEST(Cli, StdinDocument) {
+  auto r = run_attn({"run", "-", "-f", "csv"}, R"({"X": [[1, 0], [0, 1]], "scale": "none"})");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, 16), "# output [2][2]\n");
+}
+
+TEST(Cli, OutputFileIsWrittenAtomically) {
+  const std::string out = test::temp_dir() + "/out.json";
+  auto r = run_attn({"run", "--example", "sweet", "-f", "json", "-o", out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NO_THROW(nlohmann::json::parse(read_text(out)));
+  // A failing run leaves the existing file untouched and no temporary file.
+  const std::string before = read_text(out);
+  auto bad = run_attn({"run", "-", "-o", out}, "{\"X\": [[1, 2], [3]]}");
+  EXPECT_EQ(bad.code, 3);
+  EXPECT_EQ(read_text(out), before);
+  auto ls = run_attn({"run", "--example", "sweet", "-o", test::temp_dir() + "/no/such/dir/x.json"});
+  EXPECT_EQ(ls.code, 4);
+  EXPECT_EQ(ls.err, "attn: error: " + test::temp_dir() +
+                        "/no/such/dir/x.json: cannot create a temporary file next to it: No such "
+                        "file or directory\n");
+}
+
+TEST(Cli, RefusesToOverwriteItsInput) {
+  const std::string in = write_temp("self.json", "{\"X\": [[1]]}");
+  auto r = run_attn({"run", in, "-o", in});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "attn: error: -o " + in + ": refusing to overwrite the input file " + in + "\n");
+  EXPECT_EQ(read_text(in), "{\"X\": [[1]]}");
+}
+
+TEST(Cli, ExitCodesAndExactMessages) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string stdin_text;
+    int code;
+    std::string err;
+  };
+  const std::vector<Case> cases = {
+      {{"run", "--varient", "dot"}, "", 2, "attn: error: run: unknown option '--varient'; did you mean '--variant'?\n"},
+      {{"rnu"}, "", 2, "attn: error: unknown command 'rnu'; did you mean 'run'?\n"},
+      {{}, "", 2, "attn: error: no command given; try 'attn run --example sweet' or 'attn --help'\n"},
+      {{"run", "--variant", "dto", "-"}, "{}", 2,
+       "attn: error: --variant: 'dto' is not one of scaled_dot, dot, additive, single_layer, biattention; did you mean 'dot'?\n"},
+      {{"run", "--heads"}, "", 2, "attn: error: --heads: expects a value\n"},
+      {{"run", "--scale", "-2", "-"}, "{}", 2, "attn: error: --scale: must be a name or a finite number > 0, got -2\n"},
+      {{"run", "--example", "swet"}, "", 2,
+       "attn: error: --example: no example called 'swet'; did you mean 'sweet'? (attn examples lists them)\n"},
+      {{"run", "-"}, "{\"X\": [[1, 2], [3, 4]],}", 3, "attn: error: <stdin>:1:23: trailing comma before '}'\n"},
+      {{"run", "-"}, "{\"X\": [[1, 2], [3, 4]], \"varient\": \"dot\"}", 3,
+       "attn: error: <stdin>: unknown key \"varient\"; did you mean \"variant\"?\n"},
+      {{"run", "-"}, "{\"X\": [[1, 2], [3, 4]], \"params\": {\"W_q\": [[1, 2, 3]]}}", 3,
+       "attn: error: <stdin>: params.W_q: shape [1][3] does not match X width 2 (X has shape [2][2]; the weight needs 2 input rows)\n"},
+      {{"run", "/nonexistent/x.json"}, "", 4, "attn: error: /nonexistent/x.json: cannot open: No such file or directory\n"},
+      {{"run", "/tmp"}, "", 4, "attn: error: /tmp: cannot read: Is a directory\n"},
+  };
+  for (const Case& c : cases) {
+    auto r = run_attn(c.args, c.stdin_text);
+    std::string joined;
+    for (const auto& a : c.args) joined += a + " ";
+    EXPECT_EQ(r.code, c.code) << joined << "\n" << r.err;
+    EXPECT_EQ(r.err, c.err) << joined;
+    EXPECT_EQ(r.out, "") << joined;
+  }
+}
+
+TEST(Cli, RaggedCsvNamesLineAndColumn) {
+  const std::string f = write_temp("ragged.csv", "1,2,3\n4,5\n");
+  auto r = run_attn({"run", f});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.err, "attn: error: " + f + ":2:4: row has 2 columns; expected 3 as in line 1 (ragged rows)\n");
+}
+
+TEST(Cli, UnreadableFileGivesExitFour) {
+  const std::string f = write_temp("secret.json", "{\"X\": [[1]]}");
+  ::chmod(f.c_str(), 0);
+  ::chmod(test::temp_dir().c_str(), 0755);
+  // Root reads anything; run as nobody then (setpriv is in util-linux).
+  std::vector<std::string> args = {"run", f};
+  test::Run r;
+  if (::geteuid() == 0) {
+    r = run_attn(args, "", {}, {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
+  } else {
+    r = run_attn(args);
+  }
+  EXPECT_EQ(r.code, 4);
+  EXPECT_EQ(r.err, "attn: error: " + f + ": cannot open: Permission denied\n");
+}
+
+TEST(Cli, BrokenPipeEndsQuietly) {
+  std::string big = "";
+  for (int i = 0; i < 3000; ++i) big += std::to_string(i % 7) + "," + std::to_string(i % 5) + "\n";
+  const std::string f = write_temp("big.csv", big);
+  const std::string err = test::temp_dir() + "/pipe.err";
+  const std::string cmd = "bash -c 'set -o pipefail; \"" + std::string(ATTN_BINARY) + "\" run \"" + f +
+                          "\" -f csv 2>\"" + err + "\" | head -1 >/dev/null'";
+  const int status = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(read_text(err), "");
+}
+
+TEST(Cli, WeightsOutFile) {
+  const std::string w = test::temp_dir() + "/w.csv";
+  auto r = run_attn({"run", "--example", "sweet", "--weights-out", w, "-f", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(read_text(w).substr(0, 35), "# weights [4][4]\n0.25,0.25,0.25,0.2");
+}
+
+TEST(Cli, ExamplesListAndShow) {
+  auto l = run_attn({"examples"});
+  EXPECT_EQ(l.code, 0);
+  EXPECT_NE(l.out.find("sweet"), std::string::npos);
+  auto s = run_attn({"examples", "show", "sweet"});
+  EXPECT_EQ(s.code, 0);
+  EXPECT_NO_THROW(nlohmann::json::parse(s.out));
+}
+
+TEST(Cli, HelpAndVersion) {
+  auto h = run_attn({"run", "--help"});
+  EXPECT_EQ(h.code, 0);
+  EXPECT_NE(h.out.find("--variant"), std::string::npos);
+  auto v = run_attn({"--version"});
+  EXPECT_EQ(v.code, 0);
+  EXPECT_EQ(v.out.substr(0, 5), "attn ");
+  EXPECT_NE(v.out.find("Eigen 3.4"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace attn

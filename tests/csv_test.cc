@@ -1,0 +1,110 @@
+#include "attn/csv.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace attn {
+namespace {
+
+using test::error_of;
+
+std::string csv_error(const std::string& text, CellKind kind = CellKind::kFinite) {
+  return error_of([&] { parse_csv(text, "x.csv", kind); });
+}
+
+TEST(Csv, CommaSeparated) {
+  CsvMatrix m = parse_csv("1,2,3\n4,5,6\n", "x.csv");
+  EXPECT_EQ(m.values.shape(), (Shape{2, 3}));
+  EXPECT_EQ(m.values.values(), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  EXPECT_TRUE(m.row_labels.empty());
+  EXPECT_TRUE(m.column_labels.empty());
+}
+
+TEST(Csv, NumpySavetxtDefaultIsSpaceSeparated) {
+  CsvMatrix m = parse_csv(
+      "1.000000000000000000e+00 2.500000000000000000e+00\n"
+      "-3.000000000000000000e+00 4.000000000000000000e-01\n",
+      "x.txt");
+  EXPECT_EQ(m.values.values(), (std::vector<double>{1, 2.5, -3, 0.4}));
+  EXPECT_EQ(m.delimiter, ' ');
+}
+
+TEST(Csv, TabAndSemicolonAndRunsOfSpaces) {
+  EXPECT_EQ(parse_csv("1\t2\n3\t4\n", "t").values.values(), (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(parse_csv("1;2\n3;4\n", "t").values.values(), (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(parse_csv("  1    2\n3 4  \n", "t").values.values(), (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(parse_csv("1 , 2\r\n3 ,4\r\n", "t").values.values(), (std::vector<double>{1, 2, 3, 4}));
+}
+
+TEST(Csv, CommentsAndBlankLinesAreSkipped) {
+  CsvMatrix m = parse_csv("# made by numpy\n\n1,2  # first row\n# middle\n3,4\n\n", "t");
+  EXPECT_EQ(m.values.shape(), (Shape{2, 2}));
+  EXPECT_EQ(m.values.values(), (std::vector<double>{1, 2, 3, 4}));
+}
+
+TEST(Csv, HeaderAndLabelColumn) {
+  CsvMatrix m = parse_csv("token,d0,d1\ncat,2,2\nmilk,1,3\n", "t");
+  EXPECT_EQ(m.values.shape(), (Shape{2, 2}));
+  EXPECT_EQ(m.row_labels, (std::vector<std::string>{"cat", "milk"}));
+  EXPECT_EQ(m.column_labels, (std::vector<std::string>{"d0", "d1"}));
+}
+
+TEST(Csv, HeaderWithoutCornerCell) {
+  CsvMatrix m = parse_csv("cat,milk\ncat,0.5,0.5\nmilk,0.1,0.9\n", "t");
+  EXPECT_EQ(m.column_labels, (std::vector<std::string>{"cat", "milk"}));
+  EXPECT_EQ(m.row_labels, (std::vector<std::string>{"cat", "milk"}));
+  EXPECT_EQ(m.values.values(), (std::vector<double>{0.5, 0.5, 0.1, 0.9}));
+}
+
+TEST(Csv, HeaderOnly) {
+  CsvMatrix m = parse_csv("a,b\n1,2\n", "t");
+  EXPECT_EQ(m.column_labels, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(m.row_labels.empty());
+}
+
+TEST(Csv, QuotedLabels) {
+  CsvMatrix m = parse_csv("\"New, York\",1\n\"say \"\"hi\"\"\",2\n", "t");
+  EXPECT_EQ(m.row_labels, (std::vector<std::string>{"New, York", "say \"hi\""}));
+}
+
+TEST(Csv, ByteOrderMarkIsSkipped) {
+  EXPECT_EQ(parse_csv("\xEF\xBB\xBF" "1,2\n", "t").values.values(), (std::vector<double>{1, 2}));
+}
+
+TEST(Csv, MaskCellsAcceptBooleans) {
+  CsvMatrix m = parse_csv("0,1\ntrue,false\n", "t", CellKind::kBool);
+  EXPECT_EQ(m.values.values(), (std::vector<double>{0, 1, 1, 0}));
+  EXPECT_EQ(csv_error("0,2\n", CellKind::kBool), "x.csv:1:3: mask cells must be 0/1 or true/false, got 2");
+}
+
+TEST(Csv, BiasAcceptsMinusInf) {
+  CsvMatrix m = parse_csv("0,-inf\n-1.5,0\n", "t", CellKind::kExtended);
+  EXPECT_EQ(m.values[1], -INFINITY);
+}
+
+TEST(Csv, RaggedRowsNameLineAndColumn) {
+  EXPECT_EQ(csv_error("1,2\n3,4,5\n"), "x.csv:2:5: row has 3 columns; expected 2 as in line 1 (ragged rows)");
+  EXPECT_EQ(csv_error("1,2,3\n4,5\n"), "x.csv:2:4: row has 2 columns; expected 3 as in line 1 (ragged rows)");
+}
+
+TEST(Csv, BadCellsNameLineAndColumn) {
+  EXPECT_EQ(csv_error("1,2\n3,abc\n"), "x.csv:2:3: expected a number, got 'abc'");
+  EXPECT_EQ(csv_error("1,2\n3,\n"), "x.csv:2:3: empty cell; expected a number");
+  EXPECT_EQ(csv_error("1,2\n3,nan\n"), "x.csv:2:3: non-finite value 'nan' is not allowed here");
+  EXPECT_EQ(csv_error("1,2\n3,1e999\n"), "x.csv:2:3: number out of the double range: 1e999");
+}
+
+TEST(Csv, MixedDelimitersAreExplained) {
+  EXPECT_EQ(csv_error("1,2\n3;4,5\n"), "x.csv:2:1: expected a number, got '3;4' (mixed delimiters? this file uses ',')");
+  EXPECT_EQ(csv_error("1;2\n3,5;4\n"), "x.csv:2:1: expected a number, got '3,5' (decimal commas are not supported; write '.')");
+}
+
+TEST(Csv, EmptyFiles) {
+  EXPECT_EQ(csv_error(""), "x.csv: empty file; expected a matrix of numbers");
+  EXPECT_EQ(csv_error("# only a comment\n\n"), "x.csv: empty file; expected a matrix of numbers");
+  EXPECT_EQ(csv_error("a,b\n"), "x.csv:1:1: a header row but no data rows");
+}
+
+}  // namespace
+}  // namespace attn

@@ -1,0 +1,101 @@
+#include "test_util.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "attn/error.h"
+
+namespace attn::test {
+
+Problem problem(const std::string& json) { return build_problem(read_document(json, "t.json")); }
+
+Result compute_json(const std::string& json, bool weights) {
+  ComputeRequest req;
+  req.weights = weights;
+  return compute(problem(json), req);
+}
+
+std::string problem_error(const std::string& json) {
+  return error_of([&] { problem(json); });
+}
+
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      q += "'\\''";
+    } else {
+      q += c;
+    }
+  }
+  return q + "'";
+}
+
+}  // namespace
+
+std::string temp_dir() {
+  static std::string dir = [] {
+    char tmpl[] = "/tmp/attn_test_XXXXXX";
+    const char* d = mkdtemp(tmpl);
+    std::string s = d ? d : "/tmp";
+    static std::string cleanup = "rm -rf " + shell_quote(s);
+    std::atexit([] { (void)!std::system(cleanup.c_str()); });
+    return s;
+  }();
+  return dir;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = temp_dir() + "/" + name;
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  return path;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string source_path(const std::string& rel) { return std::string(ATTN_SOURCE_DIR) + "/" + rel; }
+
+Run run_attn(const std::vector<std::string>& args, const std::string& stdin_text,
+             const std::vector<std::string>& env, const std::vector<std::string>& wrapper) {
+  static int counter = 0;
+  const std::string base = temp_dir() + "/run" + std::to_string(::getpid()) + "_" +
+                           std::to_string(counter++);
+  const std::string in = base + ".in", out = base + ".out", err = base + ".err";
+  {
+    std::ofstream f(in, std::ios::binary);
+    f << stdin_text;
+  }
+  std::string cmd = "env";
+  for (const std::string& e : env) cmd += " " + shell_quote(e);
+  for (const std::string& w : wrapper) cmd += " " + shell_quote(w);
+  cmd += " " + shell_quote(ATTN_BINARY);
+  for (const std::string& a : args) cmd += " " + shell_quote(a);
+  cmd += " <" + shell_quote(in) + " >" + shell_quote(out) + " 2>" + shell_quote(err);
+  const int status = std::system(cmd.c_str());
+  Run r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_text(out);
+  r.err = read_text(err);
+  return r;
+}
+
+void expect_near_all(const Tensor<double>& got, const std::vector<double>& want, double tol) {
+  ASSERT_EQ(got.size(), static_cast<int64_t>(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got[static_cast<int64_t>(i)], want[i], tol) << "at flat index " << i;
+  }
+}
+
+}  // namespace attn::test

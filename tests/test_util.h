@@ -1,0 +1,60 @@
+// Helpers shared by the tests: building problems from JSON text, running
+// the real attn binary, temporary files.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/document.h"
+#include "attn/error.h"
+#include "attn/problem.h"
+
+namespace attn::test {
+
+// Parses and validates a document given as JSON text (source "t.json").
+Problem problem(const std::string& json);
+
+// Computes a document with weights kept.
+Result compute_json(const std::string& json, bool weights = true);
+
+// The message of the attn::Error thrown by f, or "" if none was thrown.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The message of building a problem from json ("" if it is valid).
+std::string problem_error(const std::string& json);
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs the attn binary with arguments (each passed verbatim), optional
+// stdin text and extra environment assignments ("NO_COLOR=1").
+// `wrapper` is a command put in front of attn (e.g. setpriv ...).
+Run run_attn(const std::vector<std::string>& args, const std::string& stdin_text = "",
+             const std::vector<std::string>& env = {},
+             const std::vector<std::string>& wrapper = {});
+
+// A fresh temporary directory, removed at exit of the test binary.
+std::string temp_dir();
+// Writes text to dir/name and returns the path.
+std::string write_temp(const std::string& name, const std::string& text);
+std::string read_text(const std::string& path);
+
+// Path of a file in the source tree (data/..., tests/...).
+std::string source_path(const std::string& rel);
+
+void expect_near_all(const Tensor<double>& got, const std::vector<double>& want, double tol);
+
+}  // namespace attn::test
