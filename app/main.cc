@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{"attn: compute, check and visualize attention (scaled dot-product, multi-head, "
                "additive, ...) from JSON, CSV or NumPy files"};
+  app.name("attn");
   app.set_version_flag("--version", attn::version_text());
   app.allow_extras();
   app.footer("Run 'attn COMMAND --help' for the options of a command.\n"

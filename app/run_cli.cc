@@ -27,8 +27,10 @@ Action add_run(CLI::App& app) {
   CLI::App* run = app.add_subcommand("run", "compute attention for an input document or matrix");
   run->allow_extras();
   run->add_option("input", f->req.input,
-                  "input: a JSON document, or a CSV/.npy matrix taken as X; - reads stdin");
-  run->add_option("--example", f->req.example, "run a built-in example (see: attn examples)");
+                  "input: a JSON document, or a CSV/.npy matrix taken as X; - reads stdin")
+      ->type_name("FILE");
+  run->add_option("--example", f->req.example, "run a built-in example (see: attn examples)")
+      ->type_name("NAME");
 
   auto* g = "Settings (override the input file)";
   for (const SettingFlag& s : setting_flags()) {
@@ -38,42 +40,44 @@ Action add_run(CLI::App& app) {
       help += ": ";
       for (size_t i = 0; i < s.choices.size(); ++i) help += (i ? "|" : "") + s.choices[i];
     }
-    run->add_option(s.flag, f->settings[s.flag], help)->group(g)->type_name("TEXT");
+    run->add_option(s.flag, f->settings[s.flag], help)
+        ->group(g)
+        ->type_name(s.choices.empty() ? "VALUE" : "NAME");
   }
   run->add_flag("--causal", f->causal, "query i attends to keys 0..i only")->group(g);
 
   auto* m = "Inputs from files (JSON, CSV or .npy; - is stdin)";
   MatrixFiles& mf = f->req.matrices;
-  run->add_option("--x", mf.x, "X (queries; also keys/values in self mode)")->group(m);
-  run->add_option("--y", mf.y, "Y (keys and values, cross mode)")->group(m);
-  run->add_option("--q", mf.q, "Q (qkv mode)")->group(m);
-  run->add_option("--k", mf.k, "K (qkv mode)")->group(m);
+  run->add_option("--x", mf.x, "X (queries; also keys/values in self mode)")->group(m)->type_name("FILE");
+  run->add_option("--y", mf.y, "Y (keys and values, cross mode)")->group(m)->type_name("FILE");
+  run->add_option("--q", mf.q, "Q (qkv mode)")->group(m)->type_name("FILE");
+  run->add_option("--k", mf.k, "K (qkv mode)")->group(m)->type_name("FILE");
   run->add_option("--v", mf.v, "V (qkv mode; defaults to K)")->group(m);
-  run->add_option("--mask", mf.mask, "boolean mask [q][k]: 1/true = may not attend")->group(m);
+  run->add_option("--mask", mf.mask, "boolean mask [q][k]: 1/true = may not attend")->group(m)->type_name("FILE");
   run->add_option("--bias", mf.bias, "additive bias [q][k] (attn_bias; -inf allowed)")->group(m);
   run->add_option("--key-padding-mask", mf.key_padding_mask, "key padding mask [k] or [batch][k]")
-      ->group(m);
+      ->group(m)->type_name("FILE");
   run->add_option("--valid-lens", f->req.valid_lens,
                   "d2l valid lengths: 2,6 or JSON such as [[1,2],[3,4]]")
-      ->group(m);
-  run->add_option("--labels", f->req.labels, "token labels, comma separated")->group(m);
+      ->type_name("LENS")->group(m);
+  run->add_option("--labels", f->req.labels, "token labels, comma separated")->type_name("LIST")->group(m);
   run->add_option("--key-labels", f->req.key_labels, "key labels when they differ from queries")
-      ->group(m);
+      ->type_name("LIST")->group(m);
 
   auto* o = "Output";
-  run->add_option("-f,--format", f->format, "table|json|csv (default table)")->group(o);
+  run->add_option("-f,--format", f->format, "table|json|csv (default table)")->type_name("FORMAT")->group(o);
   run->add_flag("-w,--weights", f->req.output.weights, "include the attention weights")->group(o);
   run->add_option("-o,--output", f->req.output_path, "write to FILE atomically (- is stdout)")
-      ->group(o);
-  run->add_option("--weights-out", f->req.weights_out, "also write the weights to FILE")->group(o);
+      ->type_name("FILE")->group(o);
+  run->add_option("--weights-out", f->req.weights_out, "also write the weights to FILE")->type_name("FILE")->group(o);
   run->add_option("--precision", f->precision, "digits after the point in tables (default 4)")
-      ->group(o);
+      ->type_name("N")->group(o);
   run->add_flag("--average-heads", f->req.average_heads, "report the mean of the head weights")
       ->group(o);
-  run->add_option("--dtype", f->dtype, "f64 (default) or f32 arithmetic")->group(o);
+  run->add_option("--dtype", f->dtype, "f64 (default) or f32 arithmetic")->type_name("NAME")->group(o);
   run->add_flag("--check", f->req.check, "compare with the input's expected numbers; exit 1 if different")
       ->group(o);
-  run->add_option("--expect", f->req.expect_path, "expected numbers for --check from FILE")->group(o);
+  run->add_option("--expect", f->req.expect_path, "expected numbers for --check from FILE")->type_name("FILE")->group(o);
   run->add_flag("-q,--quiet", f->req.quiet, "no warnings")->group(o);
 
   return [f, run]() {
