@@ -70,11 +70,17 @@ std::string lowercase_first(std::string s) {
 
 // CLI11's wording, made to read like the rest of attn's messages.
 std::string parse_error_text(std::string msg) {
-  const std::string missing = " required TEXT missing";
-  if (size_t at = msg.find(missing); at != std::string::npos) {
+  // "--heads: 1 required VALUE missing"
+  if (size_t at = msg.find(" required "); at != std::string::npos &&
+                                          msg.find(" missing", at) != std::string::npos) {
     size_t colon = msg.rfind(": ", at);
     std::string flag = colon == std::string::npos ? msg.substr(0, at) : msg.substr(0, colon);
     return flag + ": expects a value";
+  }
+  // "name is required" (a missing positional argument)
+  const std::string req = " is required";
+  if (msg.size() > req.size() && msg.compare(msg.size() - req.size(), req.size(), req) == 0) {
+    return "missing argument '" + msg.substr(0, msg.size() - req.size()) + "'";
   }
   return lowercase_first(msg);
 }
