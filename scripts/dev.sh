@@ -2,7 +2,8 @@
 # One entry point for setting up, building and testing attn on Debian 12.
 #
 #   scripts/dev.sh demo   install what is missing, build (Release), run the blog example
-#   scripts/dev.sh test   install what is missing, build, run the whole test suite
+#   scripts/dev.sh test   install what is missing, build, run the whole test suite, then
+#                         build and run it again under ASan + UBSan
 #
 # Both are safe to repeat: packages already installed are not touched and the
 # build directories are reused.
@@ -36,7 +37,7 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
-configure_and_build() {  # dir, extra cmake args...
+configure_and_build() {  # dir, extra cmake args... (a later -DCMAKE_BUILD_TYPE wins)
   local dir=$1; shift
   cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
   cmake --build "$dir" -j "$jobs"
@@ -57,6 +58,14 @@ case "$cmd" in
     if [ "${CI:-}" = "true" ]; then werror=ON; fi
     configure_and_build build -DATTN_WERROR=$werror
     (cd build && ctest --output-on-failure -j "$jobs")
+    # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer:
+    # any report aborts the test that triggered it, so the run goes red.
+    configure_and_build build-asan -DATTN_SANITIZE=ON -DATTN_WERROR=$werror \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    (cd build-asan &&
+     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+     ctest --output-on-failure -j "$jobs")
     ;;
   *)
     echo "usage: scripts/dev.sh demo|test" >&2
