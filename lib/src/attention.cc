@@ -249,17 +249,18 @@ class Engine {
   // Raw scores of the variant (before any scaling).
   Mat<T> raw_scores(int64_t b, int64_t h, Mat<T>& q, Mat<T>& k) {
     const int64_t Lq = q.rows(), Lk = k.rows();
+    // cosine: every variant forms its scores from L2-normalised rows.
+    if (p_.scale.kind == ScaleKind::kCosine) {
+      detail::normalize_rows(q);
+      detail::normalize_rows(k);
+      if (observing()) {
+        emit("cosine_q", "Normalized queries", "Q̂ = Q / max(‖q_i‖, 1e-12)", b, h, q, qlabels());
+        emit("cosine_k", "Normalized keys", "K̂ = K / max(‖k_j‖, 1e-12)", b, h, k, klabels());
+      }
+    }
     switch (p_.variant) {
       case Variant::kScaledDot:
       case Variant::kDot: {
-        if (p_.scale.kind == ScaleKind::kCosine) {
-          detail::normalize_rows(q);
-          detail::normalize_rows(k);
-          if (observing()) {
-            emit("cosine_q", "Normalized queries", "Q̂ = Q / max(‖q_i‖, 1e-12)", b, h, q, qlabels());
-            emit("cosine_k", "Normalized keys", "K̂ = K / max(‖k_j‖, 1e-12)", b, h, k, klabels());
-          }
-        }
         Mat<T> s(Lq, Lk);
         s.noalias() = q * k.transpose();
         if (observing()) {
