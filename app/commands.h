@@ -9,7 +9,8 @@ namespace attn::cli {
 
 using Action = std::function<int()>;
 
-Action add_run(CLI::App& app);
+// command_line: the arguments as typed, quoted where needed.
+Action add_run(CLI::App& app, const std::string& command_line);
 Action add_examples(CLI::App& app);
 
 }  // namespace attn::cli

@@ -85,6 +85,17 @@ std::string parse_error_text(std::string msg) {
   return lowercase_first(msg);
 }
 
+// "attn run in.json --heads 2", quoting arguments the shell would split.
+std::string command_line(int argc, char** argv) {
+  std::string s = "attn";
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    const bool plain = !a.empty() && a.find_first_of(" \t'\"$`\\*?[]{}()<>|&;#~") == std::string::npos;
+    s += " " + (plain ? a : "'" + a + "'");
+  }
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,7 +110,7 @@ int main(int argc, char** argv) {
   app.allow_extras();
   app.footer("Run 'attn COMMAND --help' for the options of a command.\n"
              "Try: attn run --example sweet --weights");
-  attn::cli::Action run = attn::cli::add_run(app);
+  attn::cli::Action run = attn::cli::add_run(app, command_line(argc, argv));
   attn::cli::Action examples = attn::cli::add_examples(app);
 
   try {

@@ -22,7 +22,7 @@ struct RunFlags {
 
 }  // namespace
 
-Action add_run(CLI::App& app) {
+Action add_run(CLI::App& app, const std::string& command_line) {
   auto f = std::make_shared<RunFlags>();
   CLI::App* run = app.add_subcommand("run", "compute attention for an input document or matrix");
   run->allow_extras();
@@ -79,7 +79,11 @@ Action add_run(CLI::App& app) {
       ->group(o);
   run->add_option("--expect", f->req.expect_path, "expected numbers for --check from FILE")->type_name("FILE")->group(o);
   run->add_flag("-q,--quiet", f->req.quiet, "no warnings")->group(o);
+  run->add_flag("--emit-pytorch", f->req.emit_pytorch,
+                "print a Python/PyTorch program that recomputes this run (to cross-check)")
+      ->group(o);
 
+  f->req.command_line = command_line;
   return [f, run]() {
     RunRequest& req = f->req;
     for (const auto& [flag, text] : f->settings) {

@@ -5,6 +5,7 @@
 #include "attn/attention.h"
 #include "attn/check.h"
 #include "attn/document.h"
+#include "attn/emit_pytorch.h"
 #include "attn/error.h"
 #include "attn/examples.h"
 #include "attn/file_io.h"
@@ -215,6 +216,11 @@ int run_command(const RunRequest& req, Console& console) {
   InputDocument doc = load_document(req);
   apply_flags(req, doc);
   const Problem p = build_problem(doc);
+  if (req.emit_pytorch) {
+    const std::string program = emit_pytorch(p, req.command_line, req.average_heads);
+    write_output(req, console, program);
+    return 0;
+  }
 
   std::optional<Expected> expected;
   if (req.check) {

@@ -46,6 +46,8 @@ struct RunRequest {
   bool average_heads = false;
   DType dtype = DType::kF64;
   bool quiet = false;        // no warnings
+  bool emit_pytorch = false;  // print a PyTorch program instead of the result
+  std::string command_line = "attn run";  // as typed, for programs and traces
 };
 
 // Runs it. Returns the exit code: 0, or 1 when --check found differences.
