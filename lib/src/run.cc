@@ -9,6 +9,7 @@
 #include "attn/examples.h"
 #include "attn/file_io.h"
 #include "attn/matrix_file.h"
+#include "attn/npy.h"
 #include "attn/problem.h"
 
 namespace attn {
@@ -212,6 +213,13 @@ void refuse_overwrite(const RunRequest& req, const std::string& out, const char*
 int run_command(const RunRequest& req, Console& console) {
   refuse_overwrite(req, req.output_path, "-o");
   refuse_overwrite(req, req.weights_out, "--weights-out");
+  // A .npy file holds one array: -o FILE.npy writes the output tensor
+  // whatever --format says, and the weights need a file of their own.
+  const bool npy_out = extension(req.output_path) == "npy";
+  if (npy_out && req.output.weights) {
+    throw_usage("-o " + req.output_path + ": a .npy file holds one array, the output; " +
+                "write the weights with --weights-out FILE.npy");
+  }
   InputDocument doc = load_document(req);
   apply_flags(req, doc);
   const Problem p = build_problem(doc);
@@ -243,7 +251,7 @@ int run_command(const RunRequest& req, Console& console) {
 
   // Render everything before writing anything, so an error cannot leave
   // half of the output behind.
-  const std::string text = format_result(p, r, req.output);
+  const std::string text = npy_out ? format_npy(r.output, r.dtype) : format_result(p, r, req.output);
   std::string weights_text;
   if (!req.weights_out.empty()) weights_text = format_matrix_file(*r.weights, r.dtype, req.weights_out);
 
