@@ -8,6 +8,7 @@
 #include "attn/error.h"
 #include "attn/examples.h"
 #include "attn/file_io.h"
+#include "attn/heatmap_command.h"
 #include "attn/matrix_file.h"
 #include "attn/npy.h"
 #include "attn/problem.h"
@@ -238,6 +239,7 @@ int run_command(const RunRequest& req, Console& console) {
   creq.average_heads = req.average_heads;
   creq.weights = req.output.weights || !req.weights_out.empty() ||
                  (expected && expected->weights.has_value());
+  request_heatmap_maps(req.heatmap, creq);
   const Result r = compute(p, creq);
 
   if (!req.quiet) {
@@ -254,6 +256,7 @@ int run_command(const RunRequest& req, Console& console) {
   const std::string text = npy_out ? format_npy(r.output, r.dtype) : format_result(p, r, req.output);
   std::string weights_text;
   if (!req.weights_out.empty()) weights_text = format_matrix_file(*r.weights, r.dtype, req.weights_out);
+  const RenderedHeatmap heatmap = render_run_heatmap(req, p, r);
 
   int code = 0;
   std::string report;
@@ -280,6 +283,7 @@ int run_command(const RunRequest& req, Console& console) {
       console.info(report);
     }
   }
+  write_run_heatmap(req, heatmap, console);
   return code;
 }
 
