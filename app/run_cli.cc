@@ -79,9 +79,11 @@ Action add_run(CLI::App& app) {
       ->group(o);
   run->add_option("--expect", f->req.expect_path, "expected numbers for --check from FILE")->type_name("FILE")->group(o);
   run->add_flag("-q,--quiet", f->req.quiet, "no warnings")->group(o);
+  auto heatmap_flags = add_run_heatmap_flags(run);
 
-  return [f, run]() {
+  return [f, run, heatmap_flags]() {
     RunRequest& req = f->req;
+    heatmap_flags(req.heatmap);
     for (const auto& [flag, text] : f->settings) {
       if (run->count(flag) > 0) set_setting_flag(req.settings, flag, text);
     }
