@@ -187,9 +187,18 @@ struct Annotation {
 // decimals, at the label size or else at half of it.
 Annotation choose_annotation(const Panels& p, int inner) {
   if (p.factor != 1) return {};
+  // Whole numbers (scores of integer vectors, counts) are written as such.
+  bool whole = true;
+  for (const Panel& panel : p.panels) {
+    for (size_t i = 0; i < panel.values.size() && whole; ++i) {
+      const double v = panel.values[i];
+      whole = panel.state[i] != kValue || !std::isfinite(v) || v == std::round(v);
+    }
+  }
+  const int first = whole ? 0 : 2;
   for (int scale : {2, 1}) {
     if (kCapHeight * scale + 6 > inner) continue;
-    for (int decimals : {2, 1, 0}) {
+    for (int decimals = first; decimals >= 0; --decimals) {
       int widest = 0;
       for (const Panel& panel : p.panels) {
         for (size_t i = 0; i < panel.values.size(); ++i) {
