@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
+#include "attn/heatmap.h"
+
 namespace attn::cli {
 
 using Action = std::function<int()>;
@@ -12,5 +14,10 @@ using Action = std::function<int()>;
 // command_line: the arguments as typed, quoted where needed.
 Action add_run(CLI::App& app, const std::string& command_line);
 Action add_examples(CLI::App& app);
+Action add_heatmap(CLI::App& app);
+
+// Adds --heatmap, --show, --of and the drawing flags to `run`; the returned
+// function fills a run's heatmap request once the flags are parsed.
+std::function<void(HeatmapRequest&)> add_run_heatmap_flags(CLI::App* run);
 
 }  // namespace attn::cli

@@ -82,10 +82,12 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   run->add_flag("--emit-pytorch", f->req.emit_pytorch,
                 "print a Python/PyTorch program that recomputes this run (to cross-check)")
       ->group(o);
+  auto heatmap_flags = add_run_heatmap_flags(run);
 
   f->req.command_line = command_line;
-  return [f, run]() {
+  return [f, run, heatmap_flags]() {
     RunRequest& req = f->req;
+    heatmap_flags(req.heatmap);
     for (const auto& [flag, text] : f->settings) {
       if (run->count(flag) > 0) set_setting_flag(req.settings, flag, text);
     }

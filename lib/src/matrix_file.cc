@@ -6,6 +6,7 @@
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "attn/json.h"
+#include "attn/npy.h"
 #include "attn/output.h"
 
 namespace attn {
@@ -43,7 +44,8 @@ MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind
       return out;
     }
     case MatrixFormat::kNpy:
-      throw_input(name, ".npy files are not supported by this build yet");
+      out.values = parse_npy(text, name, kind).values;
+      return out;
   }
   return out;
 }
@@ -51,6 +53,7 @@ MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind
 std::string format_matrix_file(const Tensor<double>& t, DType dtype, const std::string& path) {
   const std::string ext = extension(path);
   if (ext == "csv" || ext == "tsv" || ext == "txt") return format_csv_tensor(t, dtype, "weights");
+  if (ext == "npy") return format_npy(t, dtype);
   std::string out;
   append_json_tensor(out, t, dtype, 0);
   out += '\n';

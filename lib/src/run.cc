@@ -9,7 +9,9 @@
 #include "attn/error.h"
 #include "attn/examples.h"
 #include "attn/file_io.h"
+#include "attn/heatmap_command.h"
 #include "attn/matrix_file.h"
+#include "attn/npy.h"
 #include "attn/problem.h"
 
 namespace attn {
@@ -213,6 +215,13 @@ void refuse_overwrite(const RunRequest& req, const std::string& out, const char*
 int run_command(const RunRequest& req, Console& console) {
   refuse_overwrite(req, req.output_path, "-o");
   refuse_overwrite(req, req.weights_out, "--weights-out");
+  // A .npy file holds one array: -o FILE.npy writes the output tensor
+  // whatever --format says, and the weights need a file of their own.
+  const bool npy_out = extension(req.output_path) == "npy";
+  if (npy_out && req.output.weights) {
+    throw_usage("-o " + req.output_path + ": a .npy file holds one array, the output; " +
+                "write the weights with --weights-out FILE.npy");
+  }
   InputDocument doc = load_document(req);
   apply_flags(req, doc);
   const Problem p = build_problem(doc);
@@ -236,6 +245,7 @@ int run_command(const RunRequest& req, Console& console) {
   creq.average_heads = req.average_heads;
   creq.weights = req.output.weights || !req.weights_out.empty() ||
                  (expected && expected->weights.has_value());
+  request_heatmap_maps(req.heatmap, creq);
   const Result r = compute(p, creq);
 
   if (!req.quiet) {
@@ -249,9 +259,10 @@ int run_command(const RunRequest& req, Console& console) {
 
   // Render everything before writing anything, so an error cannot leave
   // half of the output behind.
-  const std::string text = format_result(p, r, req.output);
+  const std::string text = npy_out ? format_npy(r.output, r.dtype) : format_result(p, r, req.output);
   std::string weights_text;
   if (!req.weights_out.empty()) weights_text = format_matrix_file(*r.weights, r.dtype, req.weights_out);
+  const RenderedHeatmap heatmap = render_run_heatmap(req, p, r);
 
   int code = 0;
   std::string report;
@@ -278,6 +289,7 @@ int run_command(const RunRequest& req, Console& console) {
       console.info(report);
     }
   }
+  write_run_heatmap(req, heatmap, console);
   return code;
 }
 

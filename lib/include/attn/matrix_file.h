@@ -29,8 +29,9 @@ struct MatrixData {
 // Parses a matrix file's text. `path` names it in messages ("-" = stdin).
 MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind kind);
 
-// A tensor as the text of a file in the format of `path`'s extension
-// (JSON unless it ends in .csv/.tsv/.txt).
+// A tensor as the contents of a file in the format of `path`'s extension
+// (JSON unless it ends in .csv/.tsv/.txt or .npy; npy is binary, float64
+// or float32 by dtype).
 std::string format_matrix_file(const Tensor<double>& t, DType dtype, const std::string& path);
 
 }  // namespace attn

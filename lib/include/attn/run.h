@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attn/heatmap.h"
 #include "attn/options.h"
 #include "attn/output.h"
 
@@ -40,6 +41,7 @@ struct RunRequest {
   OutputOptions output;
   std::string output_path = "-";  // "-" is stdout
   std::string weights_out;        // write the weights to this file too
+  HeatmapRequest heatmap;         // --heatmap FILE, --show
 
   bool check = false;        // compare with the document's expected numbers
   std::string expect_path;   // expected numbers from this file instead

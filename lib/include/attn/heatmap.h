@@ -1,0 +1,120 @@
+// Heatmaps: attention weights (or any stack of matrices) drawn as a figure
+// for a slide: labelled rows and columns, a colorbar, values written in the
+// cells, masked cells hatched, one panel per batch and head plus the mean of
+// the heads. The same figure is written as PNG (stb_image_write, embedded
+// pixel font) or SVG (real text), and a compact preview is drawn in the
+// terminal. Output is deterministic: equal input and options give
+// byte-identical files. Writers never compute attention; they draw a
+// HeatmapData, built from a Result or from a matrix file.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/problem.h"
+#include "attn/tensor.h"
+
+namespace attn {
+
+enum class Colormap { kViridis, kMagma, kGray, kBlues, kRdBu };
+enum class Normalize { kNone, kRow, kCol };
+enum class Reduce { kMean, kMax };
+enum class HeatmapStage { kWeights, kScores, kOutput };  // what `run --of` draws
+
+std::string_view name(Colormap c);
+std::string_view name(Normalize n);
+std::string_view name(Reduce r);
+std::string_view name(HeatmapStage s);
+const std::vector<std::string>& colormap_names();
+
+// How to draw. Every field has a default that suits attention weights.
+struct HeatmapOptions {
+  std::optional<Colormap> colormap;  // default: viridis, rdbu for signed values
+  std::optional<double> vmin, vmax;  // colour range; default: the data's
+  Normalize normalize = Normalize::kNone;  // divide each row/column by its max |value|
+  std::optional<int64_t> batch, head;     // draw only this batch / head
+  int max_size = 2048;                     // longest side of the image, pixels
+  Reduce reduce = Reduce::kMean;           // how blocks are merged when downsampling
+};
+
+// Sets the option of `flag` ("--colormap", "--vmin", "--vmax", "--normalize",
+// "--batch", "--head", "--max-size", "--reduce") from its text. Throws a
+// usage error naming the flag.
+void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::string& text);
+HeatmapStage parse_heatmap_stage_flag(const std::string& text);  // --of
+
+// What to draw: matrices [batch][heads][rows][cols], row-major. The numbers
+// are not owned; they must outlive every render call.
+struct HeatmapData {
+  const double* values = nullptr;
+  const uint8_t* masked = nullptr;  // one flag per value (1 = masked), or null
+  int64_t batch = 1, heads = 1, rows = 0, cols = 0;
+  bool batch_axis = false;    // captions name the batch
+  bool head_axis = false;     // captions name the head
+  bool head_average = false;  // add a mean-of-heads panel per batch
+  bool zero_based = false;    // a non-negative quantity: the colour range starts at 0
+  std::vector<std::string> row_labels, col_labels;  // empty: indices
+  std::string row_title = "queries", col_title = "keys";
+  std::string value_name = "weights";  // names the colorbar
+  std::string title;                   // first title line (may be empty)
+  std::string subtitle;                // second line: the settings
+};
+
+// The stage `stage` of a computed result, named with the problem's labels
+// and settings. The result must hold that stage (weights/scores computed).
+// Shapes follow weights_shape(): [q][k], a head axis when heads > 1 and a
+// batch axis when batched; 4D inputs always [batch][heads][q][k].
+HeatmapData heatmap_from_result(const Problem& p, const Result& r, HeatmapStage stage);
+
+// A matrix of rank 1-4 as heatmap data: 2D [rows][cols], 3D [heads][rows][cols],
+// 4D [batch][heads][rows][cols] (a vector is one row).
+HeatmapData heatmap_from_tensor(const Tensor<double>& t);
+
+// The figure as the bytes of a PNG or SVG file. Throws a usage error when a
+// --batch/--head is out of range or --vmin is not below --vmax.
+std::string render_png(const HeatmapData& d, const HeatmapOptions& o);
+std::string render_svg(const HeatmapData& d, const HeatmapOptions& o);
+
+// PNG for a path ending in .png, SVG for .svg; a usage error otherwise.
+std::string render_heatmap_file(const HeatmapData& d, const HeatmapOptions& o,
+                                const std::string& path);
+
+// The terminal preview: each cell a block of 24-bit ANSI background colour
+// (or, with color false, a character of a shade ramp), row and column
+// labels, and a one-line scale; at most `width` columns wide.
+struct TerminalStyle {
+  bool color = false;
+  int width = 80;
+};
+std::string render_terminal(const HeatmapData& d, const HeatmapOptions& o,
+                            const TerminalStyle& style);
+
+// An sRGB colour.
+struct Rgb {
+  uint8_t r = 0, g = 0, b = 0;
+  bool operator==(const Rgb& o) const { return r == o.r && g == o.g && b == o.b; }
+  bool operator!=(const Rgb& o) const { return !(*this == o); }
+};
+
+// The colour of position t in [0, 1] of a colormap (t = 1 is the top
+// colour), and the two colours of a masked cell: its fill and its hatching.
+Rgb colormap_color(Colormap c, double t);
+Rgb masked_fill_color();
+Rgb masked_hatch_color();
+
+// The heatmap part of `attn run`: which stage to draw, where, and how.
+struct HeatmapRequest {
+  std::string path;  // --heatmap FILE (.png or .svg); "" for none
+  bool show = false;  // --show: draw a preview in the terminal
+  HeatmapStage stage = HeatmapStage::kWeights;
+  HeatmapOptions options;
+  TerminalStyle terminal;
+
+  bool wanted() const { return !path.empty() || show; }
+};
+
+}  // namespace attn

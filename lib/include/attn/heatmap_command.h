@@ -1,0 +1,47 @@
+// `attn heatmap` as a library call (a matrix file drawn as PNG/SVG and/or
+// previewed in the terminal), and the heatmap part of `attn run`: which
+// maps the engine must keep, rendering after the compute, and writing once
+// everything else is written. The front end only fills the requests.
+#pragma once
+
+#include <string>
+
+#include "attn/attention.h"
+#include "attn/heatmap.h"
+#include "attn/problem.h"
+#include "attn/run.h"
+
+namespace attn {
+
+struct HeatmapCommandRequest {
+  std::string input;  // a matrix file (JSON array or attn result document, CSV, .npy); "-" stdin
+  std::string key;    // JSON documents: the member to draw ("weights", "output", ...)
+  std::string output_path;  // -o FILE.png or FILE.svg; "" for none
+  bool show = false;        // preview in the terminal
+  std::string title;        // instead of the file name
+  std::string labels;       // "cat,milk,it": row labels (columns too for a square matrix)
+  std::string key_labels;   // column labels
+  HeatmapOptions options;
+  TerminalStyle terminal;
+};
+
+// Runs it; returns the exit code (0). Throws attn::Error for bad input,
+// usage and file problems.
+int heatmap_command(const HeatmapCommandRequest& request, Console& console);
+
+// Asks the engine for the weights or scores the run's heatmap draws.
+void request_heatmap_maps(const HeatmapRequest& h, ComputeRequest& creq);
+
+// The run's heatmap, rendered before anything is written: the file's bytes
+// and the terminal preview (each empty when not asked for). --show is a
+// usage error when stdout already carries JSON or CSV data.
+struct RenderedHeatmap {
+  std::string file;
+  std::string preview;
+};
+RenderedHeatmap render_run_heatmap(const RunRequest& req, const Problem& p, const Result& r);
+
+// Writes the file atomically and the preview to the console's output.
+void write_run_heatmap(const RunRequest& req, const RenderedHeatmap& h, Console& console);
+
+}  // namespace attn

@@ -1,0 +1,156 @@
+#include "attn/heatmap_command.h"
+
+#include "attn/error.h"
+#include "attn/file_io.h"
+#include "attn/json.h"
+#include "attn/json_tensor.h"
+#include "attn/matrix_file.h"
+
+namespace attn {
+
+namespace {
+
+std::vector<std::string> split_labels(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = s.find(',', start);
+    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const size_t b = item.find_first_not_of(' ');
+    const size_t e = item.find_last_not_of(' ');
+    out.push_back(b == std::string::npos ? "" : item.substr(b, e - b + 1));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+std::vector<std::string> labels_for(const char* flag, const std::string& text, int64_t n,
+                                    const char* what) {
+  std::vector<std::string> l = split_labels(text);
+  if (static_cast<int64_t>(l.size()) != n) {
+    throw_usage(std::string(flag) + ": " + std::to_string(l.size()) + " labels for " +
+                std::to_string(n) + " " + what);
+  }
+  return l;
+}
+
+struct Loaded {
+  Tensor<double> values;
+  std::vector<std::string> row_labels, col_labels;
+  std::string key;
+};
+
+// A JSON array, a member of a JSON object (an attn result document), or a
+// CSV/.npy matrix with its labels.
+Loaded load(const HeatmapCommandRequest& req, const std::string& name) {
+  const std::string text = read_file(req.input);
+  Loaded l;
+  if (matrix_format(req.input, text) != MatrixFormat::kJson) {
+    if (!req.key.empty()) throw_usage("--key " + req.key + ": " + name + " is not a JSON document");
+    MatrixData m = parse_matrix(text, req.input, CellKind::kExtended);
+    l.values = std::move(m.values);
+    l.row_labels = std::move(m.row_labels);
+    l.col_labels = std::move(m.column_labels);
+    return l;
+  }
+  const json::Value v = json::parse(text, name);
+  if (!v.is_object()) {
+    if (!req.key.empty()) throw_usage("--key " + req.key + ": " + name + " holds an array, not a document");
+    l.values = json_to_tensor(v, name, "", CellKind::kExtended, 4);
+    return l;
+  }
+  std::vector<std::string> keys;
+  for (const json::Member& m : v.members()) {
+    if (m.value.is_array()) keys.push_back(m.key);
+  }
+  l.key = req.key;
+  if (l.key.empty()) {
+    l.key = v.find("weights") ? "weights" : v.find("output") ? "output" : "";
+    if (l.key.empty()) {
+      std::string list;
+      for (const std::string& k : keys) list += (list.empty() ? "" : ", ") + k;
+      throw_input(name, "no \"weights\" or \"output\" to draw; choose a member with --key" +
+                            (list.empty() ? std::string() : " (arrays here: " + list + ")"));
+    }
+  }
+  const json::Value* member = v.find(l.key);
+  if (!member) {
+    std::string near = closest_name(l.key, keys);
+    throw_usage("--key " + l.key + ": " + name + " has no member \"" + l.key + "\"" +
+                (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+  }
+  l.values = json_to_tensor(*member, name, l.key, CellKind::kExtended, 4);
+  return l;
+}
+
+}  // namespace
+
+int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
+  if (req.output_path.empty() && !req.show) {
+    throw_usage("heatmap: nothing to do; give -o FILE.png (or .svg) or --show");
+  }
+  if (!req.output_path.empty() && (req.output_path == req.input || same_file(req.input, req.output_path))) {
+    throw_usage("-o " + req.output_path + ": refusing to overwrite the input file " + req.input);
+  }
+  const std::string name = display_name(req.input);
+  const Loaded l = load(req, name);
+  HeatmapData d = heatmap_from_tensor(l.values);
+  d.row_labels = l.row_labels;
+  d.col_labels = l.col_labels;
+  if (!req.labels.empty()) {
+    d.row_labels = labels_for("--labels", req.labels, d.rows, "rows");
+    if (req.key_labels.empty() && d.cols == d.rows) d.col_labels = d.row_labels;
+  }
+  if (!req.key_labels.empty()) d.col_labels = labels_for("--key-labels", req.key_labels, d.cols, "columns");
+  if (l.key == "weights" || l.key == "scores") {
+    d.row_title = "queries";
+    d.col_title = "keys";
+    d.zero_based = l.key == "weights";
+  }
+  if (!l.key.empty()) d.value_name = l.key;
+  d.title = req.title.empty() ? name + (l.key.empty() ? "" : ": " + l.key) : req.title;
+  d.subtitle = shape_string(l.values.shape());
+
+  // Render everything before writing anything.
+  std::string file, preview;
+  if (!req.output_path.empty()) file = render_heatmap_file(d, req.options, req.output_path);
+  if (req.show) preview = render_terminal(d, req.options, req.terminal);
+  if (!req.output_path.empty()) write_file_atomic(req.output_path, file);
+  if (req.show) console.out(preview);
+  return 0;
+}
+
+void request_heatmap_maps(const HeatmapRequest& h, ComputeRequest& creq) {
+  if (!h.wanted()) return;
+  if (h.stage == HeatmapStage::kWeights) creq.weights = true;
+  if (h.stage == HeatmapStage::kScores) creq.scores = true;
+}
+
+RenderedHeatmap render_run_heatmap(const RunRequest& req, const Problem& p, const Result& r) {
+  RenderedHeatmap out;
+  const HeatmapRequest& h = req.heatmap;
+  if (!h.wanted()) return out;
+  const bool data_on_stdout = req.output.format != Format::kTable &&
+                              (req.output_path.empty() || req.output_path == "-");
+  if (h.show && data_on_stdout) {
+    throw_usage("--show would mix the preview into the " + std::string(req.output.format == Format::kJson ? "json" : "csv") +
+                " on stdout; write the data with -o FILE");
+  }
+  if (!h.path.empty() && !req.input.empty() && (h.path == req.input || same_file(req.input, h.path))) {
+    throw_usage("--heatmap " + h.path + ": refusing to overwrite the input file " + req.input);
+  }
+  const HeatmapData d = heatmap_from_result(p, r, h.stage);
+  if (!h.path.empty()) out.file = render_heatmap_file(d, h.options, h.path);
+  if (h.show) out.preview = render_terminal(d, h.options, h.terminal);
+  return out;
+}
+
+void write_run_heatmap(const RunRequest& req, const RenderedHeatmap& h, Console& console) {
+  if (!req.heatmap.path.empty()) write_file_atomic(req.heatmap.path, h.file);
+  if (req.heatmap.show) {
+    const bool after_table = req.output_path.empty() || req.output_path == "-";
+    console.out(after_table ? "\n" + h.preview : h.preview);
+  }
+}
+
+}  // namespace attn

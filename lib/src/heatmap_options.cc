@@ -1,0 +1,96 @@
+// Names of the heatmap enumerations and the parsing of the heatmap flags.
+#include <cmath>
+
+#include "attn/error.h"
+#include "attn/heatmap.h"
+#include "attn/number_text.h"
+#include "attn/options.h"
+
+namespace attn {
+
+namespace {
+
+[[noreturn]] void bad(std::string_view flag, const std::string& what) {
+  throw_usage(std::string(flag) + ": " + what);
+}
+
+template <class E>
+E choice(std::string_view flag, const std::string& text, const std::vector<std::string>& names,
+         const std::vector<E>& values) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == text) return values[i];
+  }
+  bad(flag, not_one_of(text, names));
+}
+
+double finite_number(std::string_view flag, const std::string& text) {
+  double v = 0;
+  if (!parse_number_word(text, &v) || !std::isfinite(v)) {
+    bad(flag, "expected a finite number, got '" + text + "'");
+  }
+  return v;
+}
+
+int64_t integer(std::string_view flag, const std::string& text, int64_t lo, int64_t hi) {
+  const double v = finite_number(flag, text);
+  if (v != std::floor(v) || v < static_cast<double>(lo) || v > static_cast<double>(hi)) {
+    bad(flag, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                  ", got '" + text + "'");
+  }
+  return static_cast<int64_t>(v);
+}
+
+const std::vector<std::string> kNormalizeNames = {"none", "row", "col"};
+const std::vector<std::string> kReduceNames = {"mean", "max"};
+const std::vector<std::string> kStageNames = {"weights", "scores", "output"};
+
+}  // namespace
+
+const std::vector<std::string>& colormap_names() {
+  static const std::vector<std::string> names = {"viridis", "magma", "gray", "blues", "rdbu"};
+  return names;
+}
+
+std::string_view name(Colormap c) {
+  return colormap_names()[static_cast<size_t>(c)];
+}
+std::string_view name(Normalize n) { return kNormalizeNames[static_cast<size_t>(n)]; }
+std::string_view name(Reduce r) { return kReduceNames[static_cast<size_t>(r)]; }
+std::string_view name(HeatmapStage s) { return kStageNames[static_cast<size_t>(s)]; }
+
+void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::string& text) {
+  if (flag == "--colormap") {
+    o.colormap = choice<Colormap>(flag, text, colormap_names(),
+                                  {Colormap::kViridis, Colormap::kMagma, Colormap::kGray,
+                                   Colormap::kBlues, Colormap::kRdBu});
+  } else if (flag == "--vmin") {
+    o.vmin = finite_number(flag, text);
+  } else if (flag == "--vmax") {
+    o.vmax = finite_number(flag, text);
+  } else if (flag == "--normalize") {
+    o.normalize = choice<Normalize>(flag, text, kNormalizeNames,
+                                    {Normalize::kNone, Normalize::kRow, Normalize::kCol});
+  } else if (flag == "--batch") {
+    o.batch = integer(flag, text, 0, INT32_MAX);
+  } else if (flag == "--head") {
+    o.head = integer(flag, text, 0, INT32_MAX);
+  } else if (flag == "--max-size") {
+    o.max_size = static_cast<int>(integer(flag, text, 256, 16384));
+  } else if (flag == "--reduce") {
+    o.reduce = choice<Reduce>(flag, text, kReduceNames, {Reduce::kMean, Reduce::kMax});
+  } else {
+    throw_internal("set_heatmap_flag: unknown flag " + std::string(flag));
+  }
+  if (o.vmin && o.vmax && !(*o.vmin < *o.vmax)) {
+    throw_usage("--vmin " + format_shortest(*o.vmin) + " must be below --vmax " +
+                format_shortest(*o.vmax));
+  }
+}
+
+HeatmapStage parse_heatmap_stage_flag(const std::string& text) {
+  return choice<HeatmapStage>("--of", text, kStageNames,
+                              {HeatmapStage::kWeights, HeatmapStage::kScores,
+                               HeatmapStage::kOutput});
+}
+
+}  // namespace attn

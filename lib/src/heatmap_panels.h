@@ -1,0 +1,58 @@
+// The matrices a figure shows: which batch/head panels (and head means) are
+// drawn and how they are arranged, then each panel's values after the
+// optional row/column normalisation and block downsampling, and the colour
+// range and colormap they are drawn with. Shared by the PNG/SVG figure and
+// the terminal preview.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/heatmap.h"
+
+namespace attn::heatmap {
+
+enum CellState : uint8_t { kValue = 0, kMasked = 1, kMissing = 2 };
+
+struct PanelRef {
+  int64_t batch = 0;
+  int64_t head = 0;  // -1: the mean over the heads
+  std::string caption;
+};
+
+struct PanelPlan {
+  std::vector<PanelRef> refs;  // in reading order
+  int grid_rows = 1, grid_cols = 1;
+};
+
+// The panels to draw. Throws a usage error for --batch/--head out of range.
+PanelPlan plan_panels(const HeatmapData& d, const HeatmapOptions& o);
+
+struct Panel {
+  std::string caption;
+  std::vector<double> values;  // shown_rows x shown_cols
+  std::vector<uint8_t> state;  // CellState per value
+};
+
+struct Panels {
+  int64_t rows = 0, cols = 0;  // of the source matrices
+  int64_t factor = 1;          // side of the blocks merged into one shown cell
+  int64_t shown_rows = 0, shown_cols = 0;
+  int grid_rows = 1, grid_cols = 1;
+  std::vector<Panel> panels;
+  double lo = 0, hi = 1;  // colour range
+  Colormap colormap = Colormap::kViridis;
+  bool any_masked = false, any_missing = false;
+  std::string scale_name;  // names the colorbar: "weights", "weights / row max"
+  std::string block_note;  // "8192x8192 as 1639x1639: mean of 5x5 blocks", or ""
+};
+
+// Builds the panels of `plan`, merging factor x factor blocks into one cell.
+Panels build_panels(const HeatmapData& d, const HeatmapOptions& o, const PanelPlan& plan,
+                    int64_t factor);
+
+// The smallest block side that brings rows x cols within max_rows x max_cols.
+int64_t block_factor(int64_t rows, int64_t cols, int64_t max_rows, int64_t max_cols);
+
+}  // namespace attn::heatmap

@@ -1,0 +1,67 @@
+// A figure as a list of drawing primitives in pixel coordinates: filled
+// rectangles, grids of coloured cells, colorbars and text. The layout
+// builds it once; the PNG rasteriser and the SVG writer both draw it, so the
+// two files show the same figure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/heatmap.h"
+
+namespace attn::heatmap {
+
+struct RectItem {
+  int x, y, w, h;
+  Rgb color;
+};
+
+// rows x cols cells of cell_w x cell_h pixels; `gap` pixels of each cell's
+// right and bottom edge are left to the background. State per CellState:
+// masked cells are hatched, missing (NaN) cells flat gray.
+struct CellGrid {
+  int x = 0, y = 0;
+  int cell_w = 1, cell_h = 1, gap = 0;
+  int64_t rows = 0, cols = 0;
+  std::vector<Rgb> colors;
+  std::vector<uint8_t> state;
+  bool legend = false;  // a swatch explaining a colour, not data
+};
+
+// A vertical colour ramp, top colour at the top.
+struct ColorbarItem {
+  int x, y, w, h;
+  Colormap colormap;
+};
+
+enum class Anchor { kStart, kMiddle, kEnd };
+
+// Text whose capitals span [y, y + 7*scale) (horizontal), or, when
+// vertical, read bottom to top with the capitals' top edge at x and the
+// anchor measured along y (start = the bottom end).
+struct TextItem {
+  int x = 0, y = 0;
+  std::string text;  // UTF-8; the PNG draws non-ASCII characters as '?'
+  int scale = 2;
+  Anchor anchor = Anchor::kStart;
+  bool vertical = false;
+  bool bold = false;
+  Rgb color{34, 34, 34};
+  std::string role;  // "title", "caption", "row-label", "col-label", "value", "tick", "axis", "note"
+};
+
+struct Scene {
+  int width = 0, height = 0;
+  Rgb background{255, 255, 255};
+  std::vector<RectItem> rects;  // drawn first
+  std::vector<CellGrid> grids;
+  std::vector<ColorbarItem> bars;
+  std::vector<TextItem> texts;  // drawn last
+};
+
+// Lays out the figure of `d`: picks cell sizes, downsampling, label
+// thinning and rotation within o.max_size, and builds the scene.
+Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o);
+
+}  // namespace attn::heatmap

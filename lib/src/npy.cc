@@ -1,0 +1,465 @@
+#include "attn/npy.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "attn/error.h"
+#include "attn/number_text.h"
+
+namespace attn {
+
+namespace {
+
+// "\x93NUMPY", major, minor, then the header length: 2 bytes (1.0) or 4
+// bytes (2.0, 3.0), little endian.
+constexpr std::string_view kMagic("\x93NUMPY", 6);
+
+// NumPy pads the preamble + header to a multiple of 64 bytes so the data
+// can be memory-mapped aligned; we write the same layout.
+constexpr size_t kAlign = 64;
+
+uint64_t load_le(const unsigned char* p, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+void store_le(char* p, uint64_t v, size_t n) {
+  for (size_t i = 0; i < n; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+// The shape as Python prints a tuple, as users see it in NumPy: "(3, 4)", "(5,)", "()".
+std::string tuple_string(const Shape& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) s += ',';
+  return s + ")";
+}
+
+struct Header {
+  std::string descr;
+  bool structured = false;  // descr was a list of fields
+  bool fortran_order = false;
+  Shape shape;
+};
+
+// The header is the repr of a Python dict, which NumPy reads with a
+// literal evaluator. We accept exactly that dict, written with any
+// spacing, either quote style and keys in any order; nothing else.
+class HeaderParser {
+ public:
+  HeaderParser(std::string_view text, const std::string& name) : text_(text), name_(name) {}
+
+  Header parse() {
+    Header h;
+    bool seen[3] = {false, false, false};
+    skip_space();
+    expect('{', "expected '{' at the start of the header dict");
+    skip_space();
+    while (!at('}')) {
+      const size_t key_pos = pos_;
+      const std::string key = string_literal("expected a quoted key or '}'");
+      skip_space();
+      expect(':', "expected ':' after the key '" + key + "'");
+      skip_space();
+      int slot = -1;
+      if (key == "descr") {
+        slot = 0;
+        if (at('[')) {
+          h.structured = true;
+          skip_list();
+        } else {
+          h.descr = string_literal("expected a quoted dtype after 'descr'");
+        }
+      } else if (key == "fortran_order") {
+        slot = 1;
+        h.fortran_order = boolean();
+      } else if (key == "shape") {
+        slot = 2;
+        h.shape = shape();
+      } else {
+        pos_ = key_pos;
+        fail("unexpected key '" + key + "' (a .npy header has 'descr', 'fortran_order', 'shape')");
+      }
+      if (seen[slot]) {
+        pos_ = key_pos;
+        fail("duplicate key '" + key + "'");
+      }
+      seen[slot] = true;
+      skip_space();
+      if (at(',')) {
+        ++pos_;
+        skip_space();
+      } else if (!at('}')) {
+        fail("expected ',' or '}'");
+      }
+    }
+    ++pos_;
+    skip_space();
+    if (pos_ != text_.size()) fail("unexpected text after the header dict");
+    const char* keys[3] = {"descr", "fortran_order", "shape"};
+    for (int i = 0; i < 3; ++i) {
+      if (!seen[i]) throw_input(name_, std::string("the .npy header has no '") + keys[i] + "' key");
+    }
+    return h;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw_input(name_, "malformed .npy header at column " + std::to_string(pos_ + 1) + ": " + what);
+  }
+
+  bool at(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
+
+  void expect(char c, const std::string& what) {
+    if (!at(c)) fail(what);
+    ++pos_;
+  }
+
+  void skip_space() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
+                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
+      ++pos_;
+    }
+  }
+
+  std::string string_literal(const std::string& what) {
+    if (!at('\'') && !at('"')) fail(what);
+    const char quote = text_[pos_++];
+    const size_t start = pos_;
+    while (pos_ < text_.size() && text_[pos_] != quote) {
+      if (text_[pos_] == '\\') fail("escapes in strings are not supported");
+      if (text_[pos_] == '\n') break;
+      ++pos_;
+    }
+    if (!at(quote)) fail("unterminated string");
+    return std::string(text_.substr(start, pos_++ - start));
+  }
+
+  bool boolean() {
+    for (const char* word : {"True", "False"}) {
+      const size_t n = std::strlen(word);
+      if (text_.substr(pos_, n) == word) {
+        pos_ += n;
+        return word[0] == 'T';
+      }
+    }
+    fail("expected True or False after 'fortran_order'");
+  }
+
+  // A structured dtype's field list; only skipped, it is refused later.
+  void skip_list() {
+    int depth = 0;
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_];
+      if (c == '\'' || c == '"') {
+        string_literal("");
+        continue;
+      }
+      ++pos_;
+      if (c == '[' || c == '(') ++depth;
+      if ((c == ']' || c == ')') && --depth == 0) return;
+    }
+    fail("unterminated list after 'descr'");
+  }
+
+  Shape shape() {
+    Shape s;
+    expect('(', "expected a tuple such as (3, 4) after 'shape'");
+    skip_space();
+    bool trailing_comma = false;
+    while (!at(')')) {
+      s.push_back(dimension());
+      skip_space();
+      trailing_comma = at(',');
+      if (trailing_comma) {
+        ++pos_;
+        skip_space();
+      } else if (!at(')')) {
+        fail("expected ',' or ')' in the shape");
+      }
+    }
+    // Python's (5) is the number 5, not a tuple; NumPy refuses it too.
+    if (s.size() == 1 && !trailing_comma) fail("a one-dimensional shape is written (5,), not (5)");
+    ++pos_;
+    return s;
+  }
+
+  int64_t dimension() {
+    if (pos_ >= text_.size() || text_[pos_] < '0' || text_[pos_] > '9') {
+      fail("expected a non-negative integer in the shape");
+    }
+    int64_t v = 0;
+    while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
+      const int digit = text_[pos_] - '0';
+      if (v > (std::numeric_limits<int64_t>::max() - digit) / 10) fail("dimension too large");
+      v = v * 10 + digit;
+      ++pos_;
+    }
+    if (at('L') || at('l')) ++pos_;  // Python 2 long literals, as in old files
+    return v;
+  }
+
+  std::string_view text_;
+  const std::string& name_;
+  size_t pos_ = 0;
+};
+
+enum class Cell { kBool, kInt, kUint, kFloat };
+
+struct CellType {
+  Cell cell;
+  size_t size;
+};
+
+// Maps a descr to a cell type, or refuses it with what to do instead.
+CellType cell_type(const Header& h, const std::string& name) {
+  if (h.structured) {
+    throw_input(name,
+                "structured arrays (record dtypes) are not supported; save each field as its "
+                "own array");
+  }
+  const std::string& d = h.descr;
+  size_t i = 0;
+  char order = '=';
+  if (!d.empty() && std::string_view("<>|=").find(d[0]) != std::string_view::npos) order = d[i++];
+  const char kind = i < d.size() ? d[i++] : '\0';
+  const std::string digits = d.substr(i);
+  size_t size = 0;
+  if (!digits.empty() && digits.size() <= 2 &&
+      digits.find_first_not_of("0123456789") == std::string::npos) {
+    size = static_cast<size_t>(std::stoi(digits));
+  }
+  if (kind == 'O') {
+    throw_input(name,
+                "object arrays (pickled data) cannot be read; save a numeric array, e.g. "
+                "arr.astype(np.float64)");
+  }
+  if (kind == 'c') {
+    throw_input(name, "complex arrays ('" + d + "') are not supported; save arr.real");
+  }
+  if (kind == 'U' || kind == 'S' || kind == 'a') {
+    throw_input(name,
+                "string arrays ('" + d + "') are not supported; attn reads numbers and booleans");
+  }
+  const bool ok =
+      (kind == 'b' && size == 1) ||
+      ((kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
+      (kind == 'f' && (size == 4 || size == 8));
+  if (!ok) {
+    throw_input(name, "unsupported dtype '" + d +
+                          "'; attn reads bool, int8-64, uint8-64, float32 and float64 arrays");
+  }
+  // NumPy writes '<' (or '|' for single bytes); '=' and no mark mean the
+  // writer's native order, which we take as little endian like every
+  // platform NumPy files in practice come from.
+  if (order == '>' && size > 1) {
+    throw_input(name, "big-endian data ('" + d + "') is not supported; use arr.astype('<" +
+                          d.substr(1) + "')");
+  }
+  const Cell cell = kind == 'b'   ? Cell::kBool
+                    : kind == 'i' ? Cell::kInt
+                    : kind == 'u' ? Cell::kUint
+                                  : Cell::kFloat;
+  return {cell, size};
+}
+
+// The item's bits as a two's-complement integer of its width (intN_t are
+// two's complement by definition, so the copy is exact and portable).
+template <class S, class U>
+double as_signed(uint64_t bits) {
+  const U u = static_cast<U>(bits);
+  S v = 0;
+  std::memcpy(&v, &u, sizeof v);
+  return static_cast<double>(v);
+}
+
+double load_cell(const unsigned char* p, CellType t) {
+  const uint64_t bits = load_le(p, t.size);
+  switch (t.cell) {
+    case Cell::kBool:
+    case Cell::kUint:
+      return static_cast<double>(bits);
+    case Cell::kInt:
+      switch (t.size) {
+        case 1:
+          return as_signed<int8_t, uint8_t>(bits);
+        case 2:
+          return as_signed<int16_t, uint16_t>(bits);
+        case 4:
+          return as_signed<int32_t, uint32_t>(bits);
+        default:
+          return as_signed<int64_t, uint64_t>(bits);
+      }
+    case Cell::kFloat:
+      if (t.size == 4) {
+        float f = 0;
+        const uint32_t b32 = static_cast<uint32_t>(bits);
+        std::memcpy(&f, &b32, sizeof f);
+        return f;
+      } else {
+        double x = 0;
+        std::memcpy(&x, &bits, sizeof x);
+        return x;
+      }
+  }
+  return 0;
+}
+
+// "w.npy[3][1]" for flat index 7 of shape (4, 2).
+std::string cell_place(const std::string& name, const Shape& shape, int64_t flat) {
+  std::string idx;
+  for (size_t i = shape.size(); i-- > 0;) {
+    idx = "[" + std::to_string(flat % shape[i]) + "]" + idx;
+    flat /= shape[i];
+  }
+  return name + idx;
+}
+
+void check_cells(const std::vector<double>& v, const Shape& shape, const std::string& name,
+                 CellType t, CellKind kind) {
+  auto text = [&](double x) {
+    return t.cell == Cell::kFloat && t.size == 4 ? format_shortest(static_cast<float>(x))
+                                                 : format_shortest(x);
+  };
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double x = v[i];
+    switch (kind) {
+      case CellKind::kFinite:
+        if (!std::isfinite(x)) {
+          throw_input(cell_place(name, shape, static_cast<int64_t>(i)),
+                      "non-finite value " + text(x) + " is not allowed here");
+        }
+        break;
+      case CellKind::kExtended:
+        break;
+      case CellKind::kBool:
+        if (x != 0.0 && x != 1.0) {
+          throw_input(cell_place(name, shape, static_cast<int64_t>(i)),
+                      "mask cells must be true/false or 0/1, got " + text(x));
+        }
+        break;
+      case CellKind::kCount:
+        if (!(x >= 0 && x == std::floor(x) && x < 9.0e15)) {
+          throw_input(cell_place(name, shape, static_cast<int64_t>(i)),
+                      "expected a non-negative integer, got " + text(x));
+        }
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+NpyArray parse_npy(std::string_view bytes, const std::string& name, CellKind kind) {
+  if (bytes.substr(0, kMagic.size()) != kMagic) {
+    throw_input(name, "not a .npy file (it does not start with the NumPy magic \\x93NUMPY)");
+  }
+  if (bytes.size() < 10) throw_input(name, "truncated .npy header");
+  const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
+  const int major = u[6], minor = u[7];
+  if (minor != 0 || major < 1 || major > 3) {
+    throw_input(name, "unsupported .npy format version " + std::to_string(major) + "." +
+                          std::to_string(minor) + " (attn reads 1.0, 2.0 and 3.0)");
+  }
+  const size_t len_bytes = major == 1 ? 2 : 4;
+  const size_t preamble = 8 + len_bytes;
+  if (bytes.size() < preamble) throw_input(name, "truncated .npy header");
+  const uint64_t header_len = load_le(u + 8, len_bytes);
+  if (header_len > bytes.size() - preamble) {
+    throw_input(name, "truncated: the .npy header declares " + std::to_string(header_len) +
+                          " bytes but only " + std::to_string(bytes.size() - preamble) +
+                          " follow the preamble");
+  }
+  // Versions 1.0 and 2.0 have a latin-1 header, 3.0 UTF-8; the keys and
+  // values we accept are ASCII in both.
+  const Header h = HeaderParser(bytes.substr(preamble, header_len), name).parse();
+  const CellType t = cell_type(h, name);
+  if (h.fortran_order) {
+    throw_input(name, "fortran-ordered arrays are not supported; save with np.ascontiguousarray");
+  }
+  if (h.shape.empty() || h.shape.size() > 4) {
+    throw_input(name, "array of rank " + std::to_string(h.shape.size()) + " (shape " +
+                          tuple_string(h.shape) + "); attn reads arrays of rank 1 to 4");
+  }
+  // Size checks before any allocation: the header is untrusted.
+  const uint64_t limit = std::numeric_limits<uint64_t>::max() / 16;
+  uint64_t count = 1;
+  bool too_big = false;
+  for (int64_t d : h.shape) {
+    const auto ud = static_cast<uint64_t>(d);
+    if (ud == 0) {
+      count = 0;
+      too_big = false;
+      break;
+    }
+    if (!too_big && count > limit / ud) too_big = true;
+    if (!too_big) count *= ud;
+  }
+  if (too_big) {
+    throw_input(name, "the header declares shape " + tuple_string(h.shape) + " of '" + h.descr +
+                          "', more data than any file can hold");
+  }
+  const uint64_t data_bytes = count * t.size;
+  const uint64_t available = bytes.size() - preamble - header_len;
+  if (data_bytes > available) {
+    throw_input(name, "truncated: the header declares shape " + tuple_string(h.shape) + " of '" +
+                          h.descr + "' = " + std::to_string(data_bytes) +
+                          " bytes of data but only " + std::to_string(available) +
+                          " follow the header");
+  }
+  if (data_bytes < available) {
+    throw_input(name, std::to_string(available - data_bytes) + " bytes follow the array of shape " +
+                          tuple_string(h.shape) +
+                          "; attn reads one array per .npy file (was np.save called twice on one "
+                          "file?)");
+  }
+
+  std::vector<double> values(static_cast<size_t>(count));
+  const unsigned char* p = u + preamble + header_len;
+  for (size_t i = 0; i < values.size(); ++i, p += t.size) values[i] = load_cell(p, t);
+  check_cells(values, h.shape, name, t, kind);
+  return NpyArray{Tensor<double>(h.shape, std::move(values)), h.descr};
+}
+
+std::string format_npy(const Tensor<double>& t, DType dtype) {
+  const bool f32 = dtype == DType::kF32;
+  std::string header = std::string("{'descr': '") + (f32 ? "<f4" : "<f8") +
+                       "', 'fortran_order': False, 'shape': " + tuple_string(t.shape()) + ", }";
+  // Version 1.0 stores the header length in 2 bytes; longer headers need 2.0.
+  size_t preamble = 10;
+  if (header.size() + 1 + kAlign > 0xffff) preamble = 12;
+  const size_t unpadded = preamble + header.size() + 1;
+  header.append((kAlign - unpadded % kAlign) % kAlign, ' ');
+  header += '\n';
+
+  const size_t item = f32 ? 4 : 8;
+  std::string out;
+  out.resize(preamble + header.size() + item * static_cast<size_t>(t.size()));
+  char* p = &out[0];
+  std::memcpy(p, kMagic.data(), kMagic.size());
+  p[6] = static_cast<char>(preamble == 10 ? 1 : 2);
+  p[7] = 0;
+  store_le(p + 8, header.size(), preamble - 8);
+  std::memcpy(p + preamble, header.data(), header.size());
+  p += preamble + header.size();
+  for (int64_t i = 0; i < t.size(); ++i, p += item) {
+    if (f32) {
+      const float f = static_cast<float>(t[i]);
+      uint32_t bits = 0;
+      std::memcpy(&bits, &f, sizeof f);
+      store_le(p, bits, 4);
+    } else {
+      uint64_t bits = 0;
+      std::memcpy(&bits, &t[i], sizeof bits);
+      store_le(p, bits, 8);
+    }
+  }
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Regenerates the pictures of docs/heatmaps.md with an attn binary that is
+# already built (this script builds nothing):
+#
+#   scripts/make_heatmap_docs.sh [ATTN]     ATTN defaults to build/attn
+#
+# The output is deterministic: the same binary gives byte-identical files,
+# so a clean `git status` afterwards means the pictures are up to date.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+attn=${1:-build/attn}
+if [ ! -x "$attn" ]; then
+  echo "make_heatmap_docs.sh: no attn binary at $attn; build first (scripts/dev.sh demo)" >&2
+  exit 2
+fi
+out=docs/images
+mkdir -p "$out"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+draw() {  # input, image, extra flags...
+  local input=$1 image=$2
+  shift 2
+  "$attn" run "$input" -q -o /dev/null --heatmap "$out/$image" "$@"
+  echo "$out/$image"
+}
+
+# The blog's two examples (seed 003), as PNG and as SVG.
+draw data/examples/sweet.json sweet_weights.png
+draw data/examples/sweet.json sweet_weights.svg
+draw data/examples/hungry.json hungry_weights.png
+# The scores before the softmax, and a signed matrix in the diverging map.
+draw data/examples/sweet.json sweet_scores.png --of scores
+draw data/heatmaps/cosine.json cosine_scores.png --of scores
+# A causal mask: masked cells are hatched, not drawn as 0.
+draw data/heatmaps/causal_sentence.json causal.png
+# Four heads and a batch of two: one panel per head plus the head mean.
+draw data/heatmaps/multihead.json multihead.png
+draw data/heatmaps/multihead.json multihead_batch1_head2.png --batch 1 --head 2
+
+# A large matrix: 4096 tokens with sinusoidal position vectors (as in
+# "Attention is all you need", 16 dimensions), causal, each row divided by
+# its maximum so the band of nearby positions shows; downsampled to fit
+# 900 px.
+awk 'BEGIN {
+  print "{\"title\": \"4096 positions (sinusoidal vectors), causal\", \"causal\": true, \"X\": ["
+  for (i = 0; i < 4096; i++) {
+    line = ""
+    for (j = 0; j < 16; j++) {
+      f = exp(-(j - j % 2) / 16 * log(10000))
+      v = (j % 2 == 0) ? sin(i * f / 8) : cos(i * f / 8)
+      line = line (j ? ", " : "") sprintf("%.6f", v)
+    }
+    print "[" line "]" (i < 4095 ? "," : "")
+  }
+  print "]}"
+}' > "$tmp/positions.json"
+draw "$tmp/positions.json" large_causal.png --normalize row --max-size 900
