@@ -56,7 +56,8 @@ std::vector<GlyphQuad> text_quads(std::string_view utf8) {
   // A quad takes 64 bytes and a glyph has at most a dozen quads; a short
   // buffer silently drops the last strokes.
   std::vector<char> buf(s.size() * 16 * 64 + 64);
-  const int n = stb_easy_font_print(0, 0, s.data(), nullptr, buf.data(), static_cast<int>(buf.size()));
+  const int n =
+      stb_easy_font_print(0, 0, s.data(), nullptr, buf.data(), static_cast<int>(buf.size()));
   std::vector<GlyphQuad> quads;
   quads.reserve(static_cast<size_t>(n));
   for (int q = 0; q < n; ++q) {
