@@ -17,7 +17,7 @@ std::vector<std::string> wrap(const std::string& text, int width, int max_lines)
   auto flush_word = [&]() {
     if (word.empty()) return;
     std::string candidate = line.empty() ? word : line + " " + word;
-    if (line.empty() || text_width(candidate, kScale) <= width) {
+    if (line.empty() || text_extent(candidate, kScale) <= width) {
       line = candidate;
     } else {
       lines.push_back(line);
@@ -53,7 +53,7 @@ Labels make_labels(const std::vector<std::string>& names, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     std::string s = l.named ? fit_text(names[static_cast<size_t>(i)], kMaxLabelWidth, kScale)
                             : std::to_string(i);
-    l.max_width = std::max(l.max_width, text_width(s, kScale));
+    l.max_width = std::max(l.max_width, text_extent(s, kScale));
     l.text.push_back(std::move(s));
   }
   return l;
@@ -86,7 +86,7 @@ Geometry geometry(const GeometryInput& cx, int cell, int64_t factor) {
   g.grid_w = cx.plan.grid_cols * g.slot_w + (cx.plan.grid_cols - 1) * kPanelGap;
   g.right_w = kBarGap + kBarWidth + kTickLen + 4 + cx.tick_w + 10 + kTextH;
   const int content = g.left_w + g.grid_w + g.right_w;
-  const int title_w = std::max(text_width(d.title, kScale), text_width(d.subtitle, kScale));
+  const int title_w = std::max(text_extent(d.title, kScale), text_extent(d.subtitle, kScale));
   // A long title widens a narrow figure (up to 720 px) before it wraps.
   g.width = 2 * kMargin + std::max(content, std::min({title_w, 720, cx.max_size - 2 * kMargin}));
   const int text_w = g.width - 2 * kMargin;

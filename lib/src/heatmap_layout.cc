@@ -41,7 +41,7 @@ Annotation choose_annotation(const Panels& p, int inner) {
   for (const Panel& panel : p.panels) {
     for (size_t i = 0; i < panel.values.size(); ++i) {
       if (panel.state[i] != kValue) continue;
-      widest = std::max(widest, text_width(value_text(panel.values[i], decimals), 1));
+      widest = std::max(widest, text_extent(value_text(panel.values[i], decimals), 1));
     }
   }
   for (int scale : {2, 1}) {
@@ -92,7 +92,7 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
   const PanelPlan plan = plan_panels(d, o);
   GeometryInput cx{d, plan, make_labels(d.row_labels, d.rows), make_labels(d.col_labels, d.cols)};
   for (const PanelRef& r : plan.refs)
-    cx.caption_w = std::max(cx.caption_w, text_width(r.caption, kScale));
+    cx.caption_w = std::max(cx.caption_w, text_extent(r.caption, kScale));
   cx.notes = 1 + (d.masked ? 1 : 0);  // at most: block note, legend
   cx.max_size = o.max_size;
   Geometry g = choose_geometry(cx);
@@ -100,9 +100,9 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
 
   // With the panels known, size the notes and tick labels as they are.
   const Ticks ticks = colorbar_ticks(p.lo, p.hi, 5);
-  int tick_w = std::max(text_width(end_text(p.lo), kScale), text_width(end_text(p.hi), kScale));
+  int tick_w = std::max(text_extent(end_text(p.lo), kScale), text_extent(end_text(p.hi), kScale));
   for (double v : ticks.values)
-    tick_w = std::max(tick_w, text_width(tick_text(v, ticks.step), kScale));
+    tick_w = std::max(tick_w, text_extent(tick_text(v, ticks.step), kScale));
   cx.tick_w = std::min(tick_w, kTickTextWidth);
   cx.notes = (p.block_note.empty() ? 0 : 1) + (p.any_masked || p.any_missing ? 1 : 0);
   g = geometry(cx, g.cell, g.factor);
@@ -230,7 +230,7 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
       sw.legend = true;
       s.grids.push_back(sw);
       s.texts.push_back(text(x + kTextH + 8, ny, label, Anchor::kStart, "note"));
-      x += kTextH + 8 + text_width(label, kScale) + 24;
+      x += kTextH + 8 + text_extent(label, kScale) + 24;
     };
     if (p.any_masked) swatch(kMasked, "masked");
     if (p.any_missing) swatch(kMissing, "nan");
