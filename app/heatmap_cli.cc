@@ -32,8 +32,9 @@ const DrawingFlag kDrawingFlags[] = {
     {"--normalize", "none (default), row or col: divide each row/column by its max |value|", "HOW"},
     {"--batch", "draw only this batch (0-based)", "B"},
     {"--head", "draw only this head (0-based)", "H"},
-    {"--max-size", "longest side of the image in pixels (default 2048); larger matrices are "
-                   "downsampled",
+    {"--max-size",
+     "longest side of the image in pixels (default 2048); larger matrices are "
+     "downsampled",
      "PX"},
     {"--reduce", "mean (default) or max: how downsampled blocks are merged", "HOW"},
 };
@@ -108,8 +109,12 @@ std::function<void(HeatmapRequest&)> add_run_heatmap_flags(CLI::App* run) {
 }
 
 Action add_heatmap(CLI::App& app) {
-  auto f = std::make_shared<std::pair<HeatmapCommandRequest, FlagTexts>>();
-  HeatmapCommandRequest& req = f->first;
+  struct Flags {
+    HeatmapCommandRequest req;
+    FlagTexts texts;
+  };
+  auto f = std::make_shared<Flags>();
+  HeatmapCommandRequest& req = f->req;
   CLI::App* cmd = app.add_subcommand(
       "heatmap", "draw a matrix (saved weights, scores, any CSV/JSON/.npy matrix) as PNG/SVG");
   cmd->allow_extras();
@@ -120,16 +125,18 @@ Action add_heatmap(CLI::App& app) {
   cmd->add_option("-o,--output", req.output_path, "write the figure to FILE.png or FILE.svg")
       ->type_name("FILE");
   cmd->add_flag("--show", req.show, "draw the matrix in the terminal");
-  cmd->add_option("--key", req.key, "JSON documents: the member to draw (default weights, else output)")
+  cmd->add_option("--key", req.key,
+                  "JSON documents: the member to draw (default weights, else output)")
       ->type_name("NAME");
   cmd->add_option("--title", req.title, "figure title (default: the file name)")->type_name("TEXT");
   cmd->add_option("--labels", req.labels, "row labels, comma separated (columns too if square)")
       ->type_name("LIST");
-  cmd->add_option("--key-labels", req.key_labels, "column labels, comma separated")->type_name("LIST");
-  add_drawing_flags(cmd, f->second, "Drawing");
+  cmd->add_option("--key-labels", req.key_labels, "column labels, comma separated")
+      ->type_name("LIST");
+  add_drawing_flags(cmd, f->texts, "Drawing");
   return [f, cmd]() {
-    HeatmapCommandRequest& r = f->first;
-    r.options = drawing_options(cmd, f->second, true);
+    HeatmapCommandRequest& r = f->req;
+    r.options = drawing_options(cmd, f->texts, true);
     if (r.show) r.terminal = terminal_style();
     StdConsole console;
     return heatmap_command(r, console);

@@ -1,13 +1,14 @@
 // Heatmaps: colormaps, panels (normalisation, downsampling), the laid-out
 // figure decoded back from PNG with stb_image (an independent decoder),
 // SVG well-formedness and content, the terminal preview, and the CLI.
+#include "attn/heatmap.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "attn/heatmap.h"
 #include "attn/heatmap_command.h"
 #include "heatmap_panels.h"
 #include "heatmap_scene.h"
@@ -164,7 +165,8 @@ TEST(HeatmapPng, SweetFigureHasTheLaidOutSizeAndTheTopColourAtTheMaximum) {
   // The maximum, 0.853 (sweet -> sweet), has viridis' top colour; a corner
   // pixel of the cell, away from the value written in it.
   const int c = g[0].cell_w;
-  EXPECT_TRUE(im.at(g[0].x + 3 * c + 2, g[0].y + 3 * c + 2) == colormap_color(Colormap::kViridis, 1));
+  EXPECT_TRUE(im.at(g[0].x + 3 * c + 2, g[0].y + 3 * c + 2) ==
+              colormap_color(Colormap::kViridis, 1));
   // The range starts at 0 for weights: 0.25 sits at 0.25 / 0.853 of it.
   const double top = s.r.weights->values()[15];
   EXPECT_TRUE(im.at(g[0].x + 2, g[0].y + 2) == colormap_color(Colormap::kViridis, 0.25 / top));
@@ -380,8 +382,11 @@ TEST(HeatmapTerminal, TwoByTwoInTrueColour) {
   const std::string mid = "\x1b[48;2;33;145;140m";
   const std::string masked_cell = "\x1b[38;2;160;160;160;48;2;226;226;226m";
   const std::string reset = "\x1b[0m";
-  const std::string first = "      a  b\n" "cat   " + bottom + "   " + top + "   " + reset + "\n" +
-                            "sweet " + mid + "   " + masked_cell + "///" + reset + "\n";
+  const std::string first =
+      "      a  b\n"
+      "cat   " +
+      bottom + "   " + top + "   " + reset + "\n" + "sweet " + mid + "   " + masked_cell + "///" +
+      reset + "\n";
   ASSERT_EQ(got.substr(0, first.size()), first);
   EXPECT_NE(got.find("value: 0 "), std::string::npos);
   EXPECT_NE(got.find(" 1   masked: " + masked_cell + "//" + reset + "\n"), std::string::npos);
@@ -416,7 +421,8 @@ TEST(HeatmapCli, RunDrawsTheBlogExample) {
 }
 
 TEST(HeatmapCli, HeatmapCommandDrawsAMemberOfAResultDocument) {
-  const std::string doc = write_temp("result.json", R"({"output": [[1, 2]], "weights": [[0.3, 0.7], [1, 0]]})");
+  const std::string doc =
+      write_temp("result.json", R"({"output": [[1, 2]], "weights": [[0.3, 0.7], [1, 0]]})");
   const std::string svg = test::temp_dir() + "/w.svg";
   auto r = run_attn({"heatmap", doc, "-o", svg, "--labels", "x,y"});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -425,29 +431,33 @@ TEST(HeatmapCli, HeatmapCommandDrawsAMemberOfAResultDocument) {
   EXPECT_NE(text.find(">" + doc + ": weights</text>"), std::string::npos);
   r = run_attn({"heatmap", doc, "--key", "outptu", "-o", svg});
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "attn: error: --key outptu: " + doc + " has no member \"outptu\"; did you mean \"output\"?\n");
+  EXPECT_EQ(r.err, "attn: error: --key outptu: " + doc +
+                       " has no member \"outptu\"; did you mean \"output\"?\n");
 }
 
 TEST(HeatmapCli, ShowPrintsThePreviewAfterTheTable) {
   const std::string csv = write_temp("m.csv", "q,a,b\ncat,0,1\nsweet,0.5,0.25\n");
   auto r = run_attn({"heatmap", csv, "--show"}, "", {"NO_COLOR=1"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out,
-            csv + "\n"
-            "[2][2]\n"
-            "      a  b\n"
-            "cat      @@@\n"
-            "sweet +++:::\n"
-            "value: 0 [ .:-=+*#%@] 1\n");
+  EXPECT_EQ(r.out, csv +
+                       "\n"
+                       "[2][2]\n"
+                       "      a  b\n"
+                       "cat      @@@\n"
+                       "sweet +++:::\n"
+                       "value: 0 [ .:-=+*#%@] 1\n");
   r = run_attn({"run", source_path("data/masks/causal.json"), "--show", "-f", "json"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "attn: error: --show would mix the preview into the json on stdout; write the data with -o FILE\n");
+  EXPECT_EQ(r.err,
+            "attn: error: --show would mix the preview into the json on stdout; write the data "
+            "with -o FILE\n");
 }
 
 TEST(HeatmapCli, FlagMistakesAreUsageErrors) {
   auto r = run_attn({"run", source_path("data/examples/sweet.json"), "--heatmap", "w.jpg"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "attn: error: w.jpg: a heatmap is written as .png or .svg (chosen by the file name)\n");
+  EXPECT_EQ(r.err,
+            "attn: error: w.jpg: a heatmap is written as .png or .svg (chosen by the file name)\n");
   r = run_attn({"run", source_path("data/examples/sweet.json"), "--colormap", "magma"});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "attn: error: --colormap needs --heatmap FILE or --show\n");

@@ -15,7 +15,8 @@ std::vector<std::string> split_labels(const std::string& s) {
   size_t start = 0;
   for (;;) {
     const size_t comma = s.find(',', start);
-    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string item =
+        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     const size_t b = item.find_first_not_of(' ');
     const size_t e = item.find_last_not_of(' ');
     out.push_back(b == std::string::npos ? "" : item.substr(b, e - b + 1));
@@ -55,7 +56,8 @@ Loaded load(const HeatmapCommandRequest& req, const std::string& name) {
   }
   const json::Value v = json::parse(text, name);
   if (!v.is_object()) {
-    if (!req.key.empty()) throw_usage("--key " + req.key + ": " + name + " holds an array, not a document");
+    if (!req.key.empty())
+      throw_usage("--key " + req.key + ": " + name + " holds an array, not a document");
     l.values = json_to_tensor(v, name, "", CellKind::kExtended, 4);
     return l;
   }
@@ -89,7 +91,8 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
   if (req.output_path.empty() && !req.show) {
     throw_usage("heatmap: nothing to do; give -o FILE.png (or .svg) or --show");
   }
-  if (!req.output_path.empty() && (req.output_path == req.input || same_file(req.input, req.output_path))) {
+  if (!req.output_path.empty() &&
+      (req.output_path == req.input || same_file(req.input, req.output_path))) {
     throw_usage("-o " + req.output_path + ": refusing to overwrite the input file " + req.input);
   }
   const std::string name = display_name(req.input);
@@ -101,7 +104,8 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
     d.row_labels = labels_for("--labels", req.labels, d.rows, "rows");
     if (req.key_labels.empty() && d.cols == d.rows) d.col_labels = d.row_labels;
   }
-  if (!req.key_labels.empty()) d.col_labels = labels_for("--key-labels", req.key_labels, d.cols, "columns");
+  if (!req.key_labels.empty())
+    d.col_labels = labels_for("--key-labels", req.key_labels, d.cols, "columns");
   if (l.key == "weights" || l.key == "scores") {
     d.row_title = "queries";
     d.col_title = "keys";
@@ -130,13 +134,15 @@ RenderedHeatmap render_run_heatmap(const RunRequest& req, const Problem& p, cons
   RenderedHeatmap out;
   const HeatmapRequest& h = req.heatmap;
   if (!h.wanted()) return out;
-  const bool data_on_stdout = req.output.format != Format::kTable &&
-                              (req.output_path.empty() || req.output_path == "-");
+  const bool data_on_stdout =
+      req.output.format != Format::kTable && (req.output_path.empty() || req.output_path == "-");
   if (h.show && data_on_stdout) {
-    throw_usage("--show would mix the preview into the " + std::string(req.output.format == Format::kJson ? "json" : "csv") +
+    throw_usage("--show would mix the preview into the " +
+                std::string(req.output.format == Format::kJson ? "json" : "csv") +
                 " on stdout; write the data with -o FILE");
   }
-  if (!h.path.empty() && !req.input.empty() && (h.path == req.input || same_file(req.input, h.path))) {
+  if (!h.path.empty() && !req.input.empty() &&
+      (h.path == req.input || same_file(req.input, h.path))) {
     throw_usage("--heatmap " + h.path + ": refusing to overwrite the input file " + req.input);
   }
   const HeatmapData d = heatmap_from_result(p, r, h.stage);

@@ -1,5 +1,6 @@
 #include "heatmap_font.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -38,15 +39,22 @@ int text_width(std::string_view utf8, int scale) {
   return (w - 1) * scale;
 }
 
+int text_extent(std::string_view utf8, int scale) {
+  const std::string s = ascii_text(utf8);
+  if (s.empty()) return 0;
+  const int mono = (static_cast<int>(s.size()) * 6 - 1) * scale;
+  return std::max(text_width(s, scale), mono);
+}
+
 std::string fit_text(std::string_view utf8, int max_width, int scale) {
-  if (text_width(utf8, scale) <= max_width) return std::string(utf8);
+  if (text_extent(utf8, scale) <= max_width) return std::string(utf8);
   // Cut whole code points until the text and ".." fit.
   std::string s(utf8);
   while (!s.empty()) {
     size_t cut = s.size() - 1;
     while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
     s.resize(cut);
-    if (text_width(s + "..", scale) <= max_width) return s + "..";
+    if (text_extent(s + "..", scale) <= max_width) return s + "..";
   }
   return "";
 }
@@ -56,7 +64,8 @@ std::vector<GlyphQuad> text_quads(std::string_view utf8) {
   // A quad takes 64 bytes and a glyph has at most a dozen quads; a short
   // buffer silently drops the last strokes.
   std::vector<char> buf(s.size() * 16 * 64 + 64);
-  const int n = stb_easy_font_print(0, 0, s.data(), nullptr, buf.data(), static_cast<int>(buf.size()));
+  const int n =
+      stb_easy_font_print(0, 0, s.data(), nullptr, buf.data(), static_cast<int>(buf.size()));
   std::vector<GlyphQuad> quads;
   quads.reserve(static_cast<size_t>(n));
   for (int q = 0; q < n; ++q) {

@@ -21,7 +21,13 @@ std::string ascii_text(std::string_view utf8);
 // Width in pixels of the drawn text at a scale (without trailing spacing).
 int text_width(std::string_view utf8, int scale);
 
-// The text cut to at most max_width pixels, ending in ".." when cut.
+// The room the text needs in either file: the pixel font's width or a
+// monospace font's (6 units a character, as the SVG's text at 10 px per
+// unit of scale), whichever is wider. Layout measures with this.
+int text_extent(std::string_view utf8, int scale);
+
+// The text cut to an extent of at most max_width pixels, ending in ".."
+// when cut.
 std::string fit_text(std::string_view utf8, int max_width, int scale);
 
 // A filled rectangle of a glyph, in font units from the text's top-left

@@ -1,13 +1,12 @@
-// The figure's layout: cell size and downsampling chosen to fit max_size,
-// labels thinned (and column labels turned upright) so they never overlap,
-// then every panel, label, value, the colorbar and the notes placed as
-// scene items.
+// The figure's layout: with the geometry chosen, every panel, label, value,
+// the colorbar and the notes placed as scene items.
 #include <algorithm>
 #include <cmath>
 
 #include "heatmap_axes.h"
 #include "heatmap_color.h"
 #include "heatmap_font.h"
+#include "heatmap_geometry.h"
 #include "heatmap_panels.h"
 #include "heatmap_scene.h"
 
@@ -15,198 +14,39 @@ namespace attn::heatmap {
 
 namespace {
 
-constexpr int kMargin = 20;
-constexpr int kScale = 2;                   // labels, captions, titles
-constexpr int kTextH = kCapHeight * kScale;  // 14 px capitals
-constexpr int kPitch = 24;                  // one line of text
-constexpr int kLabelGap = 6;                // labels to matrix
-constexpr int kPanelGap = 28;
-constexpr int kMaxLabelWidth = 16 * 6 * kScale;  // about 16 characters
-constexpr int kBarGap = 24, kBarWidth = 22, kTickLen = 4;
-constexpr int kTickTextWidth = 8 * 6 * kScale - kScale;  // room for 8 characters
-constexpr int kMaxCell = 96;
-constexpr Rgb kInk{34, 34, 34};
-constexpr Rgb kSoft{100, 100, 100};
-
-struct Labels {
-  std::vector<std::string> text;  // one per index, cut to kMaxLabelWidth
-  int max_width = 0;
-  bool named = false;
-};
-
-Labels make_labels(const std::vector<std::string>& names, int64_t n) {
-  Labels l;
-  l.named = static_cast<int64_t>(names.size()) == n;
-  l.text.reserve(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    std::string s = l.named ? fit_text(names[static_cast<size_t>(i)], kMaxLabelWidth, kScale)
-                            : std::to_string(i);
-    l.max_width = std::max(l.max_width, text_width(s, kScale));
-    l.text.push_back(std::move(s));
-  }
-  return l;
-}
-
-// Greedy word wrap to `width` pixels in at most max_lines lines.
-std::vector<std::string> wrap(const std::string& text, int width, int max_lines) {
-  std::vector<std::string> lines;
-  if (text.empty()) return lines;
-  std::string line, word;
-  auto flush_word = [&]() {
-    if (word.empty()) return;
-    std::string candidate = line.empty() ? word : line + " " + word;
-    if (line.empty() || text_width(candidate, kScale) <= width) {
-      line = candidate;
-    } else {
-      lines.push_back(line);
-      line = word;
-    }
-    word.clear();
-  };
-  for (char c : text) {
-    if (c == ' ' || c == '\n') {
-      flush_word();
-    } else {
-      word += c;
-    }
-  }
-  flush_word();
-  if (!line.empty()) lines.push_back(line);
-  if (static_cast<int>(lines.size()) > max_lines) {
-    lines.resize(static_cast<size_t>(max_lines));
-    lines.back() = fit_text(lines.back() + " ...", width, kScale);
-  }
-  for (std::string& l : lines) l = fit_text(l, width, kScale);
-  return lines;
-}
-
-// Everything that depends on the cell size and the block factor.
-struct Geometry {
-  int cell = 1;
-  int64_t factor = 1;
-  int64_t shown_rows = 0, shown_cols = 0;
-  int mat_w = 0, mat_h = 0;
-  double ppi = 1;  // pixels per source row/column
-  int64_t row_step = 1, col_step = 1;
-  bool col_vertical = false;
-  int col_band = 0;
-  int slot_w = 0, left_w = 0, right_w = 0, grid_w = 0;
-  int title_h = 0, axis_h = 0, caption_h = 0, row_h = 0, notes_h = 0;
-  int width = 0, height = 0;
-  std::vector<std::string> title, subtitle;
-};
-
-struct Context {
-  const HeatmapData& d;
-  const PanelPlan& plan;
-  Labels rows, cols;
-  int caption_w = 0;
-  int tick_w = kTickTextWidth;
-  int notes = 0;  // lines of notes below the figure
-};
-
-Geometry geometry(const Context& cx, int cell, int64_t factor) {
-  const HeatmapData& d = cx.d;
-  Geometry g;
-  g.cell = cell;
-  g.factor = factor;
-  g.shown_rows = (d.rows + factor - 1) / factor;
-  g.shown_cols = (d.cols + factor - 1) / factor;
-  g.mat_w = static_cast<int>(g.shown_cols) * cell;
-  g.mat_h = static_cast<int>(g.shown_rows) * cell;
-  g.ppi = static_cast<double>(cell) / static_cast<double>(factor);
-  // Every label when they fit; thinned ones get more air, so the eye reads
-  // them as an axis rather than a wall of numbers.
-  auto step = [&](double need) {
-    const int64_t every = nice_step(need / g.ppi);
-    return every == 1 ? every : nice_step(std::max(need, 2.0 * kTextH) / g.ppi);
-  };
-  g.row_step = step(kTextH + 4);
-  const int64_t across = step(cx.cols.max_width + 10);
-  const int64_t upright = step(kTextH + 4);
-  g.col_vertical = cx.cols.named && across > 1 && across > upright;
-  g.col_step = g.col_vertical ? upright : across;
-  g.col_band = (g.col_vertical ? cx.cols.max_width : kTextH) + kLabelGap;
-  g.slot_w = std::max(g.mat_w, cx.caption_w);
-  g.left_w = kTextH + 10 + cx.rows.max_width + kLabelGap;
-  g.grid_w = cx.plan.grid_cols * g.slot_w + (cx.plan.grid_cols - 1) * kPanelGap;
-  g.right_w = kBarGap + kBarWidth + kTickLen + 4 + cx.tick_w + 10 + kTextH;
-  const int content = g.left_w + g.grid_w + g.right_w;
-  const int title_w = std::max(text_width(d.title, kScale), text_width(d.subtitle, kScale));
-  g.width = 2 * kMargin + std::max(content, std::min(title_w, 720));
-  const int text_w = g.width - 2 * kMargin;
-  g.title = wrap(d.title, text_w, 3);
-  g.subtitle = wrap(d.subtitle, text_w, 2);
-  const size_t title_lines = g.title.size() + g.subtitle.size();
-  g.title_h = title_lines ? static_cast<int>(title_lines) * kPitch + 8 : 0;
-  g.axis_h = d.col_title.empty() ? 0 : kPitch;
-  g.caption_h = cx.caption_w > 0 ? kPitch : 0;
-  g.row_h = g.caption_h + g.col_band + g.mat_h;
-  g.notes_h = cx.notes * kPitch + (cx.notes ? 8 : 0);
-  const int grid_h = cx.plan.grid_rows * g.row_h + (cx.plan.grid_rows - 1) * kPanelGap;
-  // The colorbar is at least 160 px tall, even beside a small matrix.
-  const int bar_h = std::max(grid_h - g.caption_h - g.col_band, 160);
-  g.height = 2 * kMargin + g.title_h + std::max(grid_h + g.axis_h, g.caption_h + g.col_band + bar_h) +
-             g.notes_h;
-  return g;
-}
-
-bool fits(const Geometry& g, int max_size) { return g.width <= max_size && g.height <= max_size; }
-
-// The largest cells up to a comfortable panel size that fit max_size; when
-// even 1-pixel cells do not fit, the smallest block factor that does.
-Geometry choose_geometry(const Context& cx, int max_size) {
-  const HeatmapData& d = cx.d;
-  const int gc = cx.plan.grid_cols, gr = cx.plan.grid_rows;
-  const double target = std::clamp(std::min(1500.0 / gc, 1000.0 / gr), 160.0, 480.0);
-  const int64_t longest = std::max(d.rows, d.cols);
-  int cell = static_cast<int>(std::clamp<double>(std::floor(target / longest), 1, kMaxCell));
-  for (; cell > 1; --cell) {
-    Geometry g = geometry(cx, cell, 1);
-    if (fits(g, max_size)) return g;
-  }
-  Geometry g = geometry(cx, 1, 1);
-  if (fits(g, max_size)) return g;
-  // Room left for the matrices once labels, colorbar and titles are placed.
-  const int fixed_w = g.width - gc * g.mat_w;
-  const int fixed_h = g.height - gr * g.mat_h;
-  int64_t f = block_factor(d.rows, d.cols, std::max(1, (max_size - fixed_h) / gr),
-                           std::max(1, (max_size - fixed_w) / gc));
-  for (;; ++f) {
-    g = geometry(cx, 1, f);
-    if (fits(g, max_size) || f >= longest) return g;
-  }
-}
-
 struct Annotation {
   int scale = 0;  // 0: values are not written
   int decimals = 0;
 };
 
-// Values go into the cells when every one of them fits, with up to two
-// decimals, at the label size or else at half of it.
+// Values go into the cells when every one of them fits, at the label size
+// or else at half of it.
 Annotation choose_annotation(const Panels& p, int inner) {
   if (p.factor != 1) return {};
-  // Whole numbers (scores of integer vectors, counts) are written as such.
+  // Whole numbers (scores of integer vectors, counts) are written as such,
+  // others with two decimals below 10, one below 100, else none: fewer
+  // digits would turn a weight of 0.25 into a misleading "0".
   bool whole = true;
+  double largest = 0;
   for (const Panel& panel : p.panels) {
-    for (size_t i = 0; i < panel.values.size() && whole; ++i) {
+    for (size_t i = 0; i < panel.values.size(); ++i) {
       const double v = panel.values[i];
-      whole = panel.state[i] != kValue || !std::isfinite(v) || v == std::round(v);
+      if (panel.state[i] != kValue || !std::isfinite(v)) continue;
+      whole = whole && v == std::round(v);
+      largest = std::max(largest, std::fabs(v));
     }
   }
-  const int first = whole ? 0 : 2;
+  const int decimals = whole || largest >= 100 ? 0 : largest >= 10 ? 1 : 2;
+  int widest = 0;  // at scale 1
+  for (const Panel& panel : p.panels) {
+    for (size_t i = 0; i < panel.values.size(); ++i) {
+      if (panel.state[i] != kValue) continue;
+      widest = std::max(widest, text_extent(value_text(panel.values[i], decimals), 1));
+    }
+  }
   for (int scale : {2, 1}) {
-    if (kCapHeight * scale + 6 > inner) continue;
-    for (int decimals = first; decimals >= 0; --decimals) {
-      int widest = 0;
-      for (const Panel& panel : p.panels) {
-        for (size_t i = 0; i < panel.values.size(); ++i) {
-          if (panel.state[i] != kValue) continue;
-          widest = std::max(widest, text_width(value_text(panel.values[i], decimals), scale));
-        }
-      }
-      if (widest + 4 * scale + 2 <= inner) return {scale, decimals};
+    if (kCapHeight * scale + 6 <= inner && widest * scale + 4 * scale + 2 <= inner) {
+      return {scale, decimals};
     }
   }
   return {};
@@ -250,16 +90,19 @@ void add_colorbar(Scene& s, const Panels& p, const HeatmapData& d, int x, int y,
 
 Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
   const PanelPlan plan = plan_panels(d, o);
-  Context cx{d, plan, make_labels(d.row_labels, d.rows), make_labels(d.col_labels, d.cols)};
-  for (const PanelRef& r : plan.refs) cx.caption_w = std::max(cx.caption_w, text_width(r.caption, kScale));
+  GeometryInput cx{d, plan, make_labels(d.row_labels, d.rows), make_labels(d.col_labels, d.cols)};
+  for (const PanelRef& r : plan.refs)
+    cx.caption_w = std::max(cx.caption_w, text_extent(r.caption, kScale));
   cx.notes = 1 + (d.masked ? 1 : 0);  // at most: block note, legend
-  Geometry g = choose_geometry(cx, o.max_size);
+  cx.max_size = o.max_size;
+  Geometry g = choose_geometry(cx);
   const Panels p = build_panels(d, o, plan, g.factor);
 
   // With the panels known, size the notes and tick labels as they are.
   const Ticks ticks = colorbar_ticks(p.lo, p.hi, 5);
-  int tick_w = std::max(text_width(end_text(p.lo), kScale), text_width(end_text(p.hi), kScale));
-  for (double v : ticks.values) tick_w = std::max(tick_w, text_width(tick_text(v, ticks.step), kScale));
+  int tick_w = std::max(text_extent(end_text(p.lo), kScale), text_extent(end_text(p.hi), kScale));
+  for (double v : ticks.values)
+    tick_w = std::max(tick_w, text_extent(tick_text(v, ticks.step), kScale));
   cx.tick_w = std::min(tick_w, kTickTextWidth);
   cx.notes = (p.block_note.empty() ? 0 : 1) + (p.any_masked || p.any_missing ? 1 : 0);
   g = geometry(cx, g.cell, g.factor);
@@ -307,22 +150,25 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
       const int cx_px = mat_x + static_cast<int>((static_cast<double>(i) + 0.5) * g.ppi);
       const std::string& label = cx.cols.text[static_cast<size_t>(i)];
       if (g.col_vertical) {
-        TextItem t = text(cx_px - kTextH / 2, mat_y - kLabelGap, label, Anchor::kStart, "col-label");
+        TextItem t =
+            text(cx_px - kTextH / 2, mat_y - kLabelGap, label, Anchor::kStart, "col-label");
         t.vertical = true;
         s.texts.push_back(t);
       } else {
-        s.texts.push_back(text(cx_px, mat_y - kLabelGap - kTextH, label, Anchor::kMiddle, "col-label"));
+        s.texts.push_back(
+            text(cx_px, mat_y - kLabelGap - kTextH, label, Anchor::kMiddle, "col-label"));
       }
       if (thin_cols) s.rects.push_back({cx_px, mat_y - 4, 1, 3, kInk});
     }
     if (gj == 0) {
-      TextItem axis = text(kMargin, mat_y + g.mat_h / 2, d.row_title, Anchor::kMiddle, "axis", kSoft);
+      TextItem axis =
+          text(kMargin, mat_y + g.mat_h / 2, d.row_title, Anchor::kMiddle, "axis", kSoft);
       axis.vertical = true;
       s.texts.push_back(axis);
       for (int64_t i = 0; i < d.rows; i += g.row_step) {
         const int cy = mat_y + static_cast<int>((static_cast<double>(i) + 0.5) * g.ppi);
-        s.texts.push_back(text(mat_x - kLabelGap, cy - kTextH / 2, cx.rows.text[static_cast<size_t>(i)],
-                               Anchor::kEnd, "row-label"));
+        s.texts.push_back(text(mat_x - kLabelGap, cy - kTextH / 2,
+                               cx.rows.text[static_cast<size_t>(i)], Anchor::kEnd, "row-label"));
         if (thin_rows) s.rects.push_back({mat_x - 4, cy, 3, 1, kInk});
       }
     }
@@ -336,7 +182,7 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
     grid.state = panel.state;
     grid.colors.resize(panel.values.size());
     for (size_t i = 0; i < panel.values.size(); ++i) {
-      grid.colors[i] = panel.state[i] == kValue ? lut[lut_index(panel.values[i], p.lo, p.hi)]
+      grid.colors[i] = panel.state[i] == kValue    ? lut[lut_index(panel.values[i], p.lo, p.hi)]
                        : panel.state[i] == kMasked ? masked_fill_color()
                                                    : missing_color();
     }
@@ -346,10 +192,11 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
         for (int64_t c = 0; c < grid.cols; ++c) {
           const size_t i = static_cast<size_t>(r * grid.cols + c);
           if (panel.state[i] == kMasked) continue;
-          TextItem t = text(mat_x + static_cast<int>(c) * g.cell + inner / 2,
-                            mat_y + static_cast<int>(r) * g.cell + (inner - kCapHeight * ann.scale) / 2,
-                            value_text(panel.values[i], ann.decimals), Anchor::kMiddle, "value",
-                            text_color_on(grid.colors[i]));
+          TextItem t =
+              text(mat_x + static_cast<int>(c) * g.cell + inner / 2,
+                   mat_y + static_cast<int>(r) * g.cell + (inner - kCapHeight * ann.scale) / 2,
+                   value_text(panel.values[i], ann.decimals), Anchor::kMiddle, "value",
+                   text_color_on(grid.colors[i]));
           if (panel.state[i] == kMissing) t.text = "nan";
           t.scale = ann.scale;
           s.texts.push_back(t);
@@ -383,14 +230,15 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
       sw.legend = true;
       s.grids.push_back(sw);
       s.texts.push_back(text(x + kTextH + 8, ny, label, Anchor::kStart, "note"));
-      x += kTextH + 8 + text_width(label, kScale) + 24;
+      x += kTextH + 8 + text_extent(label, kScale) + 24;
     };
     if (p.any_masked) swatch(kMasked, "masked");
     if (p.any_missing) swatch(kMissing, "nan");
     ny += kPitch;
   }
   if (!p.block_note.empty()) {
-    s.texts.push_back(text(kMargin, ny, fit_text(p.block_note, note_w, kScale), Anchor::kStart, "note"));
+    s.texts.push_back(
+        text(kMargin, ny, fit_text(p.block_note, note_w, kScale), Anchor::kStart, "note"));
   }
   return s;
 }

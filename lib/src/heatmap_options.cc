@@ -51,18 +51,16 @@ const std::vector<std::string>& colormap_names() {
   return names;
 }
 
-std::string_view name(Colormap c) {
-  return colormap_names()[static_cast<size_t>(c)];
-}
+std::string_view name(Colormap c) { return colormap_names()[static_cast<size_t>(c)]; }
 std::string_view name(Normalize n) { return kNormalizeNames[static_cast<size_t>(n)]; }
 std::string_view name(Reduce r) { return kReduceNames[static_cast<size_t>(r)]; }
 std::string_view name(HeatmapStage s) { return kStageNames[static_cast<size_t>(s)]; }
 
 void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::string& text) {
   if (flag == "--colormap") {
-    o.colormap = choice<Colormap>(flag, text, colormap_names(),
-                                  {Colormap::kViridis, Colormap::kMagma, Colormap::kGray,
-                                   Colormap::kBlues, Colormap::kRdBu});
+    o.colormap = choice<Colormap>(
+        flag, text, colormap_names(),
+        {Colormap::kViridis, Colormap::kMagma, Colormap::kGray, Colormap::kBlues, Colormap::kRdBu});
   } else if (flag == "--vmin") {
     o.vmin = finite_number(flag, text);
   } else if (flag == "--vmax") {
@@ -88,9 +86,9 @@ void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::strin
 }
 
 HeatmapStage parse_heatmap_stage_flag(const std::string& text) {
-  return choice<HeatmapStage>("--of", text, kStageNames,
-                              {HeatmapStage::kWeights, HeatmapStage::kScores,
-                               HeatmapStage::kOutput});
+  return choice<HeatmapStage>(
+      "--of", text, kStageNames,
+      {HeatmapStage::kWeights, HeatmapStage::kScores, HeatmapStage::kOutput});
 }
 
 }  // namespace attn

@@ -225,8 +225,8 @@ Panels build_panels(const HeatmapData& d, const HeatmapOptions& o, const PanelPl
   const int64_t plane = d.rows * d.cols;
   for (const PanelRef& ref : plan.refs) {
     const int64_t first = (ref.batch * d.heads + (ref.head < 0 ? 0 : ref.head)) * plane;
-    Source s{d.values + first, d.masked ? d.masked + first : nullptr,
-             ref.head < 0 ? d.heads : 1, plane};
+    Source s{d.values + first, d.masked ? d.masked + first : nullptr, ref.head < 0 ? d.heads : 1,
+             plane};
     std::vector<double> div;
     if (o.normalize != Normalize::kNone) {
       div = norm_divisors(s, d.rows, d.cols, o.normalize == Normalize::kRow);

@@ -25,7 +25,8 @@ namespace heatmap {
 namespace {
 
 void append(void* context, void* data, int size) {
-  static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<size_t>(size));
+  static_cast<std::string*>(context)->append(static_cast<const char*>(data),
+                                             static_cast<size_t>(size));
 }
 
 }  // namespace

@@ -22,7 +22,9 @@ void Canvas::fill_rect(int x, int y, int w, int h, Rgb c) {
   const int x0 = std::max(x - origin_x, 0), x1 = std::min(x + w - origin_x, width);
   const int y0 = std::max(y - origin_y, 0), y1 = std::min(y + h - origin_y, height);
   for (int py = y0; py < y1; ++py) {
-    uint8_t* p = rgb.data() + (static_cast<size_t>(py) * static_cast<size_t>(width) + static_cast<size_t>(x0)) * 3;
+    uint8_t* p =
+        rgb.data() +
+        (static_cast<size_t>(py) * static_cast<size_t>(width) + static_cast<size_t>(x0)) * 3;
     for (int px = x0; px < x1; ++px, p += 3) {
       p[0] = c.r;
       p[1] = c.g;

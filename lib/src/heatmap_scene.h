@@ -48,7 +48,8 @@ struct TextItem {
   bool vertical = false;
   bool bold = false;
   Rgb color{34, 34, 34};
-  std::string role;  // "title", "caption", "row-label", "col-label", "value", "tick", "axis", "note"
+  std::string
+      role;  // "title", "caption", "row-label", "col-label", "value", "tick", "axis", "note"
 };
 
 struct Scene {

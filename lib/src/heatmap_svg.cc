@@ -108,7 +108,9 @@ void write_grid(std::string& out, const CellGrid& g) {
 }
 
 void write_text(std::string& out, const TextItem& t) {
-  const char* anchor = t.anchor == Anchor::kMiddle ? "middle" : t.anchor == Anchor::kEnd ? "end" : "start";
+  const char* anchor = t.anchor == Anchor::kMiddle ? "middle"
+                       : t.anchor == Anchor::kEnd  ? "end"
+                                                   : "start";
   out += "<text class=\"" + t.role + "\"";
   if (t.vertical) {
     out += " transform=\"translate(" + num(t.x + kCapHeight * t.scale) + " " + num(t.y) +
@@ -125,22 +127,26 @@ void write_text(std::string& out, const TextItem& t) {
 std::string write_svg(const Scene& s) {
   std::string out;
   out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" "
-         "width=\"" + num(s.width) + "\" height=\"" + num(s.height) + "\" viewBox=\"0 0 " +
-         num(s.width) + " " + num(s.height) +
-         "\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\">\n";
+  out +=
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" "
+      "width=\"" +
+      num(s.width) + "\" height=\"" + num(s.height) + "\" viewBox=\"0 0 " + num(s.width) + " " +
+      num(s.height) + "\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\">\n";
   out += "<defs>\n";
   // The PNG's hatching: pixels with (x + y) mod 8 < 2, in scene coordinates.
-  out += "<pattern id=\"hatch\" patternUnits=\"userSpaceOnUse\" width=\"8\" height=\"8\">"
-         "<rect width=\"8\" height=\"8\" fill=\"" + hex(masked_fill_color()) +
-         "\"/><path d=\"M0 0H2L0 2Z M8 0V2L2 8H0Z\" fill=\"" + hex(masked_hatch_color()) +
-         "\"/></pattern>\n";
+  out +=
+      "<pattern id=\"hatch\" patternUnits=\"userSpaceOnUse\" width=\"8\" height=\"8\">"
+      "<rect width=\"8\" height=\"8\" fill=\"" +
+      hex(masked_fill_color()) + "\"/><path d=\"M0 0H2L0 2Z M8 0V2L2 8H0Z\" fill=\"" +
+      hex(masked_hatch_color()) + "\"/></pattern>\n";
   for (size_t b = 0; b < s.bars.size(); ++b) {
     const Rgb* lut = colormap_lut(s.bars[b].colormap);
-    out += "<linearGradient id=\"bar" + std::to_string(b) + "\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">";
+    out +=
+        "<linearGradient id=\"bar" + std::to_string(b) + "\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">";
     for (int k = 0; k <= 32; ++k) {
       const int i = std::min(k * 8, kLutSize - 1);
-      out += "<stop offset=\"" + format_fixed(i / 255.0, 4) + "\" stop-color=\"" + hex(lut[i]) + "\"/>";
+      out += "<stop offset=\"" + format_fixed(i / 255.0, 4) + "\" stop-color=\"" + hex(lut[i]) +
+             "\"/>";
     }
     out += "</linearGradient>\n";
   }

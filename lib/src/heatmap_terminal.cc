@@ -47,11 +47,13 @@ std::string pad(const std::string& s, size_t width) {
 }
 
 std::string label(const std::vector<std::string>& names, int64_t i, int64_t n) {
-  return static_cast<int64_t>(names.size()) == n ? names[static_cast<size_t>(i)] : std::to_string(i);
+  return static_cast<int64_t>(names.size()) == n ? names[static_cast<size_t>(i)]
+                                                 : std::to_string(i);
 }
 
 std::string sgr_bg(Rgb c) {
-  return "\x1b[48;2;" + std::to_string(c.r) + ";" + std::to_string(c.g) + ";" + std::to_string(c.b) + "m";
+  return "\x1b[48;2;" + std::to_string(c.r) + ";" + std::to_string(c.g) + ";" +
+         std::to_string(c.b) + "m";
 }
 
 std::string sgr_fg_bg(Rgb fg, Rgb bg) {
@@ -73,22 +75,27 @@ std::string cell(const heatmap::Panels& p, const Rgb* lut, double v, uint8_t sta
     return std::string(static_cast<size_t>(w), kRamp[k]);
   }
   if (state == kMasked) {
-    return sgr_fg_bg(masked_hatch_color(), masked_fill_color()) + std::string(static_cast<size_t>(w), '/');
+    return sgr_fg_bg(masked_hatch_color(), masked_fill_color()) +
+           std::string(static_cast<size_t>(w), '/');
   }
-  if (state == kMissing) return sgr_bg(heatmap::missing_color()) + std::string(static_cast<size_t>(w), ' ');
+  if (state == kMissing)
+    return sgr_bg(heatmap::missing_color()) + std::string(static_cast<size_t>(w), ' ');
   return sgr_bg(lut[heatmap::lut_index(v, p.lo, p.hi)]) + std::string(static_cast<size_t>(w), ' ');
 }
 
 }  // namespace
 
-std::string render_terminal(const HeatmapData& d, const HeatmapOptions& o, const TerminalStyle& style) {
+std::string render_terminal(const HeatmapData& d, const HeatmapOptions& o,
+                            const TerminalStyle& style) {
   const heatmap::PanelPlan plan = heatmap::plan_panels(d, o);
   // Row labels, then cells of w characters: w fits the column labels (up to
   // 6 characters) when the terminal is wide enough, else 2, else blocks of
   // columns are merged.
   size_t lw = 1, cw = 1;
-  for (int64_t i = 0; i < d.rows; ++i) lw = std::max(lw, code_points(label(d.row_labels, i, d.rows)));
-  for (int64_t i = 0; i < d.cols; ++i) cw = std::max(cw, code_points(label(d.col_labels, i, d.cols)));
+  for (int64_t i = 0; i < d.rows; ++i)
+    lw = std::max(lw, code_points(label(d.row_labels, i, d.rows)));
+  for (int64_t i = 0; i < d.cols; ++i)
+    cw = std::max(cw, code_points(label(d.col_labels, i, d.cols)));
   lw = std::min<size_t>(lw, kMaxLabelChars);
   const int room = std::max(style.width - static_cast<int>(lw) - 1, 8);
   int w = static_cast<int>(std::clamp<size_t>(cw + 1, 3, 7));
@@ -146,7 +153,8 @@ std::string render_terminal(const HeatmapData& d, const HeatmapOptions& o, const
   if (p.any_masked) {
     out += "   masked: " + cell(p, lut, 0, kMasked, 2, style.color) + (style.color ? kReset : "");
   }
-  if (p.any_missing) out += "   nan: " + cell(p, lut, 0, kMissing, 2, style.color) + (style.color ? kReset : "");
+  if (p.any_missing)
+    out += "   nan: " + cell(p, lut, 0, kMissing, 2, style.color) + (style.color ? kReset : "");
   out += "\n";
   if (!p.block_note.empty()) out += p.block_note + "\n";
   return out;

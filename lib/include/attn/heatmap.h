@@ -33,10 +33,10 @@ const std::vector<std::string>& colormap_names();
 
 // How to draw. Every field has a default that suits attention weights.
 struct HeatmapOptions {
-  std::optional<Colormap> colormap;  // default: viridis, rdbu for signed values
-  std::optional<double> vmin, vmax;  // colour range; default: the data's
+  std::optional<Colormap> colormap;        // default: viridis, rdbu for signed values
+  std::optional<double> vmin, vmax;        // colour range; default: the data's
   Normalize normalize = Normalize::kNone;  // divide each row/column by its max |value|
-  std::optional<int64_t> batch, head;     // draw only this batch / head
+  std::optional<int64_t> batch, head;      // draw only this batch / head
   int max_size = 2048;                     // longest side of the image, pixels
   Reduce reduce = Reduce::kMean;           // how blocks are merged when downsampling
 };
@@ -108,7 +108,7 @@ Rgb masked_hatch_color();
 
 // The heatmap part of `attn run`: which stage to draw, where, and how.
 struct HeatmapRequest {
-  std::string path;  // --heatmap FILE (.png or .svg); "" for none
+  std::string path;   // --heatmap FILE (.png or .svg); "" for none
   bool show = false;  // --show: draw a preview in the terminal
   HeatmapStage stage = HeatmapStage::kWeights;
   HeatmapOptions options;
