@@ -21,8 +21,9 @@ Action add_examples(CLI::App& app) {
     if (show->parsed()) {
       const Example* e = find_example(*name);
       if (!e) throw_usage("examples show: " + not_one_of(*name, example_names()));
-      console.out(e->text);
-      if (e->text.empty() || e->text.back() != '\n') console.out("\n");
+      const std::string text = e->text();
+      console.out(text);
+      if (text.empty() || text.back() != '\n') console.out("\n");
       return 0;
     }
     size_t width = 0;

@@ -59,25 +59,6 @@ HeatmapOptions drawing_options(const CLI::App* cmd, const FlagTexts& texts, bool
   return o;
 }
 
-// Colour when stdout is a terminal that is not "dumb" and NO_COLOR is unset
-// or empty (no-color.org); the width from COLUMNS or the terminal.
-TerminalStyle terminal_style() {
-  TerminalStyle s;
-  const char* no_color = std::getenv("NO_COLOR");
-  const char* term = std::getenv("TERM");
-  s.color = isatty(1) && !(no_color && *no_color) && !(term && std::string(term) == "dumb");
-  if (const char* cols = std::getenv("COLUMNS")) {
-    const int n = std::atoi(cols);
-    if (n >= 20 && n <= 1000) {
-      s.width = n;
-      return s;
-    }
-  }
-  winsize ws{};
-  if (isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) s.width = ws.ws_col;
-  return s;
-}
-
 }  // namespace
 
 std::function<void(HeatmapRequest&)> add_run_heatmap_flags(CLI::App* run) {

@@ -2,6 +2,7 @@
 #include <map>
 #include <memory>
 
+#include "attn/error.h"
 #include "attn/flags.h"
 #include "attn/run.h"
 #include "commands.h"
@@ -16,6 +17,7 @@ struct RunFlags {
   std::map<std::string, std::string> settings;  // flag -> text, for set_setting_flag
   std::string format = "table";
   std::string precision = "4";
+  std::string trace_format = "text";
   std::string dtype = "f64";
   bool causal = false;
 };
@@ -70,7 +72,16 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   run->add_option("-o,--output", f->req.output_path, "write to FILE atomically (- is stdout)")
       ->type_name("FILE")->group(o);
   run->add_option("--weights-out", f->req.weights_out, "also write the weights to FILE")->type_name("FILE")->group(o);
-  run->add_option("--precision", f->precision, "digits after the point in tables (default 4)")
+  run->add_flag("--trace", f->req.trace.enabled,
+                "print every step of the computation (inputs, QKᵀ, scaling, masks, softmax, ...)")
+      ->group(o);
+  run->add_option("--trace-format", f->trace_format, "text (default), markdown, latex or json")
+      ->type_name("FORMAT")
+      ->group(o);
+  run->add_flag("--similarity", f->req.trace.similarity,
+                "add dot products between output rows (and input rows)")
+      ->group(o);
+  run->add_option("--precision", f->precision, "digits after the point in tables and traces (default 4)")
       ->type_name("N")->group(o);
   run->add_flag("--average-heads", f->req.average_heads, "report the mean of the head weights")
       ->group(o);
@@ -94,6 +105,13 @@ Action add_run(CLI::App& app, const std::string& command_line) {
     if (f->causal) req.settings.causal = true;
     req.output.format = parse_format_flag(f->format);
     req.output.precision = parse_int_flag("--precision", f->precision, 0, 17);
+    req.trace.options.precision = req.output.precision;
+    req.trace.options.format = parse_trace_format_flag(f->trace_format);
+    if (run->count("--trace-format") > 0 && !req.trace.enabled) {
+      throw_usage("--trace-format needs --trace");
+    }
+    req.trace.options.color = req.trace.options.format == TraceFormat::kText &&
+                              req.output_path == "-" && terminal_style().color;
     req.dtype = parse_dtype_flag("--dtype", f->dtype);
     if (!req.expect_path.empty()) req.check = true;
     StdConsole console;

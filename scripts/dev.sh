@@ -17,8 +17,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 build_pkgs=(g++ make cmake pkg-config libeigen3-dev libcli11-dev nlohmann-json3-dev libstb-dev
             libgtest-dev)
 # Extra packages for the test suite: the PyTorch cross-check of --emit-pytorch
-# and the NumPy fixtures run only where these exist.
-test_pkgs=(python3 python3-numpy python3-torch)
+# and the LaTeX trace compilation run only where these exist.
+test_pkgs=(python3 python3-numpy python3-torch texlive-latex-base)
 
 install_missing() {
   local missing=()

@@ -34,10 +34,10 @@ draw data/examples/hungry.json hungry_weights.png
 draw data/examples/sweet.json sweet_scores.png --of scores
 draw data/heatmaps/cosine.json cosine_scores.png --of scores
 # A causal mask: masked cells are hatched, not drawn as 0.
-draw data/heatmaps/causal_sentence.json causal.png
+draw data/examples/causal.json causal.png
 # Four heads and a batch of two: one panel per head plus the head mean.
-draw data/heatmaps/multihead.json multihead.png
-draw data/heatmaps/multihead.json multihead_batch1_head2.png --batch 1 --head 2
+draw data/examples/multihead.json multihead.png
+draw data/examples/multihead.json multihead_batch1_head2.png --batch 1 --head 2
 
 # A large matrix: 4096 tokens with sinusoidal position vectors (as in
 # "Attention is all you need", 16 dimensions), causal, each row divided by

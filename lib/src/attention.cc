@@ -120,7 +120,7 @@ class Engine {
     s.title = title;
     s.formula = formula;
     s.batch = p_.batched ? b : -1;
-    s.head = h;
+    s.head = p_.heads > 1 ? h : -1;
     s.values = values.template cast<double>();
     s.row_labels = rows;
     s.col_labels = cols;
@@ -201,6 +201,7 @@ class Engine {
       std::string formula = "Y = " + src + (Wo_ ? "·W_o" : "") + (bo_ ? " + b_o" : "");
       emit("output_projection", "Output projection", formula, b, -1, out, qlabels());
     }
+    if (observing()) emit("output", "Output", "output", b, -1, out, qlabels());
     store_output(b, -1, out);
   }
 
@@ -218,7 +219,9 @@ class Engine {
         emit("input_K", "Input K", "K" + hs(h), b, h, kh, klabels());
         emit("input_V", "Input V", "V" + hs(h), b, h, vh, klabels());
       }
-      store_output(b, h, attend(b, h, qh, kh, vh));
+      const Mat<T> out = attend(b, h, qh, kh, vh);
+      if (observing()) emit("output", "Output", "output" + hs(h), b, h, out, qlabels());
+      store_output(b, h, out);
     }
   }
 
@@ -372,9 +375,6 @@ class Engine {
       if (factor != 1.0) f += "·" + format_shortest(factor);
       if (p_.temperature != 1.0) f += " / " + format_shortest(p_.temperature);
       emit("scaled", "Scaled scores", f, b, h, s, qlabels(), klabels(), factor_note(factor));
-    } else if (observing() && !at_scores) {
-      emit("scaled", "Scores (scaling moved to the output)", "S' = S", b, h, s, qlabels(),
-           klabels(), "scale_at output: " + factor_note(factor) + ", applied after the softmax");
     }
 
     const MaskView mv(p_, b, h);
@@ -476,7 +476,7 @@ class Engine {
       st.title = "Weighted sum of values";
       st.formula = "O" + hs(h) + " = W" + hs(h) + "·V" + hs(h);
       st.batch = p_.batched ? b : -1;
-      st.head = h;
+      st.head = p_.heads > 1 ? h : -1;
       st.values = o.template cast<double>();
       st.weights = s.template cast<double>();
       st.value_rows = v.template cast<double>();
@@ -495,7 +495,7 @@ class Engine {
              factor_note(factor));
       }
     }
-    if (observing()) emit("head_output", "Head output", "O" + hs(h), b, h, o, qlabels());
+    if (observing() && p_.heads > 1) emit("head_output", "Head output", "O" + hs(h), b, h, o, qlabels());
     return o;
   }
 

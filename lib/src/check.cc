@@ -66,6 +66,54 @@ CheckReport check_result(const Result& r, const Expected& e) {
   return rep;
 }
 
+std::optional<CheckAlternative> explain_mismatch(const Problem& p, const Expected& e,
+                                                DType dtype) {
+  if (p.variant == Variant::kBiattention) return std::nullopt;
+  const bool scalar = p.scale.kind != ScaleKind::kCosine && p.scale.kind != ScaleKind::kNorm;
+  const double factor = scale_factor(p);
+  ComputeRequest req;
+  req.dtype = dtype;
+  req.weights = e.weights.has_value();
+  auto passes = [&](const Problem& alt, Result& out) {
+    try {
+      out = compute(alt, req);
+      return check_result(out, e).passed();
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  if (scalar && p.scale_at == ScaleAt::kScores && factor != 1.0) {
+    Problem alt = p;
+    alt.scale_at = ScaleAt::kOutput;
+    Result r;
+    if (passes(alt, r)) {
+      const std::string f = p.scale.kind == ScaleKind::kSqrtDk
+                                ? "1/√d_k = " + format_shortest(factor)
+                                : format_shortest(factor);
+      return CheckAlternative{
+          "--scale-at output",
+          "The expected numbers are softmax(QKᵀ)·V·" + f +
+              ": the scale factor is applied after the softmax (scale_at: output), not to the "
+              "scores. The formula softmax(QKᵀ/√d_k)·V gives the numbers computed here. Run with "
+              "--scale-at output to reproduce the expected numbers exactly.",
+          std::move(r)};
+    }
+  }
+  if (p.scale.kind != ScaleKind::kNone && scalar) {
+    Problem alt = p;
+    alt.scale = Scale{ScaleKind::kNone, 1.0};
+    alt.temperature = 1.0;
+    Result r;
+    if (passes(alt, r)) {
+      return CheckAlternative{"--scale none",
+                              "The expected numbers are softmax(QKᵀ)·V without any scaling of "
+                              "the scores. Run with --scale none to reproduce them.",
+                              std::move(r)};
+    }
+  }
+  return std::nullopt;
+}
+
 std::string format_check_report(const CheckReport& rep, const Problem& p) {
   std::vector<const CheckItem*> shown;
   const bool all = rep.items.size() <= 32;

@@ -114,6 +114,10 @@ Format parse_format_flag(const std::string& text) {
   return choice<Format>("--format", text, parse_format, format_names());
 }
 
+TraceFormat parse_trace_format_flag(const std::string& text) {
+  return choice<TraceFormat>("--trace-format", text, parse_trace_format, trace_format_names());
+}
+
 DType parse_dtype_flag(const std::string& flag, const std::string& text) {
   return choice<DType>(flag, text, parse_dtype, dtype_names());
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "attn/number_text.h"
+#include "elide.h"
 
 namespace attn {
 
@@ -54,6 +55,9 @@ std::string json_quote(std::string_view s) {
 }
 
 namespace {
+
+constexpr int kTableMaxRows = 40;
+constexpr int kTableMaxCols = 12;
 
 void append_number(std::string& out, double v, DType dtype) {
   if (!std::isfinite(v)) {
@@ -220,44 +224,54 @@ std::string format_table_matrix(const double* values, int64_t rows, int64_t cols
                                 const std::vector<std::string>& row_labels,
                                 const std::vector<std::string>& col_labels, int precision,
                                 const uint8_t* masked) {
+  // Tables are for people: a large matrix shows its corners (JSON, CSV and
+  // .npy always hold everything).
+  const std::vector<int64_t> ri = detail::shown_indices(rows, kTableMaxRows);
+  const std::vector<int64_t> ci = detail::shown_indices(cols, kTableMaxCols);
   const bool sci = use_scientific(values, rows * cols, precision);
-  std::vector<std::string> cells(static_cast<size_t>(rows * cols));
-  for (int64_t i = 0; i < rows * cols; ++i) {
-    if (masked && masked[i]) {
-      cells[static_cast<size_t>(i)] = "masked";
-    } else {
-      cells[static_cast<size_t>(i)] =
-          sci ? format_scientific(values[i], precision) : format_fixed(values[i], precision);
-    }
-  }
   const std::vector<std::string> rl =
       static_cast<int64_t>(row_labels.size()) == rows ? row_labels : index_labels(rows);
   const std::vector<std::string> cl =
       static_cast<int64_t>(col_labels.size()) == cols ? col_labels : index_labels(cols);
+  auto cell = [&](int64_t i, int64_t j) -> std::string {
+    if (i < 0 || j < 0) return "…";
+    const int64_t k = i * cols + j;
+    if (masked && masked[k]) return "masked";
+    return sci ? format_scientific(values[k], precision) : format_fixed(values[k], precision);
+  };
+  std::vector<std::vector<std::string>> cells;
+  for (int64_t i : ri) {
+    std::vector<std::string> line;
+    for (int64_t j : ci) line.push_back(cell(i, j));
+    cells.push_back(std::move(line));
+  }
   size_t label_w = 0;
-  for (const auto& l : rl) label_w = std::max(label_w, display_width(l));
-  std::vector<size_t> col_w(static_cast<size_t>(cols), 0);
-  for (int64_t j = 0; j < cols; ++j) {
-    col_w[static_cast<size_t>(j)] = display_width(cl[static_cast<size_t>(j)]);
-    for (int64_t i = 0; i < rows; ++i) {
-      col_w[static_cast<size_t>(j)] =
-          std::max(col_w[static_cast<size_t>(j)], cells[static_cast<size_t>(i * cols + j)].size());
-    }
+  for (int64_t i : ri) label_w = std::max(label_w, i < 0 ? 1 : display_width(rl[static_cast<size_t>(i)]));
+  std::vector<size_t> col_w(ci.size(), 0);
+  for (size_t j = 0; j < ci.size(); ++j) {
+    col_w[j] = ci[j] < 0 ? 1 : display_width(cl[static_cast<size_t>(ci[j])]);
+    for (const auto& line : cells) col_w[j] = std::max(col_w[j], display_width(line[j]));
   }
   std::string out;
   out.append(label_w, ' ');
-  for (int64_t j = 0; j < cols; ++j) {
+  for (size_t j = 0; j < ci.size(); ++j) {
     out += "  ";
-    pad_left(out, cl[static_cast<size_t>(j)], col_w[static_cast<size_t>(j)]);
+    pad_left(out, ci[j] < 0 ? "…" : cl[static_cast<size_t>(ci[j])], col_w[j]);
   }
   out += '\n';
-  for (int64_t i = 0; i < rows; ++i) {
-    pad_right(out, rl[static_cast<size_t>(i)], label_w);
-    for (int64_t j = 0; j < cols; ++j) {
+  for (size_t r = 0; r < ri.size(); ++r) {
+    pad_right(out, ri[r] < 0 ? "…" : rl[static_cast<size_t>(ri[r])], label_w);
+    for (size_t j = 0; j < ci.size(); ++j) {
       out += "  ";
-      pad_left(out, cells[static_cast<size_t>(i * cols + j)], col_w[static_cast<size_t>(j)]);
+      pad_left(out, cells[r][j], col_w[j]);
     }
     out += '\n';
+  }
+  if (rows > kTableMaxRows || cols > kTableMaxCols) {
+    out += "(showing " + std::to_string(std::min<int64_t>(rows, kTableMaxRows - 1)) + " of " +
+           std::to_string(rows) + " rows and " +
+           std::to_string(std::min<int64_t>(cols, kTableMaxCols - 1)) + " of " +
+           std::to_string(cols) + " columns; --format json or csv prints everything)\n";
   }
   return out;
 }

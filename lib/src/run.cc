@@ -13,146 +13,12 @@
 #include "attn/matrix_file.h"
 #include "attn/npy.h"
 #include "attn/problem.h"
+#include "attn/trace.h"
+#include "run_internal.h"
 
 namespace attn {
 
 namespace {
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    size_t comma = s.find(',', start);
-    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const size_t b = item.find_first_not_of(' ');
-    const size_t e = item.find_last_not_of(' ');
-    out.push_back(b == std::string::npos ? "" : item.substr(b, e - b + 1));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-// The document a run starts from: a JSON document, a matrix file taken as
-// X, a built-in example, or nothing (everything from flags).
-InputDocument load_document(const RunRequest& req) {
-  if (!req.example.empty()) {
-    if (!req.input.empty()) {
-      throw_usage("give either an input file or --example, not both");
-    }
-    const Example* ex = find_example(req.example);
-    if (!ex) {
-      std::string near = closest_name(req.example, example_names());
-      throw_usage("--example: no example called '" + req.example + "'" +
-                  (near.empty() ? "" : "; did you mean '" + near + "'?") +
-                  " (attn examples lists them)");
-    }
-    return read_document(ex->text, "example " + ex->name);
-  }
-  if (req.input.empty()) {
-    InputDocument doc;
-    doc.source = "<flags>";
-    doc.settings_place = "<flags>";
-    return doc;
-  }
-  const std::string text = read_file(req.input);
-  const std::string name = display_name(req.input);
-  if (matrix_format(req.input, text) == MatrixFormat::kJson) {
-    return read_document(text, name);
-  }
-  // A matrix file is the X of a self-attention run.
-  MatrixData m = parse_matrix(text, req.input, CellKind::kFinite);
-  InputDocument doc;
-  doc.source = name;
-  doc.settings_place = name;
-  doc.X = Input{std::move(m.values), name};
-  if (!m.row_labels.empty()) {
-    doc.labels = LabelSet{m.row_labels, m.row_labels, true, name};
-  }
-  return doc;
-}
-
-// Flags replace the document's inputs and settings.
-void apply_flags(const RunRequest& req, InputDocument& doc) {
-  struct Slot {
-    const std::string* path;
-    std::optional<Input>* target;
-    CellKind kind;
-    bool query_side;  // its row labels name queries (else keys)
-  };
-  const MatrixFiles& m = req.matrices;
-  std::optional<Input> kpm;
-  const Slot slots[] = {
-      {&m.x, &doc.X, CellKind::kFinite, true},         {&m.y, &doc.Y, CellKind::kFinite, false},
-      {&m.q, &doc.Q, CellKind::kFinite, true},         {&m.k, &doc.K, CellKind::kFinite, false},
-      {&m.v, &doc.V, CellKind::kFinite, false},        {&m.mask, &doc.mask, CellKind::kBool, true},
-      {&m.bias, &doc.attn_bias, CellKind::kExtended, true},
-      {&m.key_padding_mask, &doc.key_padding_mask, CellKind::kBool, false},
-  };
-  std::vector<std::string> query_labels, key_labels;
-  for (const Slot& s : slots) {
-    if (s.path->empty()) continue;
-    const std::string text = read_file(*s.path);
-    MatrixData md = parse_matrix(text, *s.path, s.kind);
-    *s.target = Input{std::move(md.values), display_name(*s.path)};
-    if (!md.row_labels.empty()) (s.query_side ? query_labels : key_labels) = md.row_labels;
-    if (s.target == &doc.mask || s.target == &doc.attn_bias) {
-      if (!md.column_labels.empty()) key_labels = md.column_labels;
-    }
-  }
-  if (!req.valid_lens.empty()) {
-    const std::string& t = req.valid_lens;
-    Tensor<double> lens;
-    if (t.find('[') != std::string::npos) {
-      lens = json_to_tensor(json::parse(t, "--valid-lens"), "--valid-lens", "", CellKind::kCount, 2);
-    } else {
-      std::vector<std::string> parts = split_list(t);
-      std::vector<double> v;
-      for (const std::string& p : parts) {
-        double x = 0;
-        if (p.empty() || p.find_first_not_of("0123456789") != std::string::npos) {
-          throw_usage("--valid-lens: expected non-negative integers such as 2,6, got '" + t + "'");
-        }
-        x = std::stod(p);
-        v.push_back(x);
-      }
-      if (v.size() == 1 && t.find(',') == std::string::npos) {
-        lens = Tensor<double>(Shape{}, std::move(v));
-      } else {
-        lens = Tensor<double>(Shape{static_cast<int64_t>(v.size())}, std::move(v));
-      }
-    }
-    doc.valid_lens = Input{std::move(lens), "--valid-lens"};
-  }
-  // Labels: flags, then the document, then labels found in matrix files.
-  if (!req.labels.empty() || !req.key_labels.empty()) {
-    LabelSet l;
-    l.place = !req.labels.empty() ? "--labels" : "--key-labels";
-    if (!req.labels.empty()) l.queries = split_list(req.labels);
-    if (!req.key_labels.empty()) {
-      l.keys = split_list(req.key_labels);
-    } else if (doc.labels && !doc.labels->keys.empty() && !doc.labels->shared) {
-      l.keys = doc.labels->keys;
-    } else {
-      l.keys = l.queries;
-      l.shared = true;
-    }
-    doc.labels = l;
-  } else if (!doc.labels && (!query_labels.empty() || !key_labels.empty())) {
-    LabelSet l;
-    l.place = "labels from matrix files";
-    l.queries = query_labels;
-    l.keys = key_labels;
-    const bool self = !doc.Y && !doc.Q;
-    if (self && l.keys.empty()) l.keys = l.queries;
-    doc.labels = l;
-  }
-  doc.settings.merge(req.settings);
-  if (req.settings.mode || req.settings.variant || req.settings.heads || req.settings.scale) {
-    // Settings now mix two sources; messages about them name both.
-    if (doc.settings_place != "<flags>") doc.settings_place = doc.source + " and flags";
-  }
-}
 
 std::string fully_masked_warning(const Problem& p, const FullyMaskedRow& r) {
   std::string s = p.source + ": query " + std::to_string(r.query);
@@ -210,6 +76,84 @@ void refuse_overwrite(const RunRequest& req, const std::string& out, const char*
   }
 }
 
+// Dot products between rows (seed 003's sim(it, milk)): of the output rows
+// and, for comparison, of the query-side input rows; per batch (and head).
+std::vector<TraceStep> similarity_steps(const Problem& p, const Result& r) {
+  std::vector<TraceStep> steps;
+  const Tensor<double>& in = p.query_in;
+  const int64_t blocks = p.four_d ? p.batch * p.heads : p.batch;
+  const int64_t rows = p.len_q;
+  const int64_t in_w = in.dim(in.rank() - 1);
+  const int64_t out_w = r.output.dim(r.output.rank() - 1);
+  for (int64_t b = 0; b < blocks; ++b) {
+    TraceStep s;
+    s.batch = p.batched ? (p.four_d ? b / p.heads : b) : -1;
+    s.head = p.four_d ? b % p.heads : -1;
+    s.row_labels = s.col_labels = p.query_labels;
+    s.id = "similarity_input";
+    s.title = "Similarity of input rows";
+    s.formula = "sim(i, j) = " + p.query_name + "_i·" + p.query_name + "_j";
+    s.values = row_similarity(in.data() + b * rows * in_w, rows, in_w);
+    steps.push_back(s);
+    s.id = "similarity_output";
+    s.title = "Similarity of output rows";
+    s.formula = "sim(i, j) = o_i·o_j";
+    s.note = "how alike the rows are after attention (compare with the inputs)";
+    s.values = row_similarity(r.output.data() + b * rows * out_w, rows, out_w);
+    steps.push_back(s);
+  }
+  return steps;
+}
+
+// The similarity tables after a normal result.
+std::string similarity_text(const std::vector<TraceStep>& steps, const OutputOptions& o) {
+  std::string out;
+  for (const TraceStep& s : steps) {
+    out += "\n" + s.title + " (" + s.formula + ")";
+    if (s.batch >= 0) out += ", batch " + std::to_string(s.batch);
+    if (s.head >= 0) out += ", head " + std::to_string(s.head);
+    out += "\n" + format_table_matrix(s.values.data(), s.values.rows(), s.values.cols(),
+                                       s.row_labels, s.col_labels, o.precision);
+  }
+  return out;
+}
+
+// In a trace, the document's expected numbers next to the result, and when
+// they differ, the reading of the formula that gives them (seed 003 prints
+// softmax(QKᵀ)·V/√d: the scale after the softmax).
+void append_expected_steps(const Problem& p, const Result& r, const Expected& e, DType dtype,
+                           std::vector<TraceStep>& steps) {
+  if (e.output->tensor.shape() != r.output.shape() || r.output.rank() != 2) return;
+  TraceStep s;
+  s.id = "expected";
+  s.title = "Expected output (the input's expected block)";
+  s.formula = "expected";
+  s.values = Eigen::Map<const MatrixR>(e.output->tensor.data(), r.output.dim(0), r.output.dim(1));
+  s.row_labels = p.query_labels;
+  Expected only_output = e;
+  only_output.weights.reset();
+  const bool ok = check_result(r, only_output).passed();
+  if (ok) {
+    s.note = "the output above matches these numbers";
+    steps.push_back(s);
+    return;
+  }
+  auto alt = explain_mismatch(p, only_output, dtype);
+  s.note = alt ? "these differ from the output above: " + alt->explanation
+               : "these differ from the output above, and no common misreading of the formula "
+                 "explains them";
+  steps.push_back(s);
+  if (alt) {
+    TraceStep a;
+    a.id = "expected_reading";
+    a.title = "Output under " + alt->setting + " (reproduces the expected numbers)";
+    a.formula = alt->setting == "--scale-at output" ? "O = softmax(Q·Kᵀ)·V·factor" : "O = softmax(Q·Kᵀ)·V";
+    a.values = Eigen::Map<const MatrixR>(alt->result.output.data(), r.output.dim(0), r.output.dim(1));
+    a.row_labels = p.query_labels;
+    steps.push_back(a);
+  }
+}
+
 }  // namespace
 
 int run_command(const RunRequest& req, Console& console) {
@@ -222,8 +166,8 @@ int run_command(const RunRequest& req, Console& console) {
     throw_usage("-o " + req.output_path + ": a .npy file holds one array, the output; " +
                 "write the weights with --weights-out FILE.npy");
   }
-  InputDocument doc = load_document(req);
-  apply_flags(req, doc);
+  InputDocument doc = detail::load_document(req);
+  detail::apply_flags(req, doc);
   const Problem p = build_problem(doc);
   if (req.emit_pytorch) {
     const std::string program = emit_pytorch(p, req.command_line, req.average_heads);
@@ -246,7 +190,8 @@ int run_command(const RunRequest& req, Console& console) {
   creq.weights = req.output.weights || !req.weights_out.empty() ||
                  (expected && expected->weights.has_value());
   request_heatmap_maps(req.heatmap, creq);
-  const Result r = compute(p, creq);
+  TraceRecorder recorder;
+  const Result r = compute(p, creq, req.trace.enabled ? &recorder : nullptr);
 
   if (!req.quiet) {
     const size_t shown = std::min<size_t>(r.fully_masked_rows.size(), 5);
@@ -259,7 +204,24 @@ int run_command(const RunRequest& req, Console& console) {
 
   // Render everything before writing anything, so an error cannot leave
   // half of the output behind.
-  const std::string text = npy_out ? format_npy(r.output, r.dtype) : format_result(p, r, req.output);
+  std::vector<TraceStep> extra;  // similarity, expected numbers: after the engine's steps
+  if (req.trace.similarity) extra = similarity_steps(p, r);
+  std::optional<CheckAlternative> alternative;
+  const Expected* shown_expected = expected ? &*expected : (p.expected ? &*p.expected : nullptr);
+  if (req.trace.enabled && shown_expected && shown_expected->output) {
+    append_expected_steps(p, r, *shown_expected, req.dtype, extra);
+  }
+  std::string text;
+  if (npy_out) {
+    text = format_npy(r.output, r.dtype);
+  } else if (req.trace.enabled) {
+    std::vector<TraceStep>& steps = recorder.steps();
+    steps.insert(steps.end(), extra.begin(), extra.end());
+    text = format_trace(p, steps, req.trace.options);
+  } else {
+    text = format_result(p, r, req.output);
+    if (!extra.empty()) text += similarity_text(extra, req.output);
+  }
   std::string weights_text;
   if (!req.weights_out.empty()) weights_text = format_matrix_file(*r.weights, r.dtype, req.weights_out);
   const RenderedHeatmap heatmap = render_run_heatmap(req, p, r);
@@ -269,7 +231,13 @@ int run_command(const RunRequest& req, Console& console) {
   if (expected) {
     const CheckReport rep = check_result(r, *expected);
     report = format_check_report(rep, p);
-    if (!rep.passed()) code = 1;
+    if (!rep.passed()) {
+      code = 1;
+      // Say why when a common misreading of the formula explains it.
+      if (auto alt = explain_mismatch(p, *expected, req.dtype)) {
+        report += "\nwhy: " + alt->explanation + "\n";
+      }
+    }
   }
 
   write_output(req, console, text);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,16 @@ struct CheckReport {
 // A result without weights cannot be checked against expected weights: the
 // caller must have computed them.
 CheckReport check_result(const Result& r, const Expected& e);
+
+// When a check fails, a known alternative reading of the formula that does
+// reproduce the expected numbers: the scale factor applied after the softmax
+// (scale_at output, the seed 003 post's placement), or no scaling at all.
+struct CheckAlternative {
+  std::string setting;      // "--scale-at output"
+  std::string explanation;  // one paragraph for people
+  Result result;            // the result under that reading
+};
+std::optional<CheckAlternative> explain_mismatch(const Problem& p, const Expected& e, DType dtype);
 
 // The report as a table: every value when there are few, otherwise the
 // mismatches (at most 20) and a summary line.

@@ -9,6 +9,7 @@
 
 #include "attn/options.h"
 #include "attn/output.h"
+#include "attn/trace.h"
 
 namespace attn {
 
@@ -25,6 +26,7 @@ struct SettingFlag {
 const std::vector<SettingFlag>& setting_flags();
 
 Format parse_format_flag(const std::string& text);
+TraceFormat parse_trace_format_flag(const std::string& text);
 DType parse_dtype_flag(const std::string& flag, const std::string& text);
 int parse_int_flag(const std::string& flag, const std::string& text, int lo, int hi);
 

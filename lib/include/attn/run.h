@@ -11,6 +11,7 @@
 #include "attn/heatmap.h"
 #include "attn/options.h"
 #include "attn/output.h"
+#include "attn/trace.h"
 
 namespace attn {
 
@@ -27,6 +28,12 @@ class Console {
 // CSV or NumPy format; "" when not given.
 struct MatrixFiles {
   std::string x, y, q, k, v, mask, bias, key_padding_mask;
+};
+
+struct TraceRequest {
+  bool enabled = false;     // --trace: print every step instead of the result
+  bool similarity = false;  // --similarity: dot products between output rows and input rows
+  TraceOptions options;
 };
 
 struct RunRequest {
@@ -48,6 +55,7 @@ struct RunRequest {
   bool average_heads = false;
   DType dtype = DType::kF64;
   bool quiet = false;        // no warnings
+  TraceRequest trace;
   bool emit_pytorch = false;  // print a PyTorch program instead of the result
   std::string command_line = "attn run";  // as typed, for programs and traces
 };

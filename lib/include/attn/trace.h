@@ -1,0 +1,54 @@
+// Traces: a computation written out step by step, the way a blog post or a
+// lecture does it — inputs, projections, QKᵀ, the scale factor, bias and
+// masks, row maxima, exponentials, row sums, weights, the weighted sum of
+// each query written out, the output — in text, Markdown, LaTeX or JSON.
+// The steps are those the engine reports to its Observer; writers only
+// format them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attn/observer.h"
+#include "attn/problem.h"
+
+namespace attn {
+
+enum class TraceFormat { kText, kMarkdown, kLatex, kJson };
+
+std::optional<TraceFormat> parse_trace_format(std::string_view s);
+const std::vector<std::string>& trace_format_names();
+
+struct TraceOptions {
+  TraceFormat format = TraceFormat::kText;
+  int precision = 4;   // digits after the point
+  bool color = false;  // ANSI styling (text format on a terminal)
+  int max_rows = 16;   // larger matrices are shown in part (not in JSON)
+  int max_cols = 12;
+};
+
+// Collects the engine's steps.
+class TraceRecorder : public Observer {
+ public:
+  void step(const TraceStep& s) override { steps_.push_back(s); }
+  std::vector<TraceStep>& steps() { return steps_; }
+
+ private:
+  std::vector<TraceStep> steps_;
+};
+
+// A whole trace: a header describing the run (title, settings, shapes),
+// then the steps in order.
+std::string format_trace(const Problem& p, const std::vector<TraceStep>& steps,
+                         const TraceOptions& o);
+
+// Dot products between the rows of a [rows][cols] matrix (its Gram matrix),
+// as the similarity steps of seed 003 (sim(it, milk) vs sim(it, cat)).
+MatrixR row_similarity(const double* rows, int64_t n, int64_t width);
+
+// LaTeX for the engine's formula text ("S = Q·Kᵀ" -> "S = Q \cdot K^\top").
+std::string latex_formula(std::string_view formula);
+
+}  // namespace attn

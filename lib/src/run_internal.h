@@ -1,0 +1,16 @@
+// Private steps of run_command(), split by topic.
+#pragma once
+
+#include "attn/document.h"
+#include "attn/run.h"
+
+namespace attn::detail {
+
+// The document a run starts from: a JSON document, a matrix file taken as
+// X, a built-in example, or nothing (everything from flags).
+InputDocument load_document(const RunRequest& req);
+
+// Flags replace the document's inputs and settings.
+void apply_flags(const RunRequest& req, InputDocument& doc);
+
+}  // namespace attn::detail

@@ -1,0 +1,253 @@
+// Traces: the steps of a computation, in every format, with the numbers of
+// the seed 003 post (QKᵀ, the printed outputs and sim values).
+#include "attn/trace.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "test_util.h"
+
+namespace attn {
+namespace {
+
+using test::run_attn;
+
+bool has_line(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+TEST(Trace, SweetShowsTheBlogsQKt) {
+  auto r = run_attn({"run", "--example", "sweet", "--trace"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(has_line(r.out, "2. Scores Q·Kᵀ  [4][4]")) << r.out;
+  EXPECT_TRUE(has_line(r.out, "          cat  milk  it  sweet"));
+  EXPECT_TRUE(has_line(r.out, "   cat      8     8   8      8"));
+  EXPECT_TRUE(has_line(r.out, "   milk     8    10   8     12"));
+  EXPECT_TRUE(has_line(r.out, "   it       8     8   8      8"));
+  EXPECT_TRUE(has_line(r.out, "   sweet    8    12   8     16"));
+  EXPECT_TRUE(has_line(r.out, "   factor 1/√d_k = 1/√4 = 0.5"));
+  EXPECT_TRUE(has_line(r.out, "   each row sums to 1"));
+  EXPECT_TRUE(has_line(r.out,
+                       "   milk  = 0.0826·v_cat + 0.2245·v_milk + 0.0826·v_it + 0.6103·v_sweet = "
+                       "[0.0000, 0.5549, 3.4451, 0.0000]"));
+}
+
+TEST(Trace, SweetExplainsWhichNumbersAreWhich) {
+  auto r = run_attn({"run", "--example", "sweet", "--trace"});
+  EXPECT_NE(r.out.find("Expected output (the input's expected block)"), std::string::npos);
+  EXPECT_NE(r.out.find("the scale factor is applied after the softmax (scale_at: output)"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("Output under --scale-at output (reproduces the expected numbers)"),
+            std::string::npos);
+  auto ok = run_attn({"run", "--example", "sweet", "--trace", "--scale-at", "output"});
+  EXPECT_NE(ok.out.find("the output above matches these numbers"), std::string::npos);
+}
+
+// sim values of seed 003, from the JSON trace (full precision).
+std::map<std::string, double> output_similarity(const std::string& example) {
+  auto r = run_attn({"run", "--example", example, "--trace", "--trace-format", "json",
+                     "--similarity", "--scale-at", "output"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  std::map<std::string, double> sims;
+  for (const auto& s : j["steps"]) {
+    if (s["id"] != "similarity_output") continue;
+    const auto& labels = s["row_labels"];
+    for (size_t a = 0; a < labels.size(); ++a) {
+      for (size_t b = 0; b < labels.size(); ++b) {
+        sims[labels[a].get<std::string>() + "," + labels[b].get<std::string>()] =
+            s["values"][a][b].get<double>();
+      }
+    }
+  }
+  return sims;
+}
+
+TEST(Trace, SimilarityReproducesTheBlogsSimValues) {
+  auto sweet = output_similarity("sweet");
+  EXPECT_NEAR(sweet["it,milk"], 2.68, 0.005);
+  EXPECT_NEAR(sweet["it,cat"], 2.28, 0.005);
+  auto hungry = output_similarity("hungry");
+  EXPECT_NEAR(hungry["it,milk"], 1.90, 0.005);
+  EXPECT_NEAR(hungry["it,cat"], 2.03, 0.005);
+}
+
+TEST(Trace, BlogPrintedOutputsToThreeDigits) {
+  auto r = run_attn({"run", "--example", "sweet", "--trace", "--scale-at", "output", "--precision", "3"});
+  EXPECT_TRUE(has_line(r.out, "   cat    0.000  0.625  1.375  0.000")) << r.out;
+  EXPECT_TRUE(has_line(r.out, "   milk   0.000  0.089  1.911  0.000"));
+  EXPECT_TRUE(has_line(r.out, "   sweet  0.000  0.010  1.990  0.000"));
+  auto h = run_attn({"run", "--example", "hungry", "--trace", "--scale-at", "output", "--precision", "3"});
+  EXPECT_TRUE(has_line(h.out, "   cat     0.000  1.125  0.875  0.000")) << h.out;
+  EXPECT_TRUE(has_line(h.out, "   milk    0.000  0.609  1.391  0.000"));
+  EXPECT_TRUE(has_line(h.out, "   hungry  0.000  1.999  0.001  0.000"));
+}
+
+TEST(Trace, JsonHoldsEveryStep) {
+  auto r = run_attn({"run", "--example", "sweet", "--trace", "--trace-format", "json"});
+  auto j = nlohmann::json::parse(r.out);
+  std::set<std::string> ids;
+  for (const auto& s : j["steps"]) {
+    ids.insert(s["id"].get<std::string>());
+    EXPECT_TRUE(s.contains("formula"));
+    EXPECT_TRUE(s.contains("shape"));
+    EXPECT_TRUE(s.contains("values"));
+  }
+  for (const char* id : {"input_X", "scores", "scaled", "row_max", "exp", "row_sum", "weights",
+                         "weighted_sum", "output"}) {
+    EXPECT_TRUE(ids.count(id)) << id;
+  }
+  // Each row of the weights sums to 1.
+  for (const auto& s : j["steps"]) {
+    if (s["id"] != "weights") continue;
+    for (const auto& row : s["values"]) {
+      double sum = 0;
+      for (const auto& v : row) sum += v.get<double>();
+      EXPECT_NEAR(sum, 1.0, 1e-15);
+    }
+  }
+}
+
+TEST(Trace, ProjectionsHeadsAndOutputProjection) {
+  auto r = run_attn({"run", "--example", "cross_shapes", "--trace", "--trace-format", "json", "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  std::set<std::string> ids;
+  for (const auto& s : j["steps"]) ids.insert(s["id"].get<std::string>());
+  for (const char* id : {"input_X", "input_Y", "projection_Q", "projection_K", "projection_V",
+                         "head_q", "scores", "weights", "head_output", "concat",
+                         "output_projection", "output"}) {
+    EXPECT_TRUE(ids.count(id)) << id;
+  }
+  EXPECT_EQ(j["shapes"], "X [2][10][512], Y [2][20][512] -> output [2][10][512]");
+}
+
+TEST(Trace, MaskedCellsShowAsMinusInfOrMasked) {
+  auto r = run_attn({"run", test::source_path("data/masks/causal.json"), "--trace"});
+  EXPECT_TRUE(has_line(r.out, "   q0   0  -inf  -inf  -inf")) << r.out;
+  // With a finite fill the cells are still shown as masked, not as -1e+06
+  // (the note says what they were set to).
+  auto f = run_attn({"run", test::source_path("data/masks/causal.json"), "--trace", "--mask-fill", "-1e6"});
+  EXPECT_TRUE(has_line(f.out, "   q0   0  masked  masked  masked")) << f.out;
+  EXPECT_TRUE(has_line(f.out, "   masked cells are set to mask_fill = -1e+06"));
+}
+
+TEST(Trace, VariantsTraceTheirOwnFormulas) {
+  auto a = run_attn({"run", "--example", "additive", "--trace"});
+  EXPECT_NE(a.out.find("S_ij = w_vᵀ·tanh(a_i + b_j)"), std::string::npos);
+  auto b = run_attn({"run", "--example", "biattention", "--trace"});
+  EXPECT_NE(b.out.find("S_ij = a_i + c_j + D_ij"), std::string::npos);
+  EXPECT_NE(b.out.find("w2 = softmax_i(m)"), std::string::npos);
+  auto s = run_attn({"run", "-", "--trace"},
+                    R"({"X": [[1, 0], [0, 1]], "variant": "single_layer", "params": {"w": [1, -1]}})");
+  EXPECT_NE(s.out.find("D_ij = (q_i − k_j)·w"), std::string::npos) << s.err;
+  EXPECT_NE(s.out.find("S_ij = LeakyReLU_0.01(D_ij)"), std::string::npos);
+}
+
+TEST(Trace, ShapesOfSeedZero) {
+  auto r = run_attn({"run", "--example", "shapes", "--trace"});
+  EXPECT_NE(r.out.find("shapes: Q [2][3][2], K [2][8][2], V [2][8][10] -> output [2][3][10]"),
+            std::string::npos);
+}
+
+TEST(Trace, MarkdownHasTables) {
+  auto r = run_attn({"run", "--example", "sweet", "--trace", "--trace-format", "markdown"});
+  EXPECT_NE(r.out.find("## 2. Scores Q·Kᵀ — [4][4]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| **milk** | 8 | 10 | 8 | 12 |"), std::string::npos);
+}
+
+TEST(Trace, TextIsPlainWhenPiped) {
+  auto r = run_attn({"run", "--example", "sweet", "--trace"}, "", {"TERM=xterm-256color"});
+  EXPECT_EQ(r.out.find("\x1b["), std::string::npos);
+}
+
+// Environments open and close in order.
+bool balanced(const std::string& tex) {
+  std::vector<std::string> stack;
+  size_t at = 0;
+  int display = 0;
+  while ((at = tex.find('\\', at)) != std::string::npos) {
+    if (tex.compare(at, 7, "\\begin{") == 0 || tex.compare(at, 5, "\\end{") == 0) {
+      const bool begin = tex[at + 1] == 'b';
+      const size_t open = tex.find('{', at), close = tex.find('}', open);
+      const std::string env = tex.substr(open + 1, close - open - 1);
+      if (begin) {
+        stack.push_back(env);
+      } else {
+        if (stack.empty() || stack.back() != env) return false;
+        stack.pop_back();
+      }
+      at = close;
+    } else if (tex.compare(at, 2, "\\[") == 0) {
+      if (display++ != 0) return false;
+      at += 2;
+    } else if (tex.compare(at, 2, "\\]") == 0) {
+      if (--display != 0) return false;
+      at += 2;
+    } else {
+      at += 2;
+    }
+  }
+  return stack.empty() && display == 0;
+}
+
+TEST(Trace, LatexIsBalancedAndCompiles) {
+  auto r = run_attn({"run", "--example", "sweet", "--trace", "--trace-format", "latex", "--similarity"});
+  ASSERT_EQ(r.code, 0);
+  EXPECT_TRUE(balanced(r.out));
+  EXPECT_NE(r.out.find("S = Q \\cdot K^\\top =\n\\begin{array}{r|rrrr}"), std::string::npos) << r.out;
+  if (std::system("command -v pdflatex >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "pdflatex is not installed (apt-get install texlive-latex-base); checked that "
+                    "environments balance, not that it compiles";
+  }
+  const std::string dir = test::temp_dir() + "/tex";
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  test::write_temp("tex/trace.tex",
+                   "\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n" + r.out +
+                       "\\end{document}\n");
+  const int rc = std::system(("cd " + dir +
+                              " && pdflatex -interaction=nonstopmode -halt-on-error trace.tex "
+                              ">pdflatex.log 2>&1")
+                                 .c_str());
+  EXPECT_EQ(rc, 0) << test::read_text(dir + "/pdflatex.log");
+}
+
+TEST(Trace, LatexFormulas) {
+  EXPECT_EQ(latex_formula("S = Q·Kᵀ"), "S = Q \\cdot K^\\top");
+  EXPECT_EQ(latex_formula("E_ij = exp(S'_ij − m_i)"), "E_{ij} = \\exp(S'_{ij} - m_i)");
+  EXPECT_EQ(latex_formula("z_i = Σ_j E_ij"), "z_i = \\sum_j  E_{ij}");
+  EXPECT_EQ(latex_formula("a_i = x_i·w_in"), "a_i = x_i \\cdot w_{in}");
+}
+
+TEST(Check, FailureUnderTheFormulasPlacementIsExplained) {
+  auto r = run_attn({"run", "--example", "sweet", "--check"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("why: The expected numbers are softmax(QKᵀ)·V·1/√d_k = 0.5: the scale "
+                       "factor is applied after the softmax (scale_at: output)"),
+            std::string::npos)
+      << r.out;
+  auto ok = run_attn({"run", "--example", "sweet", "--check", "--scale-at", "output"});
+  EXPECT_EQ(ok.code, 0);
+  EXPECT_NE(ok.out.find("check passed: all 16 values match"), std::string::npos);
+  auto h = run_attn({"run", "--example", "hungry", "--check"});
+  EXPECT_EQ(h.code, 1);
+  EXPECT_NE(h.out.find("why: "), std::string::npos);
+}
+
+TEST(Similarity, WithoutTraceAppendsTables) {
+  auto r = run_attn({"run", "--example", "sweet", "--similarity", "--scale-at", "output"});
+  EXPECT_NE(r.out.find("Similarity of output rows (sim(i, j) = o_i·o_j)"), std::string::npos) << r.out;
+}
+
+TEST(Similarity, RowGram) {
+  const double rows[] = {1, 2, 3, 4};
+  MatrixR g = row_similarity(rows, 2, 2);
+  EXPECT_EQ(g(0, 1), 11);
+  EXPECT_EQ(g(1, 1), 25);
+}
+
+}  // namespace
+}  // namespace attn
