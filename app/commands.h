@@ -14,6 +14,7 @@ using Action = std::function<int()>;
 // command_line: the arguments as typed, quoted where needed.
 Action add_run(CLI::App& app, const std::string& command_line);
 Action add_examples(CLI::App& app);
+Action add_bench(CLI::App& app);
 Action add_heatmap(CLI::App& app);
 
 // Adds --heatmap, --show, --of and the drawing flags to `run`; the returned

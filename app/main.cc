@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
              "Try: attn run --example sweet --weights");
   attn::cli::Action run = attn::cli::add_run(app, command_line(argc, argv));
   attn::cli::Action examples = attn::cli::add_examples(app);
+  attn::cli::Action bench = attn::cli::add_bench(app);
   attn::cli::Action heatmap = attn::cli::add_heatmap(app);
 
   try {
@@ -142,6 +143,7 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("run")) return run();
     if (app.got_subcommand("examples")) return examples();
+    if (app.got_subcommand("bench")) return bench();
     if (app.got_subcommand("heatmap")) return heatmap();
     print_error("no command given; try 'attn run --example sweet' or 'attn --help'");
     return 2;

@@ -25,6 +25,54 @@ Shape weights_shape(const Problem& p, bool average_heads) {
   return s;
 }
 
+namespace detail {
+
+void finish_maps(const Problem& p, const ComputeRequest& req, std::vector<double>* weights,
+                 std::vector<double>* scores, std::vector<uint8_t>& masked, Result& r) {
+  const Shape shape = weights_shape(p, req.average_heads);
+  const bool average = req.average_heads && p.heads > 1;
+  const int64_t H = p.heads, qk = p.len_q * p.len_k;
+  auto reduce = [&](std::vector<double>& full) {
+    if (!average) return Tensor<double>(shape, std::move(full));
+    std::vector<double> mean(static_cast<size_t>(p.batch * qk), 0.0);
+    for (int64_t b = 0; b < p.batch; ++b) {
+      for (int64_t h = 0; h < H; ++h) {
+        for (int64_t c = 0; c < qk; ++c) {
+          mean[static_cast<size_t>(b * qk + c)] += full[static_cast<size_t>((b * H + h) * qk + c)];
+        }
+      }
+      for (int64_t c = 0; c < qk; ++c) mean[static_cast<size_t>(b * qk + c)] /= static_cast<double>(H);
+    }
+    return Tensor<double>(shape, std::move(mean));
+  };
+  if (weights) r.weights = reduce(*weights);
+  if (scores) r.scores = reduce(*scores);
+  if (!average) {
+    r.masked = Tensor<uint8_t>(shape, std::move(masked));
+  } else {
+    // A cell is shown masked in the average when it is masked in every head.
+    std::vector<uint8_t> all(static_cast<size_t>(p.batch * qk), 1);
+    for (int64_t b = 0; b < p.batch; ++b) {
+      for (int64_t h = 0; h < H; ++h) {
+        for (int64_t c = 0; c < qk; ++c) {
+          all[static_cast<size_t>(b * qk + c)] &= masked[static_cast<size_t>((b * H + h) * qk + c)];
+        }
+      }
+    }
+    r.masked = Tensor<uint8_t>(shape, std::move(all));
+  }
+}
+
+void raise_fully_masked(const Problem& p, int64_t b, int64_t h, int64_t i) {
+  std::string where = "query " + std::to_string(i);
+  if (!p.query_labels.empty()) where += " (\"" + p.query_labels[static_cast<size_t>(i)] + "\")";
+  if (p.batched) where += " of batch " + std::to_string(b);
+  if (p.heads > 1) where += " in head " + std::to_string(h);
+  throw_input(p.source, where + " has every key masked (fully_masked: error)");
+}
+
+}  // namespace detail
+
 namespace {
 
 using detail::Mat;
@@ -500,13 +548,7 @@ class Engine {
   }
 
   void fully_masked(int64_t b, int64_t h, int64_t i, T* row, int64_t n) {
-    if (p_.fully_masked == FullyMasked::kError) {
-      std::string where = "query " + std::to_string(i);
-      if (!p_.query_labels.empty()) where += " (\"" + p_.query_labels[static_cast<size_t>(i)] + "\")";
-      if (p_.batched) where += " of batch " + std::to_string(b);
-      if (p_.heads > 1) where += " in head " + std::to_string(h);
-      throw_input(p_.source, where + " has every key masked (fully_masked: error)");
-    }
+    if (p_.fully_masked == FullyMasked::kError) detail::raise_fully_masked(p_, b, h, i);
     detail::fill_fully_masked(row, n, p_.fully_masked);
     fully_masked_rows_.push_back(FullyMaskedRow{b, h, i});
   }
@@ -525,38 +567,8 @@ class Engine {
   }
 
   void finish_maps(Result& r) {
-    const Shape shape = weights_shape(p_, req_.average_heads);
-    const bool average = req_.average_heads && p_.heads > 1;
-    const int64_t H = p_.heads, qk = p_.len_q * p_.len_k;
-    auto reduce = [&](std::vector<double>& full) {
-      if (!average) return Tensor<double>(shape, std::move(full));
-      std::vector<double> mean(static_cast<size_t>(p_.batch * qk), 0.0);
-      for (int64_t b = 0; b < p_.batch; ++b) {
-        for (int64_t h = 0; h < H; ++h) {
-          for (int64_t c = 0; c < qk; ++c) {
-            mean[static_cast<size_t>(b * qk + c)] += full[static_cast<size_t>((b * H + h) * qk + c)];
-          }
-        }
-        for (int64_t c = 0; c < qk; ++c) mean[static_cast<size_t>(b * qk + c)] /= static_cast<double>(H);
-      }
-      return Tensor<double>(shape, std::move(mean));
-    };
-    if (req_.weights) r.weights = reduce(weights_);
-    if (req_.scores) r.scores = reduce(scores_);
-    if (!average) {
-      r.masked = Tensor<uint8_t>(shape, std::move(masked_));
-    } else {
-      // A cell is shown masked in the average when it is masked in every head.
-      std::vector<uint8_t> all(static_cast<size_t>(p_.batch * qk), 1);
-      for (int64_t b = 0; b < p_.batch; ++b) {
-        for (int64_t h = 0; h < H; ++h) {
-          for (int64_t c = 0; c < qk; ++c) {
-            all[static_cast<size_t>(b * qk + c)] &= masked_[static_cast<size_t>((b * H + h) * qk + c)];
-          }
-        }
-      }
-      r.masked = Tensor<uint8_t>(shape, std::move(all));
-    }
+    detail::finish_maps(p_, req_, req_.weights ? &weights_ : nullptr,
+                        req_.scores ? &scores_ : nullptr, masked_, r);
   }
 
   // ---- BiAttention (CONTRACT §4) ----------------------------------------------
@@ -669,6 +681,10 @@ class Engine {
 }  // namespace
 
 Result compute(const Problem& p, const ComputeRequest& request, Observer* observer) {
+  if (!observer && !request.reference && detail::fast_path_applies(p)) {
+    return request.dtype == DType::kF32 ? detail::compute_fast<float>(p, request)
+                                        : detail::compute_fast<double>(p, request);
+  }
   if (request.dtype == DType::kF32) {
     Engine<float> e(p, request, observer);
     return e.run();

@@ -1,0 +1,48 @@
+// `attn bench`: binds flags to BenchOptions and prints the result.
+#include <memory>
+
+#include "attn/bench.h"
+#include "attn/flags.h"
+#include "commands.h"
+#include "console.h"
+
+namespace attn::cli {
+
+Action add_bench(CLI::App& app) {
+  struct Flags {
+    BenchOptions o;
+    std::string n = "2048", d = "64", heads = "1", batch = "1", dtype = "f32", threads = "0";
+    std::string seconds = "1";
+    bool no_weights = false, json = false;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* b = app.add_subcommand("bench", "time the attention kernels on random inputs");
+  b->allow_extras();
+  b->add_option("--n", f->n, "sequence length: queries = keys (default 2048)")->type_name("N");
+  b->add_option("--d", f->d, "head width (default 64)")->type_name("N");
+  b->add_option("--heads", f->heads, "heads (default 1)")->type_name("N");
+  b->add_option("--batch", f->batch, "batch size (default 1)")->type_name("N");
+  b->add_option("--dtype", f->dtype, "f32 (default) or f64")->type_name("NAME");
+  b->add_flag("--no-weights", f->no_weights, "output only: the streaming kernel, no n×n weights");
+  b->add_flag("--causal", f->o.causal, "with a causal mask (skips the masked tiles)");
+  b->add_option("--threads", f->threads, "threads (default: all cores)")->type_name("N");
+  b->add_option("--seconds", f->seconds, "repeat for at least this long (default 1)")->type_name("S");
+  b->add_flag("--json", f->json, "one JSON line instead of text");
+  return [f]() {
+    BenchOptions& o = f->o;
+    o.n = parse_int_flag("--n", f->n, 1, 1 << 20);
+    o.d = parse_int_flag("--d", f->d, 1, 1 << 16);
+    o.heads = parse_int_flag("--heads", f->heads, 1, 4096);
+    o.batch = parse_int_flag("--batch", f->batch, 1, 1 << 20);
+    o.threads = parse_int_flag("--threads", f->threads, 0, 1024);
+    o.dtype = parse_dtype_flag("--dtype", f->dtype);
+    o.min_seconds = parse_int_flag("--seconds", f->seconds, 0, 3600);
+    o.weights = !f->no_weights;
+    const BenchResult r = run_bench(o);
+    StdConsole console;
+    console.out(f->json ? bench_json(o, r) : bench_text(o, r));
+    return 0;
+  };
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,48 @@
+// `attn bench`: times the core attention computation (no file I/O) on
+// seeded random Q, K, V of shape [batch][heads][n][d], with a warm-up and
+// repeats (at least `min_reps` and at least `min_seconds`), through the
+// same kernels `attn run` uses.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "attn/options.h"
+
+namespace attn {
+
+struct BenchOptions {
+  int64_t n = 2048;   // queries = keys
+  int64_t d = 64;     // head width (queries, keys and values)
+  int64_t heads = 1;
+  int64_t batch = 1;
+  DType dtype = DType::kF32;
+  bool weights = true;  // materialize the weights (false: streaming, output only)
+  int threads = 0;      // 0: every hardware thread
+  bool causal = false;
+  double min_seconds = 1.0;
+  int min_reps = 3;
+  uint64_t seed = 1;
+};
+
+struct BenchResult {
+  double seconds = 0;      // median time of one forward over all batches and heads
+  double min_seconds = 0;  // fastest repeat
+  double gflops = 0;       // 4·batch·heads·n²·d / seconds (causal: the same count)
+  // CPU time of the process per repeat (median); on a loaded machine
+  // seconds grows but this does not, which tells the two apart.
+  double cpu_seconds = 0;
+  int reps = 0;
+  int threads = 0;         // threads actually used
+  double peak_rss_mb = 0;  // of the whole process
+};
+
+BenchResult run_bench(const BenchOptions& o);
+
+// One JSON line with the settings and the result.
+std::string bench_json(const BenchOptions& o, const BenchResult& r);
+
+// A few lines for people.
+std::string bench_text(const BenchOptions& o, const BenchResult& r);
+
+}  // namespace attn

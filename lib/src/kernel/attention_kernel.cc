@@ -1,0 +1,507 @@
+// The attention kernels. Work is split into tasks of one (batch, head) and
+// one block of queries; each task packs its queries, computes score tiles
+// with a register-blocked micro-kernel against keys packed transposed, and
+// accumulates weights·values with a second micro-kernel, so both products
+// run from registers at close to the FMA rate while the exponentials, the
+// masks and the running maxima are done in between on a tile that stays in
+// the L1/L2 caches.
+#include "attention_kernel.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "attn/dropout.h"
+#include "parallel.h"
+#include "simd.h"
+
+namespace attn::kernel {
+
+namespace {
+
+// Register tiles: S += Q·Kᵀ on kSRows queries x kSCols vectors of keys,
+// O += P·V on kPRows queries x up to kPCols vectors of value columns. With
+// AVX-512VL there are 32 vector registers, otherwise 16.
+#if defined(__AVX512VL__)
+constexpr int kSRows = 8, kSCols = 3;
+constexpr int kPRows = 2, kPCols = 8;
+#else
+constexpr int kSRows = 6, kSCols = 2;
+constexpr int kPRows = 2, kPCols = 4;
+#endif
+constexpr int64_t kBlockQ = 48;  // queries per task: a multiple of kSRows and kPRows
+
+template <class T>
+constexpr int kW = Simd<T>::W;
+template <class T>
+constexpr int kPanel = kSCols * kW<T>;  // keys per packed panel
+template <class T>
+constexpr int64_t kBlockK = 8 * kPanel<T>;  // keys per tile
+
+int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+// S[r][0..kPanel) = q_r · k_j for the kSRows rows of q (ld d) and one panel
+// of keys packed as [d][kPanel].
+// The tile loops are unrolled so the accumulators live in registers.
+#define ATTN_UNROLL _Pragma("GCC unroll 16")
+
+template <class T>
+[[gnu::always_inline]] inline void s_tile(const T* q, int64_t d, const T* kp, T* s, int64_t lds) {
+  Vec<T> acc[kSRows][kSCols];
+  ATTN_UNROLL for (int r = 0; r < kSRows; ++r) {
+    ATTN_UNROLL for (int c = 0; c < kSCols; ++c) acc[r][c] = splat<T>(0);
+  }
+  for (int64_t k = 0; k < d; ++k) {
+    Vec<T> kv[kSCols];
+    ATTN_UNROLL for (int c = 0; c < kSCols; ++c) kv[c] = load(kp + k * kPanel<T> + c * kW<T>);
+    ATTN_UNROLL for (int r = 0; r < kSRows; ++r) {
+      const Vec<T> b = splat(q[r * d + k]);
+      ATTN_UNROLL for (int c = 0; c < kSCols; ++c) acc[r][c] = fma(b, kv[c], acc[r][c]);
+    }
+  }
+  ATTN_UNROLL for (int r = 0; r < kSRows; ++r) {
+    ATTN_UNROLL for (int c = 0; c < kSCols; ++c) store(s + r * lds + c * kW<T>, acc[r][c]);
+  }
+}
+
+// O[r][0..CV·W) += Σ_j P[r][j] · V[j][0..CV·W) for kPRows rows.
+template <class T, int CV>
+[[gnu::always_inline]] inline void pv_tile(const T* p, int64_t ldp, int64_t nk, const T* v,
+                                           int64_t ldv, T* o, int64_t ldo) {
+  Vec<T> acc[kPRows][CV];
+  ATTN_UNROLL for (int r = 0; r < kPRows; ++r) {
+    ATTN_UNROLL for (int c = 0; c < CV; ++c) acc[r][c] = splat<T>(0);
+  }
+  for (int64_t j = 0; j < nk; ++j) {
+    Vec<T> vv[CV];
+    ATTN_UNROLL for (int c = 0; c < CV; ++c) vv[c] = load(v + j * ldv + c * kW<T>);
+    ATTN_UNROLL for (int r = 0; r < kPRows; ++r) {
+      const Vec<T> b = splat(p[r * ldp + j]);
+      ATTN_UNROLL for (int c = 0; c < CV; ++c) acc[r][c] = fma(b, vv[c], acc[r][c]);
+    }
+  }
+  ATTN_UNROLL for (int r = 0; r < kPRows; ++r) {
+    ATTN_UNROLL for (int c = 0; c < CV; ++c) {
+      T* dst = o + r * ldo + c * kW<T>;
+      store(dst, load(dst) + acc[r][c]);
+    }
+  }
+}
+
+// O[rows][0..dvp) += P[rows][0..nk) · V[0..nk)[0..dvp), rows a multiple of kPRows.
+template <class T>
+void pv_block(const T* p, int64_t ldp, int64_t rows, int64_t nk, const T* v, int64_t ldv, T* o,
+              int64_t ldo, int64_t dvp) {
+  for (int64_t r0 = 0; r0 < rows; r0 += kPRows) {
+    int64_t c0 = 0;
+    for (; c0 + kPCols * kW<T> <= dvp; c0 += kPCols * kW<T>) {
+      pv_tile<T, kPCols>(p + r0 * ldp, ldp, nk, v + c0, ldv, o + r0 * ldo + c0, ldo);
+    }
+    // The remaining vectors of columns, one at a time.
+    for (; c0 < dvp; c0 += kW<T>) {
+      pv_tile<T, 1>(p + r0 * ldp, ldp, nk, v + c0, ldv, o + r0 * ldo + c0, ldo);
+    }
+  }
+}
+
+// A head's keys packed as panels [d][kPanel] (zero beyond len_k), and its
+// values with rows padded to whole vectors.
+template <class T>
+struct Packed {
+  std::vector<T> k;       // [panels][d][kPanel]
+  std::vector<T> v;       // [len_k][dvp] when padding was needed
+  const T* vp = nullptr;  // the values to read, ld dvp
+  int64_t dvp = 0;
+  std::vector<double> v_mean;  // mean of the value rows (fully_masked uniform)
+  double mult = 1;             // score multiplier (per head with scale "norm")
+};
+
+template <class T>
+void pack(const HeadTask<T>& t, Packed<T>& pk) {
+  const int64_t panels = round_up(t.len_k, kPanel<T>) / kPanel<T>;
+  pk.k.assign(static_cast<size_t>(panels * t.d * kPanel<T>), T(0));
+  for (int64_t j = 0; j < t.len_k; ++j) {
+    T* dst = pk.k.data() + (j / kPanel<T>) * t.d * kPanel<T> + j % kPanel<T>;
+    const T* src = t.k + j * t.d;
+    for (int64_t k = 0; k < t.d; ++k) dst[k * kPanel<T>] = src[k];
+  }
+  pk.dvp = round_up(t.dv, kW<T>);
+  if (pk.dvp == t.dv) {
+    pk.vp = t.v;
+  } else {
+    pk.v.assign(static_cast<size_t>(t.len_k * pk.dvp), T(0));
+    for (int64_t j = 0; j < t.len_k; ++j) {
+      std::memcpy(pk.v.data() + j * pk.dvp, t.v + j * t.dv, sizeof(T) * static_cast<size_t>(t.dv));
+    }
+    pk.vp = pk.v.data();
+  }
+}
+
+// Per-thread scratch.
+template <class T>
+struct Scratch {
+  std::vector<T> q, s, o, drop;
+  std::vector<T> m, l;
+};
+
+// One block of queries: rows [i0, i0 + rows) of task t.
+template <class T>
+class Block {
+ public:
+  Block(const HeadTask<T>& t, const Packed<T>& pk, const ScoreRules& rules, Scratch<T>& sc,
+        int64_t i0)
+      : t_(t), pk_(pk), rules_(rules), sc_(sc), i0_(i0),
+        rows_(std::min(kBlockQ, t.len_q - i0)),
+        ldo_(pk.dvp),
+        mult_(static_cast<T>(pk.mult)),
+        fill_(static_cast<T>(rules.mask_fill)) {
+    const int64_t d = t.d;
+    sc.q.assign(static_cast<size_t>(kBlockQ * d), T(0));
+    std::memcpy(sc.q.data(), t.q + i0 * d, sizeof(T) * static_cast<size_t>(rows_ * d));
+    sc.s.resize(static_cast<size_t>(kBlockQ * kBlockK<T>));
+    sc.o.assign(static_cast<size_t>(kBlockQ * pk.dvp), T(0));
+    sc.m.assign(kBlockQ, -std::numeric_limits<T>::infinity());
+    sc.l.assign(kBlockQ, T(0));
+    if (rules.dropout > 0) sc.drop.resize(static_cast<size_t>(kBlockQ * kBlockK<T>));
+  }
+
+  // The streaming kernel: online softmax over key tiles.
+  void stream(std::vector<FullyMaskedRow>& fully) {
+    // With an infinite fill, keys past every row's limit (valid_lens,
+    // causal) contribute nothing: the tiles stop there.
+    int64_t end = t_.len_k;
+    if (t_.masks && std::isinf(rules_.mask_fill)) {
+      end = 0;
+      for (int64_t r = 0; r < rows_; ++r) end = std::max(end, t_.masks->key_limit(i0_ + r));
+    }
+    const int64_t ld = kBlockK<T>;
+    for (int64_t jb = 0; jb < end; jb += kBlockK<T>) {
+      const int64_t nk = std::min(kBlockK<T>, end - jb);
+      scores_tile(jb, nk, sc_.s.data(), ld);
+      for (int64_t r = 0; r < rows_; ++r) {
+        T* s = sc_.s.data() + r * ld;
+        rules_row(s, i0_ + r, jb, nk, nullptr, nullptr);
+        online_row(r, s, nk);
+      }
+      const T* p = sc_.s.data();
+      if (rules_.dropout > 0) p = dropped(sc_.s.data(), ld, jb, nk);
+      pv_block(p, ld, round_up(rows_, kPRows), nk, pk_.vp + jb * pk_.dvp, pk_.dvp, sc_.o.data(),
+               ldo_, pk_.dvp);
+    }
+    for (int64_t r = 0; r < rows_; ++r) {
+      T* out = t_.out + (i0_ + r) * t_.dv;
+      const T* acc = sc_.o.data() + r * ldo_;
+      if (sc_.m[r] == -std::numeric_limits<T>::infinity()) {
+        fully.push_back(FullyMaskedRow{t_.batch, t_.head, i0_ + r});
+        fill_fully_masked_output(out, i0_ + r);
+        continue;
+      }
+      const T inv = T(1) / sc_.l[r];
+      const T om = static_cast<T>(rules_.out_mult);
+      for (int64_t c = 0; c < t_.dv; ++c) out[c] = acc[c] * inv * om;
+    }
+  }
+
+  // The rows kernel: full rows of scores into the weights, then W·V.
+  void rows(std::vector<FullyMaskedRow>& fully) {
+    const int64_t n = t_.len_k;
+    const int64_t ld = kBlockK<T>;
+    for (int64_t jb = 0; jb < n; jb += kBlockK<T>) {
+      const int64_t nk = std::min(kBlockK<T>, n - jb);
+      scores_tile(jb, nk, sc_.s.data(), ld);
+      for (int64_t r = 0; r < rows_; ++r) {
+        const int64_t i = i0_ + r;
+        T* s = sc_.s.data() + r * ld;
+        rules_row(s, i, jb, nk, t_.scores ? t_.scores + i * n + jb : nullptr,
+                  t_.masked ? t_.masked + i * n + jb : nullptr);
+        std::memcpy(t_.weights + i * n + jb, s, sizeof(T) * static_cast<size_t>(nk));
+      }
+    }
+    for (int64_t r = 0; r < rows_; ++r) {
+      T* w = t_.weights + (i0_ + r) * n;
+      if (!softmax_full_row(w, n)) {
+        fully.push_back(FullyMaskedRow{t_.batch, t_.head, i0_ + r});
+        T v = 0;
+        if (rules_.fully_masked == FullyMasked::kUniform) v = T(1) / static_cast<T>(n);
+        if (rules_.fully_masked == FullyMasked::kNan) v = std::numeric_limits<T>::quiet_NaN();
+        std::fill(w, w + n, v);
+      }
+    }
+    // Rows past the block end read as zeros in the value product.
+    const int64_t prow = round_up(rows_, kPRows);
+    for (int64_t jb = 0; jb < n; jb += kBlockK<T>) {
+      const int64_t nk = std::min(kBlockK<T>, n - jb);
+      T* tile = sc_.s.data();
+      for (int64_t r = 0; r < prow; ++r) {
+        if (r < rows_) {
+          std::memcpy(tile + r * ld, t_.weights + (i0_ + r) * n + jb, sizeof(T) * static_cast<size_t>(nk));
+        } else {
+          std::fill(tile + r * ld, tile + r * ld + nk, T(0));
+        }
+      }
+      const T* p = tile;
+      if (rules_.dropout > 0) p = dropped(tile, ld, jb, nk);
+      pv_block(p, ld, prow, nk, pk_.vp + jb * pk_.dvp, pk_.dvp, sc_.o.data(), ldo_, pk_.dvp);
+    }
+    const T om = static_cast<T>(rules_.out_mult);
+    for (int64_t r = 0; r < rows_; ++r) {
+      T* out = t_.out + (i0_ + r) * t_.dv;
+      const T* acc = sc_.o.data() + r * ldo_;
+      for (int64_t c = 0; c < t_.dv; ++c) out[c] = acc[c] * om;
+    }
+  }
+
+ private:
+  // S[r][0..nk) for every row of the block and keys [jb, jb + nk).
+  void scores_tile(int64_t jb, int64_t nk, T* s, int64_t lds) {
+    const int64_t d = t_.d;
+    const int64_t p0 = jb / kPanel<T>, p1 = round_up(jb + nk, kPanel<T>) / kPanel<T>;
+    const int64_t qrows = round_up(rows_, kSRows);
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* kp = pk_.k.data() + p * d * kPanel<T>;
+      for (int64_t r0 = 0; r0 < qrows; r0 += kSRows) {
+        s_tile(sc_.q.data() + r0 * d, d, kp, s + r0 * lds + (p - p0) * kPanel<T>, lds);
+      }
+    }
+  }
+
+  // The score rules of CONTRACT §2 on one row of a tile: scale (and
+  // temperature), bias, then masked cells set to mask_fill. Columns past
+  // nk are tile padding and never part of the softmax.
+  void rules_row(T* s, int64_t i, int64_t jb, int64_t nk, T* scores_out, uint8_t* masked_out) {
+    const int64_t npad = round_up(nk, kW<T>);
+    if (mult_ != T(1)) {
+      const Vec<T> m = splat(mult_);
+      for (int64_t j = 0; j < npad; j += kW<T>) store(s + j, load(s + j) * m);
+    }
+    const detail::MaskView* mv = t_.masks;
+    if (mv && mv->has_bias()) {
+      const double* b = mv->bias_row(i) + jb;
+      for (int64_t j = 0; j < nk; ++j) s[j] += static_cast<T>(b[j]);
+    }
+    if (scores_out) std::memcpy(scores_out, s, sizeof(T) * static_cast<size_t>(nk));
+    if (mv) {
+      const int64_t lim = mv->key_limit(i);
+      const uint8_t* mrow = mv->mask_row(i);
+      const uint8_t* kpm = mv->key_padding();
+      for (int64_t j = 0; j < nk; ++j) {
+        const int64_t jj = jb + j;
+        const bool masked = jj >= lim || (mrow && mrow[jj]) || (kpm && kpm[jj]);
+        if (masked) s[j] = fill_;
+        if (masked_out) masked_out[j] = masked || s[j] == -std::numeric_limits<T>::infinity();
+      }
+    } else if (masked_out) {
+      for (int64_t j = 0; j < nk; ++j) masked_out[j] = s[j] == -std::numeric_limits<T>::infinity();
+    }
+    for (int64_t j = nk; j < npad; ++j) s[j] = -std::numeric_limits<T>::infinity();
+  }
+
+  // Online softmax of row r on one tile: new running maximum, the tile's
+  // exponentials (in place), the running sum and the accumulator rescaled.
+  void online_row(int64_t r, T* s, int64_t nk) {
+    const int64_t npad = round_up(nk, kW<T>);
+    Vec<T> vm = splat(-std::numeric_limits<T>::infinity());
+    for (int64_t j = 0; j < npad; j += kW<T>) vm = vmax(vm, load(s + j));
+    const T tile_max = hmax(vm);
+    const T old = sc_.m[r];
+    const T m = std::max(old, tile_max);
+    if (m == -std::numeric_limits<T>::infinity()) {
+      std::fill(s, s + npad, T(0));  // nothing unmasked yet
+      return;
+    }
+    const Vec<T> vmv = splat(m);
+    Vec<T> sum = splat<T>(0);
+    for (int64_t j = 0; j < npad; j += kW<T>) {
+      const Vec<T> e = vexp(load(s + j) - vmv);
+      store(s + j, e);
+      sum += e;
+    }
+    if (old != m) {
+      const T c = old == -std::numeric_limits<T>::infinity() ? T(0) : std::exp(old - m);
+      sc_.l[r] *= c;
+      T* o = sc_.o.data() + r * ldo_;
+      const Vec<T> vc = splat(c);
+      for (int64_t k = 0; k < pk_.dvp; k += kW<T>) store(o + k, load(o + k) * vc);
+      sc_.m[r] = m;
+    }
+    sc_.l[r] += hsum(sum);
+  }
+
+  // Softmax of a whole row in place; false when every key is masked.
+  bool softmax_full_row(T* w, int64_t n) {
+    const int64_t nv = n / kW<T> * kW<T>;
+    Vec<T> vm = splat(-std::numeric_limits<T>::infinity());
+    for (int64_t j = 0; j < nv; j += kW<T>) vm = vmax(vm, load(w + j));
+    T m = hmax(vm);
+    for (int64_t j = nv; j < n; ++j) m = std::max(m, w[j]);
+    if (m == -std::numeric_limits<T>::infinity()) return false;
+    const Vec<T> vmv = splat(m);
+    Vec<T> sum = splat<T>(0);
+    for (int64_t j = 0; j < nv; j += kW<T>) {
+      const Vec<T> e = vexp(load(w + j) - vmv);
+      store(w + j, e);
+      sum += e;
+    }
+    T total = hsum(sum);
+    if (nv < n) {
+      // The tail through one padded vector, so it gets the same exp.
+      T tmp[kW<T>];
+      for (int k = 0; k < kW<T>; ++k) tmp[k] = nv + k < n ? w[nv + k] : -std::numeric_limits<T>::infinity();
+      const Vec<T> e = vexp(load(tmp) - vmv);
+      store(tmp, e);
+      for (int64_t j = nv; j < n; ++j) {
+        w[j] = tmp[j - nv];
+        total += w[j];
+      }
+    }
+    const Vec<T> vt = splat(total);
+    for (int64_t j = 0; j < nv; j += kW<T>) store(w + j, load(w + j) / vt);
+    for (int64_t j = nv; j < n; ++j) w[j] /= total;
+    return true;
+  }
+
+  // Inverted dropout on a tile of weights (kept for the value product only).
+  const T* dropped(const T* p, int64_t ld, int64_t jb, int64_t nk) {
+    const T scale = static_cast<T>(1.0 / (1.0 - rules_.dropout));
+    T* out = sc_.drop.data();
+    for (int64_t r = 0; r < round_up(rows_, kPRows); ++r) {
+      const int64_t i = i0_ + r;
+      const uint64_t base = static_cast<uint64_t>((t_.batch * t_.heads + t_.head) * t_.len_q + i) *
+                            static_cast<uint64_t>(t_.len_k);
+      for (int64_t j = 0; j < nk; ++j) {
+        const bool keep = r < rows_ && dropout_keep(rules_.seed, base + static_cast<uint64_t>(jb + j),
+                                                    rules_.dropout);
+        out[r * ld + j] = keep ? p[r * ld + j] * scale : T(0);
+      }
+    }
+    return out;
+  }
+
+  void fill_fully_masked_output(T* out, int64_t i) {
+    switch (rules_.fully_masked) {
+      case FullyMasked::kUniform: {
+        const T om = static_cast<T>(rules_.out_mult);
+        if (rules_.dropout == 0) {
+          for (int64_t c = 0; c < t_.dv; ++c) out[c] = static_cast<T>(pk_.v_mean[static_cast<size_t>(c)]) * om;
+          break;
+        }
+        // Equal weights 1/len_k, then dropout on them, as for any row.
+        const T w = static_cast<T>(1.0 / (static_cast<double>(t_.len_k) * (1.0 - rules_.dropout)));
+        const uint64_t base = static_cast<uint64_t>((t_.batch * t_.heads + t_.head) * t_.len_q + i) *
+                              static_cast<uint64_t>(t_.len_k);
+        std::fill(out, out + t_.dv, T(0));
+        for (int64_t j = 0; j < t_.len_k; ++j) {
+          if (!dropout_keep(rules_.seed, base + static_cast<uint64_t>(j), rules_.dropout)) continue;
+          for (int64_t c = 0; c < t_.dv; ++c) out[c] += w * t_.v[j * t_.dv + c];
+        }
+        for (int64_t c = 0; c < t_.dv; ++c) out[c] *= om;
+        break;
+      }
+      case FullyMasked::kNan:
+        std::fill(out, out + t_.dv, std::numeric_limits<T>::quiet_NaN());
+        break;
+      case FullyMasked::kZero:
+      case FullyMasked::kError:
+        std::fill(out, out + t_.dv, T(0));
+        break;
+    }
+  }
+
+  const HeadTask<T>& t_;
+  const Packed<T>& pk_;
+  const ScoreRules& rules_;
+  Scratch<T>& sc_;
+  int64_t i0_, rows_, ldo_;
+  T mult_, fill_;
+};
+
+// ‖S‖_F² of a block of rows of a head (raw scores), for scale "norm".
+template <class T>
+double frobenius_block(const HeadTask<T>& t, const Packed<T>& pk, Scratch<T>& sc, int64_t i0) {
+  const int64_t rows = std::min(kBlockQ, t.len_q - i0);
+  sc.q.assign(static_cast<size_t>(kBlockQ * t.d), T(0));
+  std::memcpy(sc.q.data(), t.q + i0 * t.d, sizeof(T) * static_cast<size_t>(rows * t.d));
+  sc.s.resize(static_cast<size_t>(kBlockQ * kPanel<T>));
+  double sum = 0;
+  const int64_t panels = round_up(t.len_k, kPanel<T>) / kPanel<T>;
+  for (int64_t p = 0; p < panels; ++p) {
+    for (int64_t r0 = 0; r0 < round_up(rows, kSRows); r0 += kSRows) {
+      s_tile(sc.q.data() + r0 * t.d, t.d, pk.k.data() + p * t.d * kPanel<T>,
+             sc.s.data() + r0 * kPanel<T>, kPanel<T>);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < kPanel<T> && p * kPanel<T> + j < t.len_k; ++j) {
+        const double x = static_cast<double>(sc.s[static_cast<size_t>(r * kPanel<T> + j)]);
+        sum += x * x;
+      }
+    }
+  }
+  return sum;
+}
+
+}  // namespace
+
+template <class T>
+void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
+               std::vector<FullyMaskedRow>* fully_masked) {
+  const int64_t H = static_cast<int64_t>(tasks.size());
+  std::vector<Packed<T>> packed(static_cast<size_t>(H));
+  parallel_for(H, threads, [&](int64_t h, int) {
+    const HeadTask<T>& t = tasks[static_cast<size_t>(h)];
+    Packed<T>& pk = packed[static_cast<size_t>(h)];
+    pack(t, pk);
+    pk.mult = rules.mult;
+    if (rules.fully_masked == FullyMasked::kUniform) {
+      pk.v_mean.assign(static_cast<size_t>(t.dv), 0.0);
+      for (int64_t j = 0; j < t.len_k; ++j) {
+        for (int64_t c = 0; c < t.dv; ++c) pk.v_mean[static_cast<size_t>(c)] += t.v[j * t.dv + c];
+      }
+      for (double& x : pk.v_mean) x /= static_cast<double>(t.len_k);
+    }
+  });
+  // Blocks of queries of every head, in (head, block) order.
+  std::vector<std::pair<int64_t, int64_t>> blocks;
+  for (int64_t h = 0; h < H; ++h) {
+    for (int64_t i0 = 0; i0 < tasks[static_cast<size_t>(h)].len_q; i0 += kBlockQ) {
+      blocks.emplace_back(h, i0);
+    }
+  }
+  const int nthreads = std::max(1, threads);
+  std::vector<Scratch<T>> scratch(static_cast<size_t>(nthreads));
+  if (rules.norm) {
+    std::vector<double> partial(blocks.size(), 0.0);
+    parallel_for(static_cast<int64_t>(blocks.size()), nthreads, [&](int64_t b, int id) {
+      const auto [h, i0] = blocks[static_cast<size_t>(b)];
+      partial[static_cast<size_t>(b)] = frobenius_block(tasks[static_cast<size_t>(h)],
+                                                        packed[static_cast<size_t>(h)],
+                                                        scratch[static_cast<size_t>(id)], i0);
+    });
+    std::vector<double> sums(static_cast<size_t>(H), 0.0);
+    for (size_t b = 0; b < blocks.size(); ++b) sums[static_cast<size_t>(blocks[b].first)] += partial[b];
+    for (int64_t h = 0; h < H; ++h) {
+      packed[static_cast<size_t>(h)].mult =
+          rules.mult / std::max(std::sqrt(sums[static_cast<size_t>(h)]), 1e-12);
+    }
+  }
+  std::vector<std::vector<FullyMaskedRow>> found(blocks.size());
+  parallel_for(static_cast<int64_t>(blocks.size()), nthreads, [&](int64_t b, int id) {
+    const auto [h, i0] = blocks[static_cast<size_t>(b)];
+    const HeadTask<T>& t = tasks[static_cast<size_t>(h)];
+    Block<T> blk(t, packed[static_cast<size_t>(h)], rules, scratch[static_cast<size_t>(id)], i0);
+    if (t.weights) {
+      blk.rows(found[static_cast<size_t>(b)]);
+    } else {
+      blk.stream(found[static_cast<size_t>(b)]);
+    }
+  });
+  if (fully_masked) {
+    for (auto& f : found) fully_masked->insert(fully_masked->end(), f.begin(), f.end());
+  }
+}
+
+template void run_heads<float>(std::vector<HeadTask<float>>&, const ScoreRules&, int,
+                               std::vector<FullyMaskedRow>*);
+template void run_heads<double>(std::vector<HeadTask<double>>&, const ScoreRules&, int,
+                                std::vector<FullyMaskedRow>*);
+
+}  // namespace attn::kernel

@@ -1,0 +1,60 @@
+// The fast scaled dot-product attention kernels, per (batch, head):
+// - streaming: FlashAttention-style online softmax over blocks of queries x
+//   blocks of keys (running max and sum, rescaled accumulators); it never
+//   allocates len_q x len_k and skips key ranges that masks rule out;
+// - rows: blocks of queries against all keys, writing the weights (and
+//   optionally the scores and mask flags) for the caller.
+// Both apply the same score rules (scale, temperature, bias, masks, fill)
+// through one function, so they mask the same cells and agree to rounding.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "attn/options.h"
+#include "mask_view.h"
+
+namespace attn::kernel {
+
+// What happens to a raw score q·k before the softmax, and to the output.
+struct ScoreRules {
+  double mult = 1.0;      // scale factor / temperature (1 with scale_at output)
+  bool norm = false;      // divide by ‖S‖_F of the head first (scale "norm")
+  double out_mult = 1.0;  // multiplier of the head output (scale_at output)
+  double mask_fill = -INFINITY;
+  FullyMasked fully_masked = FullyMasked::kZero;
+  double dropout = 0.0;
+  uint64_t seed = 0;
+};
+
+template <class T>
+struct HeadTask {
+  const T* q = nullptr;  // [len_q][d], row-major
+  const T* k = nullptr;  // [len_k][d]
+  const T* v = nullptr;  // [len_k][dv]
+  T* out = nullptr;      // [len_q][dv]
+  // Kept maps, [len_q][len_k] each, or null: the weights (before dropout),
+  // the scores entering the softmax (scaled and biased, before masking),
+  // and the masked cells.
+  T* weights = nullptr;
+  T* scores = nullptr;
+  uint8_t* masked = nullptr;
+  int64_t len_q = 0, len_k = 0, d = 0, dv = 0;
+  const detail::MaskView* masks = nullptr;  // null: nothing masked
+  int64_t batch = 0, head = 0, heads = 1;   // for dropout counters and reports
+};
+
+struct FullyMaskedRow {
+  int64_t batch, head, query;
+};
+
+// Runs every task; with weights requested the rows kernel is used, the
+// streaming one otherwise. Rows with every key masked are appended to
+// `fully_masked` in (task, query) order and filled as rules.fully_masked
+// says (kError is reported the same way; the caller raises it).
+template <class T>
+void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
+               std::vector<FullyMaskedRow>* fully_masked);
+
+}  // namespace attn::kernel

@@ -1,0 +1,185 @@
+// The fast kernels against the step-by-step reference path: the streaming
+// kernel (output only) and the rows kernel (weights kept) must agree with
+// it within floating-point reassociation (1e-12 relative in float64) on
+// every golden case and on random problems with every mask, scaling and
+// odd size; and results must not depend on the thread count.
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "attn/attention.h"
+#include "test_util.h"
+
+namespace attn {
+namespace {
+
+void expect_close(const Tensor<double>& got, const Tensor<double>& want, double tol,
+                  const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  for (int64_t i = 0; i < got.size(); ++i) {
+    const double g = got[i], w = want[i];
+    if (std::isnan(w) || std::isnan(g)) {
+      EXPECT_TRUE(std::isnan(w) && std::isnan(g)) << what << " at " << i;
+      continue;
+    }
+    EXPECT_LE(std::fabs(g - w), tol * std::max(1.0, std::fabs(w)))
+        << what << " at " << i << ": " << g << " vs " << w;
+  }
+}
+
+Result run(const Problem& p, bool weights, bool reference, DType dtype = DType::kF64,
+           int threads = 1) {
+  ComputeRequest req;
+  req.weights = weights;
+  req.reference = reference;
+  req.dtype = dtype;
+  req.threads = threads;
+  return compute(p, req);
+}
+
+void compare_paths(const Problem& p, const std::string& what, double tol = 1e-12) {
+  const Result ref = run(p, true, true);
+  const Result stream = run(p, false, false);
+  const Result rows = run(p, true, false);
+  expect_close(stream.output, ref.output, tol, what + " streaming output");
+  expect_close(rows.output, ref.output, tol, what + " rows output");
+  expect_close(*rows.weights, *ref.weights, tol, what + " rows weights");
+  EXPECT_EQ(stream.fully_masked_rows.size(), ref.fully_masked_rows.size()) << what;
+}
+
+TEST(Kernel, AgreesWithReferenceOnEveryGoldenCase) {
+  const std::string dir = test::source_path("tests/golden/cases");
+  DIR* d = opendir(dir.c_str());
+  ASSERT_NE(d, nullptr);
+  int n = 0;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() < 6 || name.substr(name.size() - 5) != ".json") continue;
+    const std::string path = dir + "/" + name;
+    const Problem p = build_problem(read_document(test::read_text(path), path));
+    if (p.variant != Variant::kScaledDot && p.variant != Variant::kDot) continue;
+    compare_paths(p, name);
+    ++n;
+  }
+  closedir(d);
+  EXPECT_GT(n, 100);
+}
+
+// A random problem as a JSON document.
+std::string random_doc(std::mt19937_64& g, int64_t lq, int64_t lk, int64_t d, int64_t dv,
+                       int64_t heads, const std::string& extra) {
+  std::normal_distribution<double> nd(0, 1);
+  auto matrix = [&](int64_t r, int64_t c) {
+    std::string s = "[";
+    for (int64_t i = 0; i < r; ++i) {
+      s += i ? ",[" : "[";
+      for (int64_t j = 0; j < c; ++j) s += (j ? "," : "") + std::to_string(nd(g));
+      s += "]";
+    }
+    return s + "]";
+  };
+  return "{\"Q\": " + matrix(lq, d * heads) + ", \"K\": " + matrix(lk, d * heads) +
+         ", \"V\": " + matrix(lk, dv * heads) + ", \"heads\": " + std::to_string(heads) +
+         (extra.empty() ? "" : ", " + extra) + "}";
+}
+
+std::string bool_matrix(std::mt19937_64& g, int64_t r, int64_t c, double p) {
+  std::bernoulli_distribution bd(p);
+  std::string s = "[";
+  for (int64_t i = 0; i < r; ++i) {
+    s += i ? ",[" : "[";
+    for (int64_t j = 0; j < c; ++j) s += std::string(j ? "," : "") + (bd(g) ? "1" : "0");
+    s += "]";
+  }
+  return s + "]";
+}
+
+TEST(Kernel, AgreesWithReferenceOnOddSizesMasksAndScalings) {
+  std::mt19937_64 g(7);
+  // Sizes around the block and panel sizes, odd head widths.
+  const int64_t lq = 131, lk = 203, d = 19, dv = 13, heads = 2;
+  std::vector<std::string> extras = {
+      "",
+      "\"causal\": true",
+      "\"valid_lens\": " + std::to_string(77),
+      "\"key_padding_mask\": " + bool_matrix(g, 1, lk, 0.3),
+      "\"mask\": " + bool_matrix(g, lq, lk, 0.5),
+      "\"mask\": " + bool_matrix(g, lq, lk, 0.97) + ", \"fully_masked\": \"uniform\"",
+      "\"mask\": " + bool_matrix(g, lq, lk, 0.97) + ", \"fully_masked\": \"nan\"",
+      "\"mask\": " + bool_matrix(g, lq, lk, 0.97) + ", \"mask_fill\": -1e6",
+      "\"causal\": true, \"mask_fill\": -5",
+      "\"scale\": \"norm\"",
+      "\"scale\": \"cosine\"",
+      "\"scale\": \"long_seq\", \"temperature\": 0.7",
+      "\"scale\": 3.5",
+      "\"scale_at\": \"output\", \"temperature\": 2",
+      "\"dropout\": 0.3, \"seed\": 11",
+      "\"causal\": true, \"dropout\": 0.5, \"seed\": 3",
+  };
+  // A bias with -inf cells.
+  {
+    std::uniform_real_distribution<double> u(-3, 3);
+    std::string s = "[";
+    for (int64_t i = 0; i < lq; ++i) {
+      s += i ? ",[" : "[";
+      for (int64_t j = 0; j < lk; ++j) {
+        s += (j ? "," : "") + ((i + j) % 17 == 0 ? std::string("\"-inf\"") : std::to_string(u(g)));
+      }
+      s += "]";
+    }
+    extras.push_back("\"attn_bias\": " + s + "]");
+  }
+  for (const std::string& extra : extras) {
+    const Problem p = test::problem(random_doc(g, lq, lk, d, dv, heads, extra));
+    compare_paths(p, extra.substr(0, 40));
+  }
+}
+
+TEST(Kernel, KeyPaddingAndValidLensPerBatch) {
+  std::mt19937_64 g(9);
+  const std::string doc =
+      R"({"X": [[[1, 2, 0], [0, 1, 3], [2, 2, 1], [1, 0, 0]], [[0, 1, 1], [3, 0, 1], [1, 1, 1], [0, 0, 2]]],
+          "key_padding_mask": [[0, 0, 1, 1], [1, 0, 0, 0]], "valid_lens": [[1, 2, 3, 4], [4, 3, 2, 1]], "causal": true})";
+  compare_paths(test::problem(doc), "batched masks");
+}
+
+TEST(Kernel, ThreadCountDoesNotChangeResults) {
+  std::mt19937_64 g(5);
+  const Problem p = test::problem(random_doc(g, 300, 300, 16, 16, 4, "\"causal\": true"));
+  const Result one = run(p, false, false, DType::kF64, 1);
+  const Result two = run(p, false, false, DType::kF64, 2);
+  const Result four = run(p, false, false, DType::kF64, 4);
+  EXPECT_EQ(one.output.values(), two.output.values());
+  EXPECT_EQ(one.output.values(), four.output.values());
+  const Result w1 = run(p, true, false, DType::kF64, 1);
+  const Result w2 = run(p, true, false, DType::kF64, 2);
+  EXPECT_EQ(w1.weights->values(), w2.weights->values());
+}
+
+TEST(Kernel, Float32IsCloseToFloat64) {
+  std::mt19937_64 g(3);
+  const Problem p = test::problem(random_doc(g, 100, 150, 64, 64, 1, "\"causal\": true"));
+  const Result f64 = run(p, false, false);
+  const Result f32 = run(p, false, false, DType::kF32);
+  expect_close(f32.output, f64.output, 2e-5, "f32 output");
+}
+
+TEST(Kernel, FullyMaskedErrorIsRaised) {
+  EXPECT_EQ(test::error_of([] {
+              run(test::problem(R"({"X": [[1], [2]], "mask": [[1, 1], [0, 0]], "fully_masked": "error"})"),
+                  false, false);
+            }),
+            "t.json: query 0 has every key masked (fully_masked: error)");
+}
+
+TEST(Kernel, HugeScoresFallBackToTheReference) {
+  // Scores of 1e300 overflow float64 in Q·Kᵀ; the reference path gives the limit.
+  const Problem p = test::problem(R"({"Q": [[1e200]], "K": [[1e200], [-1e200]], "V": [[1], [2]], "scale": "none"})");
+  EXPECT_EQ(run(p, false, false).output[0], 1.0);
+}
+
+}  // namespace
+}  // namespace attn
