@@ -54,9 +54,11 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   run->add_option("--y", mf.y, "Y (keys and values, cross mode)")->group(m)->type_name("FILE");
   run->add_option("--q", mf.q, "Q (qkv mode)")->group(m)->type_name("FILE");
   run->add_option("--k", mf.k, "K (qkv mode)")->group(m)->type_name("FILE");
-  run->add_option("--v", mf.v, "V (qkv mode; defaults to K)")->group(m);
+  run->add_option("--v", mf.v, "V (qkv mode; defaults to K)")->group(m)->type_name("FILE");
   run->add_option("--mask", mf.mask, "boolean mask [q][k]: 1/true = may not attend")->group(m)->type_name("FILE");
-  run->add_option("--bias", mf.bias, "additive bias [q][k] (attn_bias; -inf allowed)")->group(m);
+  run->add_option("--bias", mf.bias, "additive bias [q][k] (attn_bias; -inf allowed)")
+      ->group(m)
+      ->type_name("FILE");
   run->add_option("--key-padding-mask", mf.key_padding_mask, "key padding mask [k] or [batch][k]")
       ->group(m)->type_name("FILE");
   run->add_option("--valid-lens", f->req.valid_lens,
@@ -109,6 +111,13 @@ Action add_run(CLI::App& app, const std::string& command_line) {
     req.trace.options.format = parse_trace_format_flag(f->trace_format);
     if (run->count("--trace-format") > 0 && !req.trace.enabled) {
       throw_usage("--trace-format needs --trace");
+    }
+    // --trace --format json means the JSON trace; a CSV trace does not exist.
+    if (req.trace.enabled && run->count("--trace-format") == 0 && run->count("--format") > 0) {
+      if (req.output.format == Format::kJson) req.trace.options.format = TraceFormat::kJson;
+      if (req.output.format == Format::kCsv) {
+        throw_usage("--trace prints a trace, not CSV; use --trace-format text, markdown, latex or json");
+      }
     }
     req.trace.options.color = req.trace.options.format == TraceFormat::kText &&
                               req.output_path == "-" && terminal_style().color;

@@ -277,3 +277,32 @@ TEST(Cli, HelpAndVersion) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+TEST(Cli, ValidLensListFlag) {
+  // "2,6" is one length per batch (d2l's form), not an empty list.
+  auto r = test::run_attn({"run", "--example", "d2l_valid_lens", "--valid-lens", "2,6", "--check", "-q"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  auto one = test::run_attn({"run", "--example", "sweet", "--valid-lens", "1,2,3,4", "-f", "json"});
+  EXPECT_EQ(one.code, 0) << one.err;
+}
+
+TEST(Cli, FiniteFillShowsTheWeightsOfMaskedCells) {
+  auto r = test::run_attn({"run", "--example", "d2l_valid_lens", "--valid-lens", "[0,6]", "-w"});
+  EXPECT_NE(r.out.find("0  0.1000  0.1000  0.1000"), std::string::npos) << r.out;
+  auto inf = test::run_attn({"run", test::source_path("data/masks/causal.json"), "-w"});
+  EXPECT_NE(inf.out.find("q0  1.0000  masked  masked  masked"), std::string::npos) << inf.out;
+}
+
+TEST(Cli, TraceWithJsonFormatIsTheJsonTrace) {
+  auto r = test::run_attn({"run", "--example", "sweet", "--trace", "-f", "json"});
+  ASSERT_EQ(r.code, 0);
+  EXPECT_TRUE(nlohmann::json::parse(r.out).contains("steps"));
+  auto c = test::run_attn({"run", "--example", "sweet", "--trace", "-f", "csv"});
+  EXPECT_EQ(c.code, 2);
+}
+
+}  // namespace
+}  // namespace attn

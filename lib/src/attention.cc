@@ -239,7 +239,10 @@ class Engine {
     }
     Mat<T> out = concat;
     if (observing() && H > 1) {
-      emit("concat", "Concatenated heads", "C = [O_0 | O_1 | ... | O_" + std::to_string(H - 1) + "]",
+      std::string blocks = "O_0";
+      for (int64_t h = 1; h < std::min<int64_t>(H, 4); ++h) blocks += " | O_" + std::to_string(h);
+      if (H > 4) blocks += " | ... | O_" + std::to_string(H - 1);
+      emit("concat", "Concatenated heads", "C = [" + blocks + "]",
            b, -1, concat, qlabels());
     }
     if (Wo_) out = concat * *Wo_;
@@ -479,6 +482,7 @@ class Engine {
       row_max.resize(Lq);
       row_sum.resize(Lq);
     }
+    int64_t dead_rows = 0;
     for (int64_t i = 0; i < Lq; ++i) {
       T* row = s.data() + i * Lk;
       auto st = detail::softmax_row(row, Lk, observing() ? exps.data() + i * Lk : nullptr);
@@ -486,16 +490,19 @@ class Engine {
         row_max[i] = st.max;
         row_sum[i] = st.sum;
       }
-      if (st.fully_masked) fully_masked(b, h, i, row, Lk);
+      if (st.fully_masked) {
+        fully_masked(b, h, i, row, Lk);
+        ++dead_rows;
+      }
     }
     if (observing()) {
       emit("row_max", "Row maxima", "m_i = max_j S'_ij", b, h, row_max, qlabels(), {},
            "subtracted before exp so that exp never overflows");
       emit("exp", "Exponentials", "E_ij = exp(S'_ij − m_i)", b, h, exps, qlabels(), klabels(), "",
-           &flags);
+           display_flags(flags));
       emit("row_sum", "Row sums", "z_i = Σ_j E_ij", b, h, row_sum, qlabels());
       emit("weights", "Attention weights", "W_ij = E_ij / z_i", b, h, s, qlabels(), klabels(),
-           "each row sums to 1", &flags);
+           weights_note(dead_rows), display_flags(flags));
     }
     if (keep_maps_ && req_.weights) copy_map(weights_, b, h, s);
 
@@ -545,6 +552,18 @@ class Engine {
     }
     if (observing() && p_.heads > 1) emit("head_output", "Head output", "O" + hs(h), b, h, o, qlabels());
     return o;
+  }
+
+  // Masked cells are shown as masked in the exponentials and weights only
+  // under an infinite fill; with a finite one they carry real weight.
+  const std::vector<uint8_t>* display_flags(const std::vector<uint8_t>& flags) const {
+    return std::isinf(p_.mask_fill) ? &flags : nullptr;
+  }
+
+  std::string weights_note(int64_t dead_rows) const {
+    if (dead_rows == 0) return "each row sums to 1";
+    return "each row sums to 1, except rows with every key masked (fully_masked: " +
+           std::string(name(p_.fully_masked)) + ")";
   }
 
   void fully_masked(int64_t b, int64_t h, int64_t i, T* row, int64_t n) {

@@ -203,9 +203,13 @@ std::string table_result(const Problem& p, const Result& r, const OutputOptions&
     std::vector<std::string> wlead;
     if (p.batched) wlead.push_back("batch");
     if (r.weights->rank() - (p.batched ? 1 : 0) == 3) wlead.push_back("head");
-    const Tensor<uint8_t>* masked = r.masked ? &*r.masked : nullptr;
-    table_blocks(out, "weights", *r.weights, wlead, p.query_labels, p.key_labels, o.precision,
-                 masked);
+    // Under a finite mask_fill a masked cell has the weight the arithmetic
+    // gives (uniform in a fully masked row): show the number then.
+    const Tensor<uint8_t>* masked = r.masked && std::isinf(p.mask_fill) ? &*r.masked : nullptr;
+    const bool averaged = p.heads > 1 && wlead.size() == (p.batched ? 1u : 0u);
+    const std::string name =
+        averaged ? "weights, mean of " + std::to_string(p.heads) + " heads" : "weights";
+    table_blocks(out, name, *r.weights, wlead, p.query_labels, p.key_labels, o.precision, masked);
   }
   return out;
 }

@@ -118,7 +118,10 @@ void apply_flags(const RunRequest& req, InputDocument& doc) {
       if (v.size() == 1 && t.find(',') == std::string::npos) {
         lens = Tensor<double>(Shape{}, std::move(v));
       } else {
-        lens = Tensor<double>(Shape{static_cast<int64_t>(v.size())}, std::move(v));
+        // The shape first: function arguments are evaluated in no fixed
+        // order, and std::move(v) may run before v.size().
+        const Shape shape{static_cast<int64_t>(v.size())};
+        lens = Tensor<double>(shape, std::move(v));
       }
     }
     doc.valid_lens = Input{std::move(lens), "--valid-lens"};
