@@ -108,3 +108,42 @@ TEST(Csv, EmptyFiles) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+// Rows after the first two go through the fast reader; every problem there
+// must still get the careful path's message.
+TEST(CsvFastRows, ErrorsAfterTheFirstRows) {
+  auto err = [](const std::string& t) {
+    return test::error_of([&] { parse_csv(t, "x.csv"); });
+  };
+  EXPECT_EQ(err("1,2\n3,4\n5,6\n7,8,9\n"), "x.csv:4:5: row has 3 columns; expected 2 as in line 1 (ragged rows)");
+  EXPECT_EQ(err("1,2\n3,4\n5,6\n7\n"), "x.csv:4:2: row has 1 columns; expected 2 as in line 1 (ragged rows)");
+  EXPECT_EQ(err("1,2\n3,4\n5,x\n"), "x.csv:3:3: expected a number, got 'x'");
+  EXPECT_EQ(err("1,2\n3,4\n5,\n"), "x.csv:3:3: empty cell; expected a number");
+  EXPECT_EQ(err("1,2\n3,4\n5,nan\n"), "x.csv:3:3: non-finite value 'nan' is not allowed here");
+  EXPECT_EQ(err("1 2\n3 4\n5 6 7\n"), "x.csv:3:5: row has 3 columns; expected 2 as in line 1 (ragged rows)");
+}
+
+TEST(CsvFastRows, LabelsCommentsAndQuotesAfterTheFirstRows) {
+  CsvMatrix m = parse_csv("t,a,b\nx,1,2\ny,3,4  # note\n\n\"z, q\",5,6\nw , 7 , 8\n", "t");
+  EXPECT_EQ(m.row_labels, (std::vector<std::string>{"x", "y", "z, q", "w"}));
+  EXPECT_EQ(m.values.values(), (std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8}));
+  CsvMatrix s = parse_csv("a 1 2\nb 3 4\nc\t5\t6\n", "t");
+  EXPECT_EQ(s.row_labels, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(s.values.values(), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(CsvFastRows, ManyRowsKeepEveryValue) {
+  std::string t;
+  for (int i = 0; i < 1000; ++i) t += std::to_string(i) + ",+" + std::to_string(i * 0.5) + ",-1e-3\r\n";
+  CsvMatrix m = parse_csv(t, "t");
+  EXPECT_EQ(m.values.shape(), (Shape{1000, 3}));
+  EXPECT_EQ(m.values[3 * 999], 999);
+  EXPECT_EQ(m.values[3 * 999 + 1], 499.5);
+  EXPECT_EQ(m.values[3 * 999 + 2], -1e-3);
+}
+
+}  // namespace
+}  // namespace attn

@@ -32,7 +32,9 @@ class CsvParser {
   CsvMatrix run() {
     size_t pos = 0;
     if (text_.size() >= 3 && std::memcmp(text_.data(), "\xEF\xBB\xBF", 3) == 0) pos = 3;
-    split_lines(pos);
+    // The structure (delimiter, header, label column) is read off the first
+    // two content rows; the rest goes through the fast row reader.
+    split_lines(pos, 2);
     if (rows_.empty()) throw_input(source_, "empty file; expected a matrix of numbers");
 
     CsvMatrix m;
@@ -70,26 +72,154 @@ class CsvParser {
       }
     }
 
-    const size_t nrows = rows_.size() - data_begin;
+    Layout lay{width, first_value, first.line, label_column};
     std::vector<double> values;
-    values.reserve(nrows * cols);
+    // A guess from the first row's length, so big files grow the vector once.
+    values.reserve(std::min<size_t>(text_.size() / std::max<size_t>(1, first.end_offset - first.line_offset + 1) + 2, size_t(1) << 26) * cols);
+    int64_t nrows = 0;
     for (size_t r = data_begin; r < rows_.size(); ++r) {
-      const Row& row = rows_[r];
-      if (row.cells.size() != width) {
-        size_t where = row.cells.size() > width ? row.cells[width].offset : row.end_offset;
-        fail(where, "row has " + std::to_string(row.cells.size()) + " columns; expected " +
-                        std::to_string(width) + " as in line " + std::to_string(first.line) +
-                        " (ragged rows)");
-      }
-      if (label_column) m.row_labels.emplace_back(unquote(row.cells[0]));
-      for (size_t c = first_value; c < width; ++c) values.push_back(number(row.cells[c]));
+      careful_row(rows_[r], lay, values, m.row_labels);
+      ++nrows;
     }
-    m.values = Tensor<double>({static_cast<int64_t>(nrows), static_cast<int64_t>(cols)},
-                              std::move(values));
+    nrows += fast_rows(lay, values, m.row_labels);
+    m.values = Tensor<double>({nrows, static_cast<int64_t>(cols)}, std::move(values));
     return m;
   }
 
  private:
+  struct Layout {
+    size_t width;        // cells per row, labels included
+    size_t first_value;  // 1 with a label column
+    int64_t first_line;  // line of the first data row, for messages
+    bool label_column;
+  };
+
+  // One row through the cell splitter: every check, exact messages.
+  void careful_row(const Row& row, const Layout& lay, std::vector<double>& values,
+                   std::vector<std::string>& labels) {
+    if (row.cells.size() != lay.width) {
+      size_t where = row.cells.size() > lay.width ? row.cells[lay.width].offset : row.end_offset;
+      fail(where, "row has " + std::to_string(row.cells.size()) + " columns; expected " +
+                      std::to_string(lay.width) + " as in line " + std::to_string(lay.first_line) +
+                      " (ragged rows)");
+    }
+    if (lay.label_column) labels.emplace_back(unquote(row.cells[0]));
+    for (size_t c = lay.first_value; c < lay.width; ++c) values.push_back(number(row.cells[c]));
+  }
+
+  // The data rows after the first two: numbers are converted straight from
+  // the text. Anything unusual on a line (quotes, a non-number, a wrong
+  // count) sends that line through careful_row, which gives the message.
+  int64_t fast_rows(const Layout& lay, std::vector<double>& values,
+                    std::vector<std::string>& labels) {
+    int64_t rows = 0;
+    size_t pos = rest_pos_;
+    int64_t line_no = rest_line_;
+    const bool plain_numbers = kind_ == CellKind::kFinite || kind_ == CellKind::kExtended;
+    const size_t cols = lay.width - lay.first_value;
+    while (pos < text_.size()) {
+      const char* base = text_.data();
+      const void* nlp = std::memchr(base + pos, '\n', text_.size() - pos);
+      const size_t nl = nlp ? static_cast<size_t>(static_cast<const char*>(nlp) - base) : text_.size();
+      ++line_no;
+      size_t end = nl;
+      if (end > pos && base[end - 1] == '\r') --end;
+      const size_t line_start = pos;
+      pos = nl + 1;
+      std::string_view line(base + line_start, end - line_start);
+      const bool quoted = line.find('"') != std::string_view::npos;
+      if (!quoted) {
+        const size_t hash = line.find('#');
+        if (hash != std::string_view::npos) line = line.substr(0, hash);
+      }
+      if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+      ++rows;
+      const size_t mark = values.size();
+      if (!quoted && plain_numbers && fast_line(line, lay, cols, values, labels)) continue;
+      values.resize(mark);  // fast_line took back its label already
+      Row row;
+      row.line = line_no;
+      row.line_offset = line_start;
+      if (quoted) {
+        // Comments outside quotes end the content, as in split_lines.
+        bool in_quote = false;
+        for (size_t i = 0; i < line.size(); ++i) {
+          if (line[i] == '"') in_quote = !in_quote;
+          if (!in_quote && line[i] == '#') {
+            line = line.substr(0, i);
+            break;
+          }
+        }
+      }
+      row.end_offset = line_start + line.size();
+      split_cells(line, line_start, row);
+      careful_row(row, lay, values, labels);
+    }
+    return rows;
+  }
+
+  // Parses one plain line; false (with nothing decided) when it needs the
+  // careful path.
+  bool fast_line(std::string_view line, const Layout& lay, size_t cols, std::vector<double>& values,
+                 std::vector<std::string>& labels) {
+    const char* p = line.data();
+    const char* e = p + line.size();
+    const bool ws = delimiter_ == ' ';
+    auto skip_spaces = [&] {
+      while (p < e && (*p == ' ' || (ws && *p == '\t'))) ++p;
+    };
+    skip_spaces();
+    if (lay.label_column) {
+      const char* start = p;
+      while (p < e && !(ws ? (*p == ' ' || *p == '\t') : *p == delimiter_)) ++p;
+      const char* stop = p;
+      while (stop > start && (stop[-1] == ' ' || stop[-1] == '\t')) --stop;
+      if (stop == start) return false;
+      labels.emplace_back(start, static_cast<size_t>(stop - start));
+      if (!ws) {
+        if (p == e) {
+          labels.pop_back();
+          return false;
+        }
+        ++p;  // the delimiter
+      }
+    }
+    size_t n = 0;
+    for (;;) {
+      skip_spaces();
+      if (p == e) break;
+      if (*p == '+') ++p;
+      double v;
+      auto r = std::from_chars(p, e, v);
+      if (r.ec != std::errc() || !std::isfinite(v)) {
+        if (lay.label_column) labels.pop_back();
+        return false;
+      }
+      values.push_back(v);
+      ++n;
+      p = r.ptr;
+      skip_spaces();
+      if (p == e) break;
+      if (!ws) {
+        if (*p != delimiter_) {
+          if (lay.label_column) labels.pop_back();
+          return false;
+        }
+        ++p;
+        skip_spaces();
+        if (p == e) {  // a trailing delimiter: an empty cell
+          if (lay.label_column) labels.pop_back();
+          return false;
+        }
+      }
+    }
+    if (n != cols) {
+      if (lay.label_column) labels.pop_back();
+      return false;
+    }
+    return true;
+  }
+
   [[noreturn]] void fail(size_t offset, const std::string& what) const {
     auto [line, col] = json::line_column(text_, offset);
     throw_input(source_ + ":" + std::to_string(line) + ":" + std::to_string(col), what);
@@ -121,10 +251,18 @@ class CsvParser {
     delimiter_ = comma ? ',' : tab ? '\t' : semi ? ';' : ' ';
   }
 
-  void split_lines(size_t pos) {
+  // Splits lines into rows_ until max_rows content rows; the rest starts at
+  // rest_pos_ (line rest_line_ + 1).
+  void split_lines(size_t pos, size_t max_rows) {
     int64_t line_no = 0;
     bool chosen = false;
+    rest_pos_ = text_.size();
     while (pos <= text_.size()) {
+      if (rows_.size() == max_rows) {
+        rest_pos_ = pos;
+        rest_line_ = line_no;
+        return;
+      }
       size_t nl = text_.find('\n', pos);
       size_t end = nl == std::string_view::npos ? text_.size() : nl;
       ++line_no;
@@ -316,6 +454,8 @@ class CsvParser {
   CellKind kind_;
   char delimiter_ = ',';
   std::vector<Row> rows_;
+  size_t rest_pos_ = 0;
+  int64_t rest_line_ = 0;
 };
 
 }  // namespace
