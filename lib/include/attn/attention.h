@@ -11,6 +11,7 @@
 #include "attn/observer.h"
 #include "attn/options.h"
 #include "attn/problem.h"
+#include "attn/progress.h"
 #include "attn/tensor.h"
 
 namespace attn {
@@ -20,6 +21,9 @@ struct ComputeRequest {
   bool scores = false;         // keep the scores entering the softmax (scaled, biased)
   bool average_heads = false;  // report the mean over heads instead of each head
   DType dtype = DType::kF64;
+  // Called with (done, total) units of work, one unit per (batch, head),
+  // as each completes; may be empty.
+  ProgressFn progress;
 };
 
 // A query row whose every key was masked (its handling follows fully_masked).

@@ -7,13 +7,16 @@
 #include <string>
 #include <string_view>
 
+#include "attn/progress.h"
+
 namespace attn {
 
 // "<stdin>" for "-", the path otherwise: how a file is named in messages.
 std::string display_name(const std::string& path);
 
-// Reads a whole file ("-" reads stdin).
-std::string read_file(const std::string& path);
+// Reads a whole file ("-" reads stdin), reporting the bytes read so far
+// (of the file's size; of -1 for a pipe) to `progress` when given.
+std::string read_file(const std::string& path, const ProgressFn& progress = {});
 
 // Writes content to path atomically (temp file + rename). Paths that exist
 // and are not regular files (/dev/null, a FIFO) are written directly.
