@@ -75,7 +75,7 @@ TEST(Csv, ByteOrderMarkIsSkipped) {
 TEST(Csv, MaskCellsAcceptBooleans) {
   CsvMatrix m = parse_csv("0,1\ntrue,false\n", "t", CellKind::kBool);
   EXPECT_EQ(m.values.values(), (std::vector<double>{0, 1, 1, 0}));
-  EXPECT_EQ(csv_error("0,2\n", CellKind::kBool), "x.csv:1:3: mask cells must be 0/1 or true/false, got 2");
+  EXPECT_EQ(csv_error("0,2\n", CellKind::kBool), "x.csv:1:3: mask cells must be true/false or 0/1, got 2");
 }
 
 TEST(Csv, BiasAcceptsMinusInf) {
