@@ -190,6 +190,7 @@ int run_command(const RunRequest& req, Console& console) {
   creq.weights = req.output.weights || !req.weights_out.empty() ||
                  (expected && expected->weights.has_value());
   request_heatmap_maps(req.heatmap, creq);
+  detail::check_run_limits(req, p, creq);
   TraceRecorder recorder;
   const Result r = compute(p, creq, req.trace.enabled ? &recorder : nullptr);
 
