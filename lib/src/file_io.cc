@@ -149,6 +149,11 @@ void write_file_atomic(const std::string& path, std::string_view content) {
   }
 }
 
+bool is_special_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
 bool same_file(const std::string& a, const std::string& b) {
   if (a == "-" || b == "-") return false;
   struct stat sa {}, sb {};

@@ -25,6 +25,10 @@ void write_file_atomic(const std::string& path, std::string_view content);
 // True when both paths name the same existing file.
 bool same_file(const std::string& a, const std::string& b);
 
+// True when path names an existing file that is not a regular file or a
+// directory (/dev/null, a FIFO): writes go straight to it, no rename.
+bool is_special_file(const std::string& path);
+
 // Lower-case extension without the dot: "csv" for "a/b.CSV", "" if none.
 std::string extension(const std::string& path);
 
