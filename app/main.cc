@@ -3,6 +3,8 @@
 // (CONTRACT §7): every error is one line "attn: error: ..." on stderr.
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -140,6 +142,11 @@ int main(int argc, char** argv) {
         print_error(unexpected(owner, owner->remaining().front(), false));
         return 2;
       }
+    }
+    // Test hook (docs/errors.md): fail as a bug would, through the same
+    // handler, so the suite can check exit code 70 without a bug to hand.
+    if (const char* hook = std::getenv("ATTN_DEBUG_INTERNAL_ERROR"); hook && hook == std::string("1")) {
+      throw std::logic_error("ATTN_DEBUG_INTERNAL_ERROR=1 is set (a test hook)");
     }
     if (app.got_subcommand("run")) return run();
     if (app.got_subcommand("examples")) return examples();

@@ -19,6 +19,7 @@ struct RunFlags {
   std::string precision = "4";
   std::string trace_format = "text";
   std::string dtype = "f64";
+  std::string max_elements;
   bool causal = false;
 };
 
@@ -92,6 +93,11 @@ Action add_run(CLI::App& app, const std::string& command_line) {
       ->group(o);
   run->add_option("--expect", f->req.expect_path, "expected numbers for --check from FILE")->type_name("FILE")->group(o);
   run->add_flag("-q,--quiet", f->req.quiet, "no warnings")->group(o);
+  run->add_option("--max-elements", f->max_elements,
+                  "largest tensor the run may hold, in elements (default 2^28); larger runs "
+                  "stop before allocating")
+      ->type_name("N")
+      ->group(o);
   run->add_flag("--emit-pytorch", f->req.emit_pytorch,
                 "print a Python/PyTorch program that recomputes this run (to cross-check)")
       ->group(o);
@@ -122,6 +128,7 @@ Action add_run(CLI::App& app, const std::string& command_line) {
     req.trace.options.color = req.trace.options.format == TraceFormat::kText &&
                               req.output_path == "-" && terminal_style().color;
     req.dtype = parse_dtype_flag("--dtype", f->dtype);
+    if (run->count("--max-elements") > 0) req.max_elements = parse_max_elements_flag(f->max_elements);
     if (!req.expect_path.empty()) req.check = true;
     StdConsole console;
     return run_command(req, console);

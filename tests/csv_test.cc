@@ -75,7 +75,7 @@ TEST(Csv, ByteOrderMarkIsSkipped) {
 TEST(Csv, MaskCellsAcceptBooleans) {
   CsvMatrix m = parse_csv("0,1\ntrue,false\n", "t", CellKind::kBool);
   EXPECT_EQ(m.values.values(), (std::vector<double>{0, 1, 1, 0}));
-  EXPECT_EQ(csv_error("0,2\n", CellKind::kBool), "x.csv:1:3: mask cells must be 0/1 or true/false, got 2");
+  EXPECT_EQ(csv_error("0,2\n", CellKind::kBool), "x.csv:1:3: mask cells must be true/false or 0/1, got 2");
 }
 
 TEST(Csv, BiasAcceptsMinusInf) {
@@ -119,7 +119,7 @@ TEST(CsvFastRows, ErrorsAfterTheFirstRows) {
     return test::error_of([&] { parse_csv(t, "x.csv"); });
   };
   EXPECT_EQ(err("1,2\n3,4\n5,6\n7,8,9\n"), "x.csv:4:5: row has 3 columns; expected 2 as in line 1 (ragged rows)");
-  EXPECT_EQ(err("1,2\n3,4\n5,6\n7\n"), "x.csv:4:2: row has 1 columns; expected 2 as in line 1 (ragged rows)");
+  EXPECT_EQ(err("1,2\n3,4\n5,6\n7\n"), "x.csv:4:2: row has 1 column; expected 2 as in line 1 (ragged rows)");
   EXPECT_EQ(err("1,2\n3,4\n5,x\n"), "x.csv:3:3: expected a number, got 'x'");
   EXPECT_EQ(err("1,2\n3,4\n5,\n"), "x.csv:3:3: empty cell; expected a number");
   EXPECT_EQ(err("1,2\n3,4\n5,nan\n"), "x.csv:3:3: non-finite value 'nan' is not allowed here");

@@ -236,6 +236,7 @@ class Engine {
       }
       Mat<T> oh = attend(b, h, qh, kh, vh);
       concat.middleCols(h * dv, dv) = oh;
+      report_progress(b, h, H);
     }
     Mat<T> out = concat;
     if (observing() && H > 1) {
@@ -273,6 +274,7 @@ class Engine {
       const Mat<T> out = attend(b, h, qh, kh, vh);
       if (observing()) emit("output", "Output", "output" + hs(h), b, h, out, qlabels());
       store_output(b, h, out);
+      report_progress(b, h, p_.heads);
     }
   }
 
@@ -683,6 +685,12 @@ class Engine {
       emit("output", "Output", "[x_i, O1_i, x_i ⊙ O1_i, o2 ⊙ O1_i]", b, -1, out, qlabels());
     }
     store_output(b, -1, out);
+    report_progress(b, 0, 1);
+  }
+
+  // Progress: units are (batch, head) pairs, done in order.
+  void report_progress(int64_t b, int64_t h, int64_t heads) const {
+    if (req_.progress) req_.progress(b * heads + h + 1, p_.batch * heads);
   }
 
   const Problem& p_;

@@ -162,7 +162,7 @@ Result compute_fast(const Problem& p, const ComputeRequest& req) {
   }
   std::vector<kernel::FullyMaskedRow> fully;
   const int threads = req.threads > 0 ? req.threads : kernel::hardware_threads();
-  kernel::run_heads(tasks, rules, threads, &fully);
+  kernel::run_heads(tasks, rules, threads, &fully, req.progress);
   if (p.fully_masked == FullyMasked::kError && !fully.empty()) {
     raise_fully_masked(p, fully[0].batch, fully[0].head, fully[0].query);
   }

@@ -32,6 +32,7 @@ class CsvParser {
   CsvMatrix run() {
     size_t pos = 0;
     if (text_.size() >= 3 && std::memcmp(text_.data(), "\xEF\xBB\xBF", 3) == 0) pos = 3;
+    check_text(pos);
     // The structure (delimiter, header, label column) is read off the first
     // two content rows; the rest goes through the fast row reader.
     split_lines(pos, 2);
@@ -41,10 +42,10 @@ class CsvParser {
     m.delimiter = delimiter_;
     const bool label_column = has_label_column();
     const size_t first_value = label_column ? 1 : 0;
-    // A header row has a non-number where the values are.
+    // A header row has a name where the values are.
     bool header = false;
     for (size_t i = first_value; i < rows_[0].cells.size(); ++i) {
-      if (!looks_numeric(rows_[0].cells[i])) header = true;
+      if (looks_like_name(rows_[0].cells[i])) header = true;
     }
     const size_t data_begin = header ? 1 : 0;
     if (data_begin >= rows_.size()) {
@@ -99,7 +100,8 @@ class CsvParser {
                    std::vector<std::string>& labels) {
     if (row.cells.size() != lay.width) {
       size_t where = row.cells.size() > lay.width ? row.cells[lay.width].offset : row.end_offset;
-      fail(where, "row has " + std::to_string(row.cells.size()) + " columns; expected " +
+      fail(where, "row has " + std::to_string(row.cells.size()) +
+                      (row.cells.size() == 1 ? " column" : " columns") + "; expected " +
                       std::to_string(lay.width) + " as in line " + std::to_string(lay.first_line) +
                       " (ragged rows)");
     }
@@ -233,6 +235,38 @@ class CsvParser {
       if (c.text[i] == '"' && i + 1 < c.text.size() && c.text[i + 1] == '"') ++i;
     }
     return s;
+  }
+
+  // Refuses what is not CSV text before it is split into nonsense cells:
+  // UTF-16 (Windows "Unicode" exports), JSON under a .csv name, and binary
+  // data (control bytes that no text file holds).
+  void check_text(size_t pos) const {
+    if (text_.size() >= 2 && (std::memcmp(text_.data(), "\xFF\xFE", 2) == 0 ||
+                              std::memcmp(text_.data(), "\xFE\xFF", 2) == 0)) {
+      fail(0, "the file is UTF-16 text (it starts with a UTF-16 byte order mark); save it as "
+              "UTF-8");
+    }
+    // A branch-free pass first (the compiler vectorizes it), so clean files
+    // cost little; the exact byte is only looked for when there is one.
+    unsigned bad = 0;
+    for (size_t i = pos; i < text_.size(); ++i) {
+      const unsigned char c = static_cast<unsigned char>(text_[i]);
+      bad |= static_cast<unsigned>((c < 0x20) & (c != '\t') & (c != '\n') & (c != '\r')) |
+             static_cast<unsigned>(c == 0x7F);
+    }
+    for (size_t i = pos; bad && i < text_.size(); ++i) {
+      const unsigned char c = static_cast<unsigned char>(text_[i]);
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+        static const char* hex = "0123456789abcdef";
+        fail(i, std::string("byte 0x") + hex[c >> 4] + hex[c & 15] +
+                    " is not text; this does not look like a CSV file (attn reads CSV, JSON "
+                    "and .npy)");
+      }
+    }
+    const size_t first = text_.find_first_not_of(" \t\r\n", pos);
+    if (first != std::string_view::npos && (text_[first] == '{' || text_[first] == '[')) {
+      fail(first, "this looks like JSON, not CSV; give the file a .json name");
+    }
   }
 
   // Chooses the delimiter from the first content line: comma, then tab,
@@ -391,18 +425,29 @@ class CsvParser {
     return kind_ == CellKind::kBool && (c.text == "true" || c.text == "false");
   }
 
-  // A label column has a non-number first in every row after the first
-  // (the first may be a header); the first row then has a label too, or is
-  // a header (a non-number among its other cells).
+  // A header or label cell: quoted, or text that is neither a number nor
+  // a broken one. An empty cell ("1,,3") or a number with a stray delimiter
+  // ("5;2") is a mistake in the data, not a name, and must not silently
+  // turn the first row into a header.
+  bool looks_like_name(const Cell& c) const {
+    if (c.quoted) return true;
+    if (c.text.empty() || looks_numeric(c)) return false;
+    const bool digits = c.text.find_first_of("0123456789") != std::string_view::npos;
+    return !digits || c.text.find_first_not_of("0123456789+-.,;eE \t") != std::string_view::npos;
+  }
+
+  // A label column has a name first in every row after the first (the
+  // first may be a header); the first row then has a label too, or is a
+  // header (a name among its other cells).
   bool has_label_column() const {
-    auto label_first = [&](const Row& r) { return r.cells.size() > 1 && !looks_numeric(r.cells[0]); };
+    auto label_first = [&](const Row& r) { return r.cells.size() > 1 && looks_like_name(r.cells[0]); };
     if (rows_.size() == 1) return label_first(rows_[0]);
     for (size_t i = 1; i < rows_.size(); ++i) {
       if (!label_first(rows_[i])) return false;
     }
     if (label_first(rows_[0])) return true;
     for (size_t i = 1; i < rows_[0].cells.size(); ++i) {
-      if (!looks_numeric(rows_[0].cells[i])) return true;
+      if (looks_like_name(rows_[0].cells[i])) return true;
     }
     return false;
   }
@@ -424,7 +469,10 @@ class CsvParser {
       if (c.text == "true") return 1;
       if (c.text == "false") return 0;
     }
-    std::string what = "expected a number, got '" + std::string(c.text) + "'";
+    // A long cell (a whole line that failed to split) is shortened.
+    const std::string shown =
+        c.text.size() > 40 ? std::string(c.text.substr(0, 37)) + "..." : std::string(c.text);
+    std::string what = "expected a number, got '" + shown + "'";
     if (delimiter_ == ';' && c.text.find(',') != std::string_view::npos) {
       what += " (decimal commas are not supported; write '.')";
     } else if (delimiter_ != ' ' &&
@@ -441,7 +489,7 @@ class CsvParser {
 
   double checked(double v, const Cell& c) const {
     if (kind_ == CellKind::kBool && v != 0.0 && v != 1.0) {
-      fail(c.offset, "mask cells must be 0/1 or true/false, got " + std::string(c.text));
+      fail(c.offset, "mask cells must be true/false or 0/1, got " + std::string(c.text));
     }
     if (kind_ == CellKind::kCount && (v < 0 || v != std::floor(v))) {
       fail(c.offset, "expected a non-negative integer, got " + std::string(c.text));

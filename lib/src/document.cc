@@ -85,8 +85,10 @@ class Reader {
     doc.source = source_;
     doc.settings_place = source_;
     if (!root.is_object()) {
-      throw_input(source_, "expected a JSON object with keys such as X, Q, K, V, got " +
-                               json::type_name(root.type()));
+      std::string what = "expected a JSON object with keys such as X, Q, K, V, got " +
+                         json::type_name(root.type());
+      if (root.is_array()) what += R"( (for a bare matrix as X, write {"X": [...]} or give it with --x))";
+      throw_input(source_, what);
     }
     for (const json::Member& m : root.members()) {
       const std::string& k = m.key;
@@ -148,7 +150,7 @@ class Reader {
       } else if (k == "seed") {
         double s = number(v, k);
         if (!(s >= 0 && s == std::floor(s) && s <= 9007199254740992.0)) {
-          fail(k, "seed must be a non-negative integer (at most 2^53), got " + json::describe(v));
+          fail(k, "must be a non-negative integer (at most 2^53), got " + json::describe(v));
         }
         doc.settings.seed = static_cast<uint64_t>(s);
       } else if (k == "labels") {

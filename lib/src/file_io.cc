@@ -18,11 +18,13 @@ namespace {
   throw_file(display_name(path), std::string(action) + ": " + std::strerror(err));
 }
 
-std::string read_fd(int fd, const std::string& path) {
+std::string read_fd(int fd, const std::string& path, const ProgressFn& progress) {
   std::string out;
   struct stat st {};
+  int64_t total = -1;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
     out.reserve(static_cast<size_t>(st.st_size));
+    total = static_cast<int64_t>(st.st_size);
   }
   std::vector<char> buf(1 << 16);
   for (;;) {
@@ -33,7 +35,10 @@ std::string read_fd(int fd, const std::string& path) {
     }
     if (n == 0) break;
     out.append(buf.data(), static_cast<size_t>(n));
+    if (progress) progress(static_cast<int64_t>(out.size()), total);
   }
+  // The end, also for a pipe or a file that changed size while read.
+  if (progress) progress(static_cast<int64_t>(out.size()), static_cast<int64_t>(out.size()));
   return out;
 }
 
@@ -50,8 +55,8 @@ std::string extension(const std::string& path) {
   return e;
 }
 
-std::string read_file(const std::string& path) {
-  if (path == "-") return read_fd(0, path);
+std::string read_file(const std::string& path, const ProgressFn& progress) {
+  if (path == "-") return read_fd(0, path, progress);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) os_error(path, "cannot open", errno);
   struct stat st {};
@@ -60,7 +65,7 @@ std::string read_file(const std::string& path) {
     os_error(path, "cannot read", EISDIR);
   }
   try {
-    std::string s = read_fd(fd, path);
+    std::string s = read_fd(fd, path, progress);
     ::close(fd);
     return s;
   } catch (...) {
@@ -142,6 +147,11 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     ::unlink(tmp.c_str());
     os_error(path, "cannot replace", err);
   }
+}
+
+bool is_special_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
 bool same_file(const std::string& a, const std::string& b) {

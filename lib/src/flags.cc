@@ -131,6 +131,19 @@ int parse_int_flag(const std::string& flag, const std::string& text, int lo, int
   return static_cast<int>(v);
 }
 
+int64_t parse_max_elements_flag(const std::string& text) {
+  double v = 0;
+  if (text.size() > 2 && text.compare(0, 2, "2^") == 0) {
+    const int e = parse_int_flag("--max-elements", text.substr(2), 0, 62);
+    return int64_t{1} << e;
+  }
+  v = number("--max-elements", text);
+  if (!(v >= 1 && v <= 4.6e18 && v == std::floor(v))) {
+    bad("--max-elements", "expected a positive integer such as 268435456 or 2^28, got '" + text + "'");
+  }
+  return static_cast<int64_t>(v);
+}
+
 std::string version_text() {
   std::string s = std::string("attn ") + ATTN_VERSION + " (Eigen " +
                   std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) +

@@ -221,6 +221,9 @@ class Parser {
       : text_(text), source_(source), p_(text.data()), end_(text.data() + text.size()) {}
 
   Value parse_document() {
+    if (text_.size() >= 2 && (std::memcmp(p_, "\xFF\xFE", 2) == 0 || std::memcmp(p_, "\xFE\xFF", 2) == 0)) {
+      fail(p_, "the file is UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8");
+    }
     if (text_.size() >= 3 && std::memcmp(p_, "\xEF\xBB\xBF", 3) == 0) p_ += 3;
     skip_ws();
     if (p_ == end_) fail(p_, "empty document; expected a JSON value");

@@ -27,7 +27,10 @@ class Converter {
                       shape_string(shape_) + "); at most rank " + std::to_string(max_rank) +
                       " is accepted here");
     }
-    out_.reserve(static_cast<size_t>(shape_size(shape_)));
+    // Reserve what the input holds, not the product of the shape: that is
+    // read off the first element at each level and may be far larger than
+    // the input ([[[1, 2, ...]], [], [], ...]) until collect() refutes it.
+    out_.reserve(static_cast<size_t>(cells(v)));
     collect(v, path, 0);
     return Tensor<double>(shape_, std::move(out_));
   }
@@ -44,6 +47,15 @@ class Converter {
       cur = &cur->items()[0];
       if (shape_.size() > 64) break;
     }
+  }
+
+  // The number of non-array values in v.
+  static int64_t cells(const json::Value& v) {
+    if (!v.is_array()) return 1;
+    if (v.packed()) return static_cast<int64_t>(v.size());
+    int64_t n = 0;
+    for (const json::Value& e : v.items()) n += cells(e);
+    return n;
   }
 
   std::string child(const std::string& path, size_t i) const {
@@ -154,6 +166,14 @@ class Converter {
       throw_input(place_path(place_, path),
                   "expected a number, got an array (expected shape " + shape_string(shape_) +
                       ")");
+    }
+    if (shape_.empty()) {
+      throw_input(place_path(place_, path), "expected an array of numbers, got " + json::describe(v));
+    }
+    double x = 0;
+    if (v.is_string() && parse_number_word(v.as_string(), &x)) {
+      throw_input(place_path(place_, path),
+                  "expected a number, got " + json::describe(v) + " (write numbers without quotes)");
     }
     throw_input(place_path(place_, path), "expected a number, got " + json::describe(v));
   }

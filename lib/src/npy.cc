@@ -356,6 +356,7 @@ void check_cells(const std::vector<double>& v, const Shape& shape, const std::st
 }  // namespace
 
 NpyArray parse_npy(std::string_view bytes, const std::string& name, CellKind kind) {
+  if (bytes.empty()) throw_input(name, "empty file; expected a NumPy array saved with np.save");
   if (bytes.substr(0, kMagic.size()) != kMagic) {
     throw_input(name, "not a .npy file (it does not start with the NumPy magic \\x93NUMPY)");
   }

@@ -72,11 +72,20 @@ void resolve_masks(const InputDocument& doc, Problem& p) {
   }
   if (doc.attn_bias) {
     m.bias = to_scores_shape<double>(*doc.attn_bias, p, "attn_bias");
-    for (double x : m.bias.values()) {
-      if (std::isnan(x) || x == INFINITY) {
-        throw_input(doc.attn_bias->place,
-                    "attn_bias may hold numbers and \"-inf\", not +inf or nan");
+    // Named by its index in the bias as given, before broadcasting.
+    const Tensor<double>& given = doc.attn_bias->tensor;
+    for (int64_t i = 0; i < given.size(); ++i) {
+      const double x = given[i];
+      if (!std::isnan(x) && x != INFINITY) continue;
+      std::string index;
+      int64_t rest = i;
+      for (int d = given.rank() - 1; d >= 0; --d) {
+        index = "[" + std::to_string(rest % given.dim(d)) + "]" + index;
+        rest /= given.dim(d);
       }
+      throw_input(doc.attn_bias->place + index,
+                  std::string(std::isnan(x) ? "nan" : "+inf") +
+                      " is not allowed; attn_bias holds numbers and \"-inf\"");
     }
   }
   if (doc.key_padding_mask) {

@@ -168,7 +168,11 @@ void dot_family(Ctx& c) {
     std::string k_desc = wk ? "projected key width " + std::to_string(p.d_k) + " (params.W_k)"
                             : "key width " + std::to_string(p.d_k) + " (" +
                                   with_shape(k_src, p.key_shape) + ")";
-    std::string place = wk ? wk->place : wq ? wq->place : p.source;
+    // Without projections the keys' own place: "t.json: K", "k.csv".
+    const std::optional<Input>& keys = p.mode == Mode::kQkv     ? c.doc.K
+                                       : p.mode == Mode::kCross ? c.doc.Y
+                                                                : c.doc.X;
+    std::string place = wk ? wk->place : wq ? wq->place : keys ? keys->place : p.source;
     throw_input(place, k_desc + " does not match the " + q_desc + "; variant " +
                            std::string(name(p.variant)) + " needs equal widths");
   }

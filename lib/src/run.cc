@@ -76,6 +76,23 @@ void refuse_overwrite(const RunRequest& req, const std::string& out, const char*
   }
 }
 
+// Two outputs into one file: the later write would replace the earlier.
+// Devices (-o /dev/null --weights-out /dev/null) are fine.
+void refuse_shared_outputs(const RunRequest& req) {
+  const std::pair<const std::string*, const char*> outs[] = {
+      {&req.output_path, "-o"}, {&req.weights_out, "--weights-out"}, {&req.heatmap.path, "--heatmap"}};
+  for (size_t i = 0; i < std::size(outs); ++i) {
+    for (size_t j = i + 1; j < std::size(outs); ++j) {
+      const std::string &a = *outs[i].first, &b = *outs[j].first;
+      if (a.empty() || b.empty() || a == "-" || b == "-") continue;
+      if ((a == b || same_file(a, b)) && !is_special_file(a)) {
+        throw_usage(std::string(outs[j].second) + " " + b + ": " + outs[i].second +
+                    " writes that file too; give each output its own file");
+      }
+    }
+  }
+}
+
 // Dot products between rows (seed 003's sim(it, milk)): of the output rows
 // and, for comparison, of the query-side input rows; per batch (and head).
 std::vector<TraceStep> similarity_steps(const Problem& p, const Result& r) {
@@ -159,6 +176,8 @@ void append_expected_steps(const Problem& p, const Result& r, const Expected& e,
 int run_command(const RunRequest& req, Console& console) {
   refuse_overwrite(req, req.output_path, "-o");
   refuse_overwrite(req, req.weights_out, "--weights-out");
+  refuse_overwrite(req, req.heatmap.path, "--heatmap");
+  refuse_shared_outputs(req);
   // A .npy file holds one array: -o FILE.npy writes the output tensor
   // whatever --format says, and the weights need a file of their own.
   const bool npy_out = extension(req.output_path) == "npy";
@@ -190,6 +209,7 @@ int run_command(const RunRequest& req, Console& console) {
   creq.weights = req.output.weights || !req.weights_out.empty() ||
                  (expected && expected->weights.has_value());
   request_heatmap_maps(req.heatmap, creq);
+  detail::check_run_limits(req, p, creq);
   TraceRecorder recorder;
   const Result r = compute(p, creq, req.trace.enabled ? &recorder : nullptr);
 
@@ -240,14 +260,15 @@ int run_command(const RunRequest& req, Console& console) {
     }
   }
 
+  // Named files before stdout, so that one that cannot be written stops
+  // the run before anything reaches stdout (CONTRACT §7).
+  const bool weights_file = !req.weights_out.empty() && req.weights_out != "-";
+  if (weights_file) write_file_atomic(req.weights_out, weights_text);
+  const bool heatmap_file_only =
+      !req.heatmap.path.empty() && req.heatmap.path != "-" && !req.heatmap.show;
+  if (heatmap_file_only) write_run_heatmap(req, heatmap, console);
   write_output(req, console, text);
-  if (!req.weights_out.empty()) {
-    if (req.weights_out == "-") {
-      console.out(weights_text);
-    } else {
-      write_file_atomic(req.weights_out, weights_text);
-    }
-  }
+  if (!req.weights_out.empty() && !weights_file) console.out(weights_text);
   if (!report.empty()) {
     const bool table_to_stdout = req.output.format == Format::kTable &&
                                  (req.output_path.empty() || req.output_path == "-");
@@ -257,7 +278,7 @@ int run_command(const RunRequest& req, Console& console) {
       console.info(report);
     }
   }
-  write_run_heatmap(req, heatmap, console);
+  if (!heatmap_file_only) write_run_heatmap(req, heatmap, console);
   return code;
 }
 

@@ -1,7 +1,9 @@
 // Private steps of run_command(), split by topic.
 #pragma once
 
+#include "attn/attention.h"
 #include "attn/document.h"
+#include "attn/problem.h"
 #include "attn/run.h"
 
 namespace attn::detail {
@@ -12,5 +14,8 @@ InputDocument load_document(const RunRequest& req);
 
 // Flags replace the document's inputs and settings.
 void apply_flags(const RunRequest& req, InputDocument& doc);
+
+// Refuses a run whose largest tensor would exceed --max-elements.
+void check_run_limits(const RunRequest& req, const Problem& p, const ComputeRequest& creq);
 
 }  // namespace attn::detail

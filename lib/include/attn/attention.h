@@ -11,6 +11,7 @@
 #include "attn/observer.h"
 #include "attn/options.h"
 #include "attn/problem.h"
+#include "attn/progress.h"
 #include "attn/tensor.h"
 
 namespace attn {
@@ -24,6 +25,8 @@ struct ComputeRequest {
   // Use the step-by-step reference computation even where the fast kernels
   // apply (tests compare the two; traces always use it).
   bool reference = false;
+  // Called with (done, total) units of work as they complete; may be empty.
+  ProgressFn progress;
 };
 
 // A query row whose every key was masked (its handling follows fully_masked).

@@ -3,6 +3,7 @@
 // errors (exit 2) naming the flag.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,10 @@ Format parse_format_flag(const std::string& text);
 TraceFormat parse_trace_format_flag(const std::string& text);
 DType parse_dtype_flag(const std::string& flag, const std::string& text);
 int parse_int_flag(const std::string& flag, const std::string& text, int lo, int hi);
+
+// --max-elements: a positive integer, written plainly (268435456), in
+// exponent form (1e9) or as a power of two (2^28).
+int64_t parse_max_elements_flag(const std::string& text);
 
 // The version line: "attn 0.1.0 (Eigen 3.4.0, GCC 12.2.0)".
 std::string version_text();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attn/heatmap.h"
+#include "attn/limits.h"
 #include "attn/options.h"
 #include "attn/output.h"
 #include "attn/trace.h"
@@ -55,6 +56,7 @@ struct RunRequest {
   bool average_heads = false;
   DType dtype = DType::kF64;
   bool quiet = false;        // no warnings
+  int64_t max_elements = kDefaultMaxElements;  // --max-elements: largest tensor allowed
   TraceRequest trace;
   bool emit_pytorch = false;  // print a PyTorch program instead of the result
   std::string command_line = "attn run";  // as typed, for programs and traces

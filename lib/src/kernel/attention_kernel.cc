@@ -8,6 +8,7 @@
 #include "attention_kernel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 
@@ -443,7 +444,7 @@ double frobenius_block(const HeadTask<T>& t, const Packed<T>& pk, Scratch<T>& sc
 
 template <class T>
 void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
-               std::vector<FullyMaskedRow>* fully_masked) {
+               std::vector<FullyMaskedRow>* fully_masked, const ProgressFn& progress) {
   const int64_t H = static_cast<int64_t>(tasks.size());
   std::vector<Packed<T>> packed(static_cast<size_t>(H));
   parallel_for(H, threads, [&](int64_t h, int) {
@@ -484,7 +485,10 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
     }
   }
   std::vector<std::vector<FullyMaskedRow>> found(blocks.size());
-  parallel_for(static_cast<int64_t>(blocks.size()), nthreads, [&](int64_t b, int id) {
+  std::atomic<int64_t> done{0};
+  int64_t reported = 0;  // written by thread 0 only, read after the join
+  const int64_t total = static_cast<int64_t>(blocks.size());
+  parallel_for(total, nthreads, [&](int64_t b, int id) {
     const auto [h, i0] = blocks[static_cast<size_t>(b)];
     const HeadTask<T>& t = tasks[static_cast<size_t>(h)];
     Block<T> blk(t, packed[static_cast<size_t>(h)], rules, scratch[static_cast<size_t>(id)], i0);
@@ -493,15 +497,21 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
     } else {
       blk.stream(found[static_cast<size_t>(b)]);
     }
+    const int64_t now = ++done;
+    if (progress && id == 0) {  // one reporting thread
+      progress(now, total);
+      reported = now;
+    }
   });
+  if (progress && reported != total) progress(total, total);
   if (fully_masked) {
     for (auto& f : found) fully_masked->insert(fully_masked->end(), f.begin(), f.end());
   }
 }
 
 template void run_heads<float>(std::vector<HeadTask<float>>&, const ScoreRules&, int,
-                               std::vector<FullyMaskedRow>*);
+                               std::vector<FullyMaskedRow>*, const ProgressFn&);
 template void run_heads<double>(std::vector<HeadTask<double>>&, const ScoreRules&, int,
-                                std::vector<FullyMaskedRow>*);
+                                std::vector<FullyMaskedRow>*, const ProgressFn&);
 
 }  // namespace attn::kernel

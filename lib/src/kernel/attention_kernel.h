@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attn/options.h"
+#include "attn/progress.h"
 #include "mask_view.h"
 
 namespace attn::kernel {
@@ -53,8 +54,9 @@ struct FullyMaskedRow {
 // streaming one otherwise. Rows with every key masked are appended to
 // `fully_masked` in (task, query) order and filled as rules.fully_masked
 // says (kError is reported the same way; the caller raises it).
+// `progress`, when set, is called from one thread with (blocks done, blocks).
 template <class T>
 void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
-               std::vector<FullyMaskedRow>* fully_masked);
+               std::vector<FullyMaskedRow>* fully_masked, const ProgressFn& progress = {});
 
 }  // namespace attn::kernel

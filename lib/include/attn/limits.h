@@ -1,0 +1,48 @@
+// Limits: the sizes a run will allocate, checked before anything is
+// allocated. A few bytes of input can imply gigabytes (a 65536-row CSV run
+// with --weights, an X of 1000 rows and a W_q of width 10^6), so the sizes
+// are worked out from the Problem and compared with one number,
+// --max-elements: the element count of the largest tensor the run may
+// materialize. The message says which tensor, its factors, and what to do.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "attn/attention.h"
+#include "attn/problem.h"
+
+namespace attn {
+
+// Default of --max-elements: 2^28 elements, 2 GiB as float64. A run near
+// it with --weights holds the weights about twice (engine buffer, result)
+// plus their text, a few GB; an output-only run holds far less.
+constexpr int64_t kDefaultMaxElements = int64_t{1} << 28;
+
+// The streaming (output-only) kernel scores at most this many query rows
+// at a time against all keys: its buffer is kStreamBlockRows · len_k scores
+// per thread. The engine's tiling and this count must agree.
+constexpr int64_t kStreamBlockRows = 256;
+
+struct LimitOptions {
+  int64_t max_elements = kDefaultMaxElements;
+  bool trace = false;      // an observer records every step (full score matrices)
+  int64_t raster_side = 0; // longest side of a heatmap image in pixels; 0 for none
+  // The flag that asked for weights or scores, named in the advice
+  // ("--weights", "--heatmap"); "" when none did.
+  std::string maps_flag;
+};
+
+// True when computing p for req needs the full len_q x len_k score matrix
+// of a (batch, head): the weights or scores are kept, a trace observes the
+// steps, or the scoring needs every score before any softmax (biattention's
+// max over rows, norm scaling's Frobenius norm). Otherwise the engine may
+// stream query blocks of kStreamBlockRows rows.
+bool needs_full_scores(const Problem& p, const ComputeRequest& req, bool trace);
+
+// Throws attn::Error (kInput) naming the first tensor the run would
+// materialize with more than o.max_elements elements, with its factors
+// and how to raise the limit or what to drop.
+void check_limits(const Problem& p, const ComputeRequest& req, const LimitOptions& o);
+
+}  // namespace attn
