@@ -48,9 +48,9 @@ TEST(Limits, WeightsTooLargeToKeepStopBeforeAllocating) {
   EXPECT_NE(w.err.find("; raise --max-elements or drop --weights-out\n"), std::string::npos) << w.err;
 }
 
-TEST(Limits, OutputOnlyCountsOneBlockOfQueries) {
-  // 2048 x 2048 scores = 4194304 > 10^6, but an output-only run needs one
-  // block of 256 queries against every key at a time: 524288.
+TEST(Limits, OutputOnlyStreamsWithoutScoreMatrices) {
+  // 2048 x 2048 scores = 4194304 > 10^6, but an output-only scaled_dot run
+  // streams through fixed-size tiles: nothing len_q x len_k is counted.
   const std::string f = rows_csv("rows2048.csv", 2048);
   auto ok = run_attn({"run", f, "-f", "csv", "--max-elements", "1e6"});
   EXPECT_EQ(ok.code, 0) << ok.err;
@@ -60,13 +60,13 @@ TEST(Limits, OutputOnlyCountsOneBlockOfQueries) {
                           ": keeping the weights needs 4194304 weights (batch 1 × heads 1 × 2048 × "
                           "2048), more than --max-elements 1000000; raise --max-elements or drop "
                           "--weights\n");
-  // 2^19 is exactly one block: allowed; one less is not.
-  EXPECT_EQ(run_attn({"run", f, "-f", "csv", "--max-elements", "2^19"}).code, 0);
-  auto block = run_attn({"run", f, "-f", "csv", "--max-elements", "524287"});
-  EXPECT_EQ(block.code, 3);
-  EXPECT_EQ(block.err, "attn: error: " + f +
-                           ": the scores of a block of queries need 524288 scores (256 queries × "
-                           "2048 keys), more than --max-elements 524287; raise --max-elements\n");
+  // single_layer is computed one whole score matrix per head at a time.
+  auto single = run_attn({"run", "-", "--x", f, "-f", "csv", "--max-elements", "1e6"},
+                         R"({"variant": "single_layer", "params": {"w": [1]}})");
+  EXPECT_EQ(single.code, 3);
+  EXPECT_NE(single.err.find("variant single_layer needs the whole score matrix of each head"),
+            std::string::npos)
+      << single.err;
 }
 
 TEST(Limits, EveryRequestThatKeepsScoresNamesItsFlag) {

@@ -43,8 +43,11 @@ struct Need {
 }  // namespace
 
 bool needs_full_scores(const Problem& p, const ComputeRequest& req, bool trace) {
-  return req.weights || req.scores || trace || p.variant == Variant::kBiattention ||
-         p.scale.kind == ScaleKind::kNorm;
+  if (req.weights || req.scores || trace) return true;
+  // scaled_dot and dot stream through fixed-size tiles (norm scaling takes a
+  // first pass over the same tiles); the other variants are computed one
+  // whole score matrix per (batch, head) at a time.
+  return p.variant != Variant::kScaledDot && p.variant != Variant::kDot;
 }
 
 void check_limits(const Problem& p, const ComputeRequest& req, const LimitOptions& o) {
@@ -65,17 +68,13 @@ void check_limits(const Problem& p, const ComputeRequest& req, const LimitOption
                          std::to_string(Lq) + " × " + std::to_string(Lk),
                      product(f), flag.empty() ? raise : raise + " or drop " + flag});
   } else if (needs_full_scores(p, req, false)) {
-    const std::string who = p.variant == Variant::kBiattention ? "variant biattention"
-                                                                : "scale norm";
+    const std::string who = "variant " + std::string(name(p.variant));
     const std::string per = p.variant == Variant::kBiattention ? "batch item" : "head";
     needs.push_back({who + " needs the whole score matrix of each " + per + ",", "scores",
                      factors_text({Lq, Lk}), mul(Lq, Lk), raise});
-  } else {
-    const int64_t rows = std::min(Lq, kStreamBlockRows);
-    needs.push_back({"the scores of a block of queries need", "scores",
-                     std::to_string(rows) + " queries × " + std::to_string(Lk) + " keys",
-                     mul(rows, Lk), raise});
   }
+  // (scaled_dot and dot without kept maps: the streaming kernel's tiles have
+  // a fixed size, whatever len_q and len_k.)
 
   // Projected inputs and the output: whole tensors.
   auto tensor_need = [&](const std::string& name, int64_t len, int64_t width) {

@@ -19,11 +19,6 @@ namespace attn {
 // plus their text, a few GB; an output-only run holds far less.
 constexpr int64_t kDefaultMaxElements = int64_t{1} << 28;
 
-// The streaming (output-only) kernel scores at most this many query rows
-// at a time against all keys: its buffer is kStreamBlockRows · len_k scores
-// per thread. The engine's tiling and this count must agree.
-constexpr int64_t kStreamBlockRows = 256;
-
 struct LimitOptions {
   int64_t max_elements = kDefaultMaxElements;
   bool trace = false;      // an observer records every step (full score matrices)
@@ -35,9 +30,9 @@ struct LimitOptions {
 
 // True when computing p for req needs the full len_q x len_k score matrix
 // of a (batch, head): the weights or scores are kept, a trace observes the
-// steps, or the scoring needs every score before any softmax (biattention's
-// max over rows, norm scaling's Frobenius norm). Otherwise the engine may
-// stream query blocks of kStreamBlockRows rows.
+// steps, or the variant is computed by the step-by-step engine (additive,
+// single_layer, biattention). scaled_dot and dot otherwise stream through
+// tiles of a fixed size (lib/src/kernel), whatever the lengths.
 bool needs_full_scores(const Problem& p, const ComputeRequest& req, bool trace);
 
 // Throws attn::Error (kInput) naming the first tensor the run would
