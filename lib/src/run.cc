@@ -206,6 +206,7 @@ int run_command(const RunRequest& req, Console& console) {
   ComputeRequest creq;
   creq.dtype = req.dtype;
   creq.average_heads = req.average_heads;
+  creq.progress = progress_task(req.progress, "computing");
   creq.weights = req.output.weights || !req.weights_out.empty() ||
                  (expected && expected->weights.has_value());
   request_heatmap_maps(req.heatmap, creq);
@@ -243,7 +244,11 @@ int run_command(const RunRequest& req, Console& console) {
     if (!extra.empty()) text += similarity_text(extra, req.output);
   }
   std::string weights_text;
-  if (!req.weights_out.empty()) weights_text = format_matrix_file(*r.weights, r.dtype, req.weights_out);
+  if (!req.weights_out.empty()) {
+    // "-" has no extension to go by: CSV weights beside CSV output, else JSON.
+    const bool csv = req.weights_out == "-" && req.output.format == Format::kCsv;
+    weights_text = format_matrix_file(*r.weights, r.dtype, csv ? "-.csv" : req.weights_out);
+  }
   const RenderedHeatmap heatmap = render_run_heatmap(req, p, r);
 
   int code = 0;
