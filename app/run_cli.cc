@@ -101,7 +101,7 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   run->add_option("--expect", f->req.expect_path, "expected numbers for --check from FILE")->type_name("FILE")->group(o);
   run->add_flag("-q,--quiet", f->req.quiet, "no warnings")->group(o);
   run->add_option("--max-elements", f->max_elements,
-                  "largest tensor the run may hold, in elements (default 2^28); larger runs "
+                  "largest tensor the run may hold, in elements (default 2^26); larger runs "
                   "stop before allocating")
       ->type_name("N")
       ->group(o);
