@@ -84,6 +84,20 @@ TEST(ShellHabits, ExpectReadsStdin) {
   EXPECT_NE(r.out.find("check passed: all 16 values match"), std::string::npos) << r.out;
 }
 
+TEST(ShellHabits, ExpectTakesAMatrixFileOrABareArray) {
+  // What np.save or json.dump(out.tolist()) of a PyTorch result gives.
+  const std::string npy = test::temp_dir() + "/expect_out.npy";
+  ASSERT_EQ(run_attn({"run", "--example", "sweet", "-o", npy}).code, 0);
+  const test::Run a = run_attn({"run", "--example", "sweet", "--expect", npy});
+  EXPECT_EQ(a.code, 0) << a.err;
+  EXPECT_NE(a.out.find("check passed: all 16 values match"), std::string::npos) << a.out;
+  const std::string bare = write_temp("expect_bare.json", "[[0, 1.25, 2.75, 0], [0, 0.5, 3.5, 0],"
+                                                          " [0, 1.25, 2.75, 0], [0, 0.2, 3.8, 0]]");
+  const test::Run b = run_attn({"run", "--example", "sweet", "--expect", bare});
+  EXPECT_EQ(b.code, 1);
+  EXPECT_NE(b.out.find("check FAILED: 4 of 16 values differ"), std::string::npos) << b.out;
+}
+
 TEST(ShellHabits, DashWritesStdout) {
   const test::Run plain = run_attn({"run", "--example", "sweet", "-f", "json"});
   EXPECT_EQ(run_attn({"run", "--example", "sweet", "-f", "json", "-o", "-"}).out, plain.out);

@@ -46,10 +46,23 @@ std::optional<Expected> load_expected(const RunRequest& req, const Problem& p) {
   if (!req.expect_path.empty()) {
     const std::string text = read_file(req.expect_path);
     const std::string name = display_name(req.expect_path);
+    // A .npy or CSV matrix is the expected output (np.save of a PyTorch result).
+    if (matrix_format(req.expect_path, text) != MatrixFormat::kJson) {
+      Expected e;
+      e.output = Input{parse_matrix(text, req.expect_path, CellKind::kExtended).values, name};
+      e.place = name;
+      return e;
+    }
     json::Value v = json::parse(text, name);
-    // Either an expected block or an attn JSON result ({"output", "weights"}).
-    if (!v.is_object()) throw_input(name, "expected a JSON object with output and/or weights");
+    // An expected block, an attn JSON result ({"output", "weights"}), or a
+    // bare array: the expected output.
     json::Value wrapped = json::Value::object(0);
+    if (v.is_array()) {
+      json::Value block = json::Value::object(0);
+      block.add_member("output", v);
+      v = block;
+    }
+    if (!v.is_object()) throw_input(name, "expected a JSON object with output and/or weights");
     wrapped.add_member("expected", v);
     InputDocument d = document_from_json(wrapped, name);
     return d.expected;
