@@ -23,6 +23,12 @@ class StdConsole : public Console {
     write_fd(2, s, "<stderr>");
   }
   void info(std::string_view text) override { write_fd(2, text, "<stderr>"); }
+  void error(std::string_view line) override {
+    std::string s = "attn: error: ";
+    for (char c : line) s += c == '\n' || c == '\r' ? ' ' : c;
+    s += '\n';
+    write_fd(2, s, "<stderr>");
+  }
 };
 
 // Colour when stdout is a terminal that is not "dumb" and NO_COLOR is unset

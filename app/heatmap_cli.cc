@@ -13,6 +13,7 @@
 #include "attn/heatmap_command.h"
 #include "commands.h"
 #include "console.h"
+#include "progress_bar.h"
 
 namespace attn::cli {
 
@@ -93,6 +94,7 @@ Action add_heatmap(CLI::App& app) {
   struct Flags {
     HeatmapCommandRequest req;
     FlagTexts texts;
+    bool quiet = false;
   };
   auto f = std::make_shared<Flags>();
   HeatmapCommandRequest& req = f->req;
@@ -103,7 +105,8 @@ Action add_heatmap(CLI::App& app) {
                   "a JSON array or attn result document, a CSV or .npy matrix; - reads stdin")
       ->type_name("FILE")
       ->required();
-  cmd->add_option("-o,--output", req.output_path, "write the figure to FILE.png or FILE.svg")
+  cmd->add_option("-o,--output", req.output_path,
+                  "write the figure to FILE.png or FILE.svg (- writes PNG to stdout)")
       ->type_name("FILE");
   cmd->add_flag("--show", req.show, "draw the matrix in the terminal");
   cmd->add_option("--key", req.key,
@@ -114,12 +117,15 @@ Action add_heatmap(CLI::App& app) {
       ->type_name("LIST");
   cmd->add_option("--key-labels", req.key_labels, "column labels, comma separated")
       ->type_name("LIST");
+  cmd->add_flag("-q,--quiet", f->quiet, "no warnings and no progress bar");
   add_drawing_flags(cmd, f->texts, "Drawing");
   return [f, cmd]() {
     HeatmapCommandRequest& r = f->req;
     r.options = drawing_options(cmd, f->texts, true);
     if (r.show) r.terminal = terminal_style();
     StdConsole console;
+    const auto bar = progress_bar(f->quiet);
+    r.progress = bar.get();
     return heatmap_command(r, console);
   };
 }

@@ -37,30 +37,31 @@ std::vector<std::string> option_names(const CLI::App* app) {
 
 // An argument nobody took: an unknown option or command, or a stray value.
 std::string unexpected(const CLI::App* app, const std::string& arg, bool top) {
-  if (top) {
-    std::vector<std::string> cmds;
-    for (const CLI::App* s : app->get_subcommands([](const CLI::App*) { return true; })) {
-      cmds.push_back(s->get_name());
-    }
-    if (!arg.empty() && arg[0] == '-') {
-      return "unknown option '" + arg + "'; options go after the command (attn run --help)";
-    }
-    std::string near = attn::closest_name(arg, cmds);
-    std::string s = "unknown command '" + arg + "'";
-    if (!near.empty()) return s + "; did you mean '" + near + "'?";
-    s += "; commands are";
-    for (const auto& c : cmds) s += " " + c;
-    return s;
+  std::vector<std::string> cmds;
+  for (const CLI::App* s : app->get_subcommands([](const CLI::App*) { return true; })) {
+    cmds.push_back(s->get_name());
   }
-  const std::string cmd = app->get_name();
+  // "examples show", for messages about a nested command.
+  std::string cmd = app->get_name();
+  for (const CLI::App* p = app->get_parent(); p && p->get_parent(); p = p->get_parent()) {
+    cmd = p->get_name() + " " + cmd;
+  }
+  const std::string prefix = top ? "" : cmd + ": ";
   if (arg.size() > 1 && arg[0] == '-') {
     std::string flag = arg.substr(0, arg.find('='));
     std::string near = attn::closest_name(flag, option_names(app));
-    std::string s = cmd + ": unknown option '" + flag + "'";
+    std::string s = prefix + "unknown option '" + flag + "'";
     if (!near.empty()) return s + "; did you mean '" + near + "'?";
+    if (top) return s + "; options go after the command (attn run --help)";
     return s + " (attn " + cmd + " --help lists the options)";
   }
-  return cmd + ": unexpected argument '" + arg + "'";
+  if (cmds.empty()) return prefix + "unexpected argument '" + arg + "'";
+  std::string near = attn::closest_name(arg, cmds);
+  std::string s = prefix + "unknown command '" + arg + "'";
+  if (!near.empty()) return s + "; did you mean '" + near + "'?";
+  s += "; commands are";
+  for (const auto& c : cmds) s += " " + c;
+  return s;
 }
 
 std::string lowercase_first(std::string s) {

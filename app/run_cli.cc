@@ -2,11 +2,13 @@
 #include <map>
 #include <memory>
 
+#include "attn/batch.h"
 #include "attn/error.h"
 #include "attn/flags.h"
 #include "attn/run.h"
 #include "commands.h"
 #include "console.h"
+#include "progress_bar.h"
 
 namespace attn::cli {
 
@@ -21,6 +23,8 @@ struct RunFlags {
   std::string dtype = "f64";
   std::string max_elements;
   bool causal = false;
+  std::vector<std::string> inputs;  // several: a batch (attn/batch.h)
+  std::string out_dir;
 };
 
 }  // namespace
@@ -29,8 +33,9 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   auto f = std::make_shared<RunFlags>();
   CLI::App* run = app.add_subcommand("run", "compute attention for an input document or matrix");
   run->allow_extras();
-  run->add_option("input", f->req.input,
-                  "input: a JSON document, or a CSV/.npy matrix taken as X; - reads stdin")
+  run->add_option("input", f->inputs,
+                  "input: a JSON document, or a CSV/.npy matrix taken as X; - reads stdin. "
+                  "Several files or a directory: a batch (needs --out-dir)")
       ->type_name("FILE");
   run->add_option("--example", f->req.example, "run a built-in example (see: attn examples)")
       ->type_name("NAME");
@@ -74,6 +79,9 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   run->add_flag("-w,--weights", f->req.output.weights, "include the attention weights")->group(o);
   run->add_option("-o,--output", f->req.output_path, "write to FILE atomically (- is stdout)")
       ->type_name("FILE")->group(o);
+  run->add_option("--out-dir", f->out_dir,
+                  "batch: write each input's result to DIR/<name>.<format> (DIR is created)")
+      ->type_name("DIR")->group(o);
   run->add_option("--weights-out", f->req.weights_out, "also write the weights to FILE")->type_name("FILE")->group(o);
   run->add_flag("--trace", f->req.trace.enabled,
                 "print every step of the computation (inputs, QKᵀ, scaling, masks, softmax, ...)")
@@ -94,7 +102,7 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   run->add_option("--expect", f->req.expect_path, "expected numbers for --check from FILE")->type_name("FILE")->group(o);
   run->add_flag("-q,--quiet", f->req.quiet, "no warnings")->group(o);
   run->add_option("--max-elements", f->max_elements,
-                  "largest tensor the run may hold, in elements (default 2^28); larger runs "
+                  "largest tensor the run may hold, in elements (default 2^26); larger runs "
                   "stop before allocating")
       ->type_name("N")
       ->group(o);
@@ -131,7 +139,9 @@ Action add_run(CLI::App& app, const std::string& command_line) {
     if (run->count("--max-elements") > 0) req.max_elements = parse_max_elements_flag(f->max_elements);
     if (!req.expect_path.empty()) req.check = true;
     StdConsole console;
-    return run_command(req, console);
+    const auto bar = progress_bar(req.quiet);
+    req.progress = bar.get();
+    return run_batch(BatchRequest{req, f->inputs, f->out_dir}, console);
   };
 }
 

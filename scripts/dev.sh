@@ -17,8 +17,9 @@ jobs=$(nproc 2>/dev/null || echo 2)
 build_pkgs=(g++ make cmake pkg-config libeigen3-dev libcli11-dev nlohmann-json3-dev libstb-dev
             libgtest-dev)
 # Extra packages for the test suite: the PyTorch cross-check of --emit-pytorch
-# and the LaTeX trace compilation run only where these exist.
-test_pkgs=(python3 python3-numpy python3-torch texlive-latex-base)
+# and docs/from-pytorch.md, the LaTeX trace compilation, jq pipelines, the
+# man page rendering (groff) and zsh completion run only where these exist.
+test_pkgs=(python3 python3-numpy python3-torch texlive-latex-base jq groff-base zsh)
 
 install_missing() {
   local missing=()

@@ -202,7 +202,9 @@ TEST(Cli, ExitCodesAndExactMessages) {
       {{"run", "-"}, "{\"X\": [[1, 2], [3, 4]], \"params\": {\"W_q\": [[1, 2, 3]]}}", 3,
        "attn: error: <stdin>: params.W_q: shape [1][3] does not match X width 2 (X has shape [2][2]; the weight needs 2 input rows)\n"},
       {{"run", "/nonexistent/x.json"}, "", 4, "attn: error: /nonexistent/x.json: cannot open: No such file or directory\n"},
-      {{"run", "/tmp"}, "", 4, "attn: error: /tmp: cannot read: Is a directory\n"},
+      {{"run", "/tmp"}, "", 4,
+       "attn: error: /tmp: cannot read: Is a directory (to run each of its files, add --out-dir DIR "
+       "for the results)\n"},
   };
   for (const Case& c : cases) {
     auto r = run_attn(c.args, c.stdin_text);

@@ -40,7 +40,7 @@ TEST(Limits, WeightsTooLargeToKeepStopBeforeAllocating) {
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.err, "attn: error: " + f +
                        ": keeping the weights needs 4294967296 weights (batch 1 × heads 1 × 65536 "
-                       "× 65536), more than --max-elements 268435456; raise --max-elements or drop "
+                       "× 65536), more than --max-elements 67108864; raise --max-elements or drop "
                        "--weights\n");
   EXPECT_EQ(r.out, "");
   auto w = run_attn({"run", f, "--weights-out", temp_dir() + "/w.npy"});
@@ -110,8 +110,8 @@ TEST(Limits, MaxElementsFlagTakesPlainExponentAndPowerForms) {
   EXPECT_EQ(run_attn({"run", f, "--weights", "--max-elements", "1599"}).code, 3);
   auto bad = run_attn({"run", f, "--max-elements", "0"});
   EXPECT_EQ(bad.code, 2);
-  EXPECT_EQ(bad.err, "attn: error: --max-elements: expected a positive integer such as 268435456 "
-                     "or 2^28, got '0'\n");
+  EXPECT_EQ(bad.err, "attn: error: --max-elements: expected a positive integer such as 67108864 "
+                     "or 2^26, got '0'\n");
   auto word = run_attn({"run", f, "--max-elements", "lots"});
   EXPECT_EQ(word.code, 2);
   EXPECT_EQ(word.err, "attn: error: --max-elements: expected a number, got 'lots'\n");

@@ -19,9 +19,9 @@ TEST(ProgressLine, BarPercentRateAndEtaForBytes) {
   // The line fills the 80 columns: a bar of 80 - 16 (name) - 3 - 2 - 26
   // (tail) = 33 cells, 35% of them (11) filled.
   const int64_t mib = 1 << 20;
-  EXPECT_EQ(format_progress_line("reading big.json", 35 * mib, 100 * mib, ProgressUnit::kBytes,
-                                 2.0, 80),
-            "reading big.json [###########......................]   35%  17.5 MiB/s  ETA 0:04");
+  EXPECT_EQ(
+      format_progress_line("reading big.json", 35 * mib, 100 * mib, ProgressUnit::kBytes, 2.0, 80),
+      "reading big.json [###########......................]   35%  17.5 MiB/s  ETA 0:04");
 }
 
 TEST(ProgressLine, ItemsShowDoneOfTotal) {
@@ -90,9 +90,7 @@ TEST(Progress, EngineReportsEachBatchAndHead) {
   EXPECT_EQ(rec.calls, want);
 }
 
-TEST(Progress, NoSinkNoFunction) {
-  EXPECT_FALSE(progress_task(nullptr, "computing"));
-}
+TEST(Progress, NoSinkNoFunction) { EXPECT_FALSE(progress_task(nullptr, "computing")); }
 
 TEST(Progress, ReadingAFileReportsBytesAndEnds) {
   const std::string path = test::write_temp("progress_read.txt", std::string(200000, 'x'));

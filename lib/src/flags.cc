@@ -139,7 +139,7 @@ int64_t parse_max_elements_flag(const std::string& text) {
   }
   v = number("--max-elements", text);
   if (!(v >= 1 && v <= 4.6e18 && v == std::floor(v))) {
-    bad("--max-elements", "expected a positive integer such as 268435456 or 2^28, got '" + text + "'");
+    bad("--max-elements", "expected a positive integer such as 67108864 or 2^26, got '" + text + "'");
   }
   return static_cast<int64_t>(v);
 }

@@ -35,6 +35,17 @@ std::vector<std::string> labels_for(const char* flag, const std::string& text, i
   return l;
 }
 
+// "-" writes the figure to stdout, as PNG (there is no name to choose by).
+std::string figure_kind(const std::string& path) { return path == "-" ? "<stdout>.png" : path; }
+
+void write_figure(const std::string& path, const std::string& bytes, Console& console) {
+  if (path == "-") {
+    console.out(bytes);
+  } else {
+    write_file_atomic(path, bytes);
+  }
+}
+
 struct Loaded {
   Tensor<double> values;
   std::vector<std::string> row_labels, col_labels;
@@ -44,7 +55,8 @@ struct Loaded {
 // A JSON array, a member of a JSON object (an attn result document), or a
 // CSV/.npy matrix with its labels.
 Loaded load(const HeatmapCommandRequest& req, const std::string& name) {
-  const std::string text = read_file(req.input);
+  const std::string text =
+      read_file(req.input, progress_task(req.progress, "reading " + name, ProgressUnit::kBytes));
   Loaded l;
   if (matrix_format(req.input, text) != MatrixFormat::kJson) {
     if (!req.key.empty()) throw_usage("--key " + req.key + ": " + name + " is not a JSON document");
@@ -91,7 +103,10 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
   if (req.output_path.empty() && !req.show) {
     throw_usage("heatmap: nothing to do; give -o FILE.png (or .svg) or --show");
   }
-  if (!req.output_path.empty() &&
+  if (req.output_path == "-" && req.show) {
+    throw_usage("-o - and --show would both write to stdout; write the figure to a file");
+  }
+  if (!req.output_path.empty() && req.output_path != "-" &&
       (req.output_path == req.input || same_file(req.input, req.output_path))) {
     throw_usage("-o " + req.output_path + ": refusing to overwrite the input file " + req.input);
   }
@@ -117,9 +132,11 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
 
   // Render everything before writing anything.
   std::string file, preview;
-  if (!req.output_path.empty()) file = render_heatmap_file(d, req.options, req.output_path);
+  if (!req.output_path.empty()) {
+    file = render_heatmap_file(d, req.options, figure_kind(req.output_path));
+  }
   if (req.show) preview = render_terminal(d, req.options, req.terminal);
-  if (!req.output_path.empty()) write_file_atomic(req.output_path, file);
+  if (!req.output_path.empty()) write_figure(req.output_path, file, console);
   if (req.show) console.out(preview);
   return 0;
 }
@@ -141,18 +158,23 @@ RenderedHeatmap render_run_heatmap(const RunRequest& req, const Problem& p, cons
                 std::string(req.output.format == Format::kJson ? "json" : "csv") +
                 " on stdout; write the data with -o FILE");
   }
-  if (!h.path.empty() && !req.input.empty() &&
+  if (h.path == "-" &&
+      (req.output_path.empty() || req.output_path == "-" || req.weights_out == "-" || h.show)) {
+    throw_usage("--heatmap - writes the figure to stdout, which already carries the result; "
+                "write the result with -o FILE");
+  }
+  if (!h.path.empty() && h.path != "-" && !req.input.empty() &&
       (h.path == req.input || same_file(req.input, h.path))) {
     throw_usage("--heatmap " + h.path + ": refusing to overwrite the input file " + req.input);
   }
   const HeatmapData d = heatmap_from_result(p, r, h.stage);
-  if (!h.path.empty()) out.file = render_heatmap_file(d, h.options, h.path);
+  if (!h.path.empty()) out.file = render_heatmap_file(d, h.options, figure_kind(h.path));
   if (h.show) out.preview = render_terminal(d, h.options, h.terminal);
   return out;
 }
 
 void write_run_heatmap(const RunRequest& req, const RenderedHeatmap& h, Console& console) {
-  if (!req.heatmap.path.empty()) write_file_atomic(req.heatmap.path, h.file);
+  if (!req.heatmap.path.empty()) write_figure(req.heatmap.path, h.file, console);
   if (req.heatmap.show) {
     const bool after_table = req.output_path.empty() || req.output_path == "-";
     console.out(after_table ? "\n" + h.preview : h.preview);

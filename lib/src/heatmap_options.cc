@@ -51,6 +51,10 @@ const std::vector<std::string>& colormap_names() {
   return names;
 }
 
+const std::vector<std::string>& normalize_names() { return kNormalizeNames; }
+const std::vector<std::string>& reduce_names() { return kReduceNames; }
+const std::vector<std::string>& heatmap_stage_names() { return kStageNames; }
+
 std::string_view name(Colormap c) { return colormap_names()[static_cast<size_t>(c)]; }
 std::string_view name(Normalize n) { return kNormalizeNames[static_cast<size_t>(n)]; }
 std::string_view name(Reduce r) { return kReduceNames[static_cast<size_t>(r)]; }

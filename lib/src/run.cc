@@ -46,10 +46,23 @@ std::optional<Expected> load_expected(const RunRequest& req, const Problem& p) {
   if (!req.expect_path.empty()) {
     const std::string text = read_file(req.expect_path);
     const std::string name = display_name(req.expect_path);
+    // A .npy or CSV matrix is the expected output (np.save of a PyTorch result).
+    if (matrix_format(req.expect_path, text) != MatrixFormat::kJson) {
+      Expected e;
+      e.output = Input{parse_matrix(text, req.expect_path, CellKind::kExtended).values, name};
+      e.place = name;
+      return e;
+    }
     json::Value v = json::parse(text, name);
-    // Either an expected block or an attn JSON result ({"output", "weights"}).
-    if (!v.is_object()) throw_input(name, "expected a JSON object with output and/or weights");
+    // An expected block, an attn JSON result ({"output", "weights"}), or a
+    // bare array: the expected output.
     json::Value wrapped = json::Value::object(0);
+    if (v.is_array()) {
+      json::Value block = json::Value::object(0);
+      block.add_member("output", v);
+      v = block;
+    }
+    if (!v.is_object()) throw_input(name, "expected a JSON object with output and/or weights");
     wrapped.add_member("expected", v);
     InputDocument d = document_from_json(wrapped, name);
     return d.expected;
@@ -206,6 +219,7 @@ int run_command(const RunRequest& req, Console& console) {
   ComputeRequest creq;
   creq.dtype = req.dtype;
   creq.average_heads = req.average_heads;
+  creq.progress = progress_task(req.progress, "computing");
   creq.weights = req.output.weights || !req.weights_out.empty() ||
                  (expected && expected->weights.has_value());
   request_heatmap_maps(req.heatmap, creq);
@@ -243,7 +257,11 @@ int run_command(const RunRequest& req, Console& console) {
     if (!extra.empty()) text += similarity_text(extra, req.output);
   }
   std::string weights_text;
-  if (!req.weights_out.empty()) weights_text = format_matrix_file(*r.weights, r.dtype, req.weights_out);
+  if (!req.weights_out.empty()) {
+    // "-" has no extension to go by: CSV weights beside CSV output, else JSON.
+    const bool csv = req.weights_out == "-" && req.output.format == Format::kCsv;
+    weights_text = format_matrix_file(*r.weights, r.dtype, csv ? "-.csv" : req.weights_out);
+  }
   const RenderedHeatmap heatmap = render_run_heatmap(req, p, r);
 
   int code = 0;

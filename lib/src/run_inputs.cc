@@ -30,11 +30,36 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+// Reads an input, reporting the bytes read (large files take a while).
+std::string read_input(const RunRequest& req, const std::string& path) {
+  return read_file(path, progress_task(req.progress, "reading " + display_name(path),
+                                       ProgressUnit::kBytes));
+}
+
+// Stdin can be read once: a second "-" would read nothing.
+void refuse_double_stdin(const RunRequest& req) {
+  const MatrixFiles& m = req.matrices;
+  const std::pair<const std::string*, const char*> ins[] = {
+      {&req.input, "the input"}, {&m.x, "--x"}, {&m.y, "--y"}, {&m.q, "--q"}, {&m.k, "--k"},
+      {&m.v, "--v"}, {&m.mask, "--mask"}, {&m.bias, "--bias"},
+      {&m.key_padding_mask, "--key-padding-mask"}, {&req.expect_path, "--expect"}};
+  const char* first = nullptr;
+  for (const auto& [path, what] : ins) {
+    if (*path != "-") continue;
+    if (first) {
+      throw_usage(std::string(first) + " and " + what +
+                  " both read stdin (-); stdin can be read once");
+    }
+    first = what;
+  }
+}
+
 }  // namespace
 
 // The document a run starts from: a JSON document, a matrix file taken as
 // X, a built-in example, or nothing (everything from flags).
 InputDocument load_document(const RunRequest& req) {
+  refuse_double_stdin(req);
   if (!req.example.empty()) {
     if (!req.input.empty()) {
       throw_usage("give either an input file or --example, not both");
@@ -54,7 +79,7 @@ InputDocument load_document(const RunRequest& req) {
     doc.settings_place = "<flags>";
     return doc;
   }
-  const std::string text = read_file(req.input);
+  const std::string text = read_input(req, req.input);
   const std::string name = display_name(req.input);
   if (matrix_format(req.input, text) == MatrixFormat::kJson) {
     return read_document(text, name);
@@ -91,7 +116,7 @@ void apply_flags(const RunRequest& req, InputDocument& doc) {
   std::vector<std::string> query_labels, key_labels;
   for (const Slot& s : slots) {
     if (s.path->empty()) continue;
-    const std::string text = read_file(*s.path);
+    const std::string text = read_input(req, *s.path);
     MatrixData md = parse_matrix(text, *s.path, s.kind);
     *s.target = Input{std::move(md.values), display_name(*s.path)};
     if (!md.row_labels.empty()) (s.query_side ? query_labels : key_labels) = md.row_labels;

@@ -29,7 +29,11 @@ std::string_view name(Colormap c);
 std::string_view name(Normalize n);
 std::string_view name(Reduce r);
 std::string_view name(HeatmapStage s);
+// The accepted names, in documentation order (for messages and completions).
 const std::vector<std::string>& colormap_names();
+const std::vector<std::string>& normalize_names();
+const std::vector<std::string>& reduce_names();
+const std::vector<std::string>& heatmap_stage_names();
 
 // How to draw. Every field has a default that suits attention weights.
 struct HeatmapOptions {

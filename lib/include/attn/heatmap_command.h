@@ -16,13 +16,14 @@ namespace attn {
 struct HeatmapCommandRequest {
   std::string input;  // a matrix file (JSON array or attn result document, CSV, .npy); "-" stdin
   std::string key;    // JSON documents: the member to draw ("weights", "output", ...)
-  std::string output_path;  // -o FILE.png or FILE.svg; "" for none
+  std::string output_path;  // -o FILE.png or FILE.svg; "-" is PNG on stdout; "" for none
   bool show = false;        // preview in the terminal
   std::string title;        // instead of the file name
   std::string labels;       // "cat,milk,it": row labels (columns too for a square matrix)
   std::string key_labels;   // column labels
   HeatmapOptions options;
   TerminalStyle terminal;
+  ProgressSink* progress = nullptr;  // reports reading a large input; may be null
 };
 
 // Runs it; returns the exit code (0). Throws attn::Error for bad input,

@@ -14,10 +14,12 @@
 
 namespace attn {
 
-// Default of --max-elements: 2^28 elements, 2 GiB as float64. A run near
-// it with --weights holds the weights about twice (engine buffer, result)
-// plus their text, a few GB; an output-only run holds far less.
-constexpr int64_t kDefaultMaxElements = int64_t{1} << 28;
+// Default of --max-elements: 2^26 elements, 512 MiB as float64. A run
+// that keeps its weights peaks at about 40 bytes per weight (the weights,
+// the mask flags, the output text: 675 MB for 4096 x 4096 as JSON), so
+// 2^26 keeps the largest such run near 2.7 GB; an output-only run holds
+// far less.
+constexpr int64_t kDefaultMaxElements = int64_t{1} << 26;
 
 struct LimitOptions {
   int64_t max_elements = kDefaultMaxElements;

@@ -12,6 +12,7 @@
 #include "attn/limits.h"
 #include "attn/options.h"
 #include "attn/output.h"
+#include "attn/progress.h"
 #include "attn/trace.h"
 
 namespace attn {
@@ -23,6 +24,10 @@ class Console {
   virtual void out(std::string_view text) = 0;   // data (stdout)
   virtual void warn(std::string_view line) = 0;  // one diagnostic line, without newline
   virtual void info(std::string_view text) = 0;  // reports meant for people (stderr)
+  // One error line, without newline (a failed input of a batch).
+  virtual void error(std::string_view line) {
+    info("attn: error: " + std::string(line) + "\n");
+  }
 };
 
 // Matrix files given by flags (--x, --y, ...), each a 2D matrix in JSON,
@@ -60,6 +65,7 @@ struct RunRequest {
   TraceRequest trace;
   bool emit_pytorch = false;  // print a PyTorch program instead of the result
   std::string command_line = "attn run";  // as typed, for programs and traces
+  ProgressSink* progress = nullptr;       // reports reading and computing; may be null
 };
 
 // Runs it. Returns the exit code: 0, or 1 when --check found differences.

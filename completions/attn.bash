@@ -1,0 +1,148 @@
+# bash completion for attn                                 -*- shell-script -*-
+#
+# Installed as share/bash-completion/completions/attn; or source it from
+# ~/.bashrc. Completes commands, flags, the values of flags that take a
+# name (variants, modes, scales, formats, colormaps, ...), file names for
+# flags that take a file, and example names (asked of attn itself).
+# tests/completion_test.cc holds these lists equal to `attn ... --help`.
+
+# The flags of a command ("" is attn itself).
+_attn_flags() {
+  case $1 in
+    run)
+      echo "-h --help --example --mode --variant --heads --scale --temperature --scale-at" \
+        "--mask-convention --mask-fill --fully-masked --dropout --seed --params-layout" \
+        "--causal --x --y --q --k --v --mask --bias --key-padding-mask --valid-lens" \
+        "--labels --key-labels -f --format -w --weights -o --output --out-dir" \
+        "--weights-out --trace --trace-format --similarity --precision --average-heads" \
+        "--dtype --check --expect -q --quiet --max-elements --emit-pytorch --heatmap --show" \
+        "--of --colormap --vmin --vmax --normalize --batch --head --max-size --reduce"
+      ;;
+    heatmap)
+      echo "-h --help -o --output --show --key --title --labels --key-labels -q --quiet" \
+        "--colormap --vmin --vmax --normalize --batch --head --max-size --reduce"
+      ;;
+    bench)
+      echo "-h --help --n --d --heads --batch --dtype --no-weights --causal --threads" \
+        "--seconds --json"
+      ;;
+    examples | show) echo "-h --help" ;;
+    *) echo "-h --help --version" ;;
+  esac
+}
+
+# The values of a flag that takes a name; returns 1 for other flags.
+_attn_values() {
+  case $1 in
+    --mode) echo "self cross qkv" ;;
+    --variant) echo "scaled_dot dot additive single_layer biattention" ;;
+    --scale) echo "sqrt_dk none dk cosine norm long_seq" ;;
+    --scale-at) echo "scores output" ;;
+    --mask-convention) echo "block keep" ;;
+    --fully-masked) echo "zero uniform nan error" ;;
+    --params-layout) echo "math torch" ;;
+    -f | --format) echo "table json csv" ;;
+    --trace-format) echo "text markdown latex json" ;;
+    --dtype) echo "f64 f32" ;;
+    --of) echo "weights scores output" ;;
+    --colormap) echo "viridis magma gray blues rdbu" ;;
+    --normalize) echo "none row col" ;;
+    --reduce) echo "mean max" ;;
+    *) return 1 ;;
+  esac
+}
+
+_attn() {
+  local cur=${COMP_WORDS[COMP_CWORD]} prev=""
+  ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
+  # --flag=value: bash splits at '=' (COMP_WORDBREAKS).
+  if [[ $cur == "=" ]]; then
+    cur=""
+  elif [[ $prev == "=" ]] && ((COMP_CWORD > 1)); then
+    prev=${COMP_WORDS[COMP_CWORD - 2]}
+  fi
+  COMPREPLY=()
+
+  # The command (and its subcommand) typed so far: the first words that are
+  # not flags or flag values.
+  local cmd="" sub="" i w
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    w=${COMP_WORDS[i]}
+    case $w in
+      -* | =) continue ;;
+    esac
+    local before=${COMP_WORDS[i - 1]}
+    [[ $before == "=" ]] && before=${COMP_WORDS[i - 2]}
+    if [[ $before == -* ]] && _attn_takes_value "$before"; then continue; fi
+    if [[ -z $cmd ]]; then
+      cmd=$w
+    elif [[ $cmd == examples && -z $sub ]]; then
+      sub=$w
+    fi
+  done
+
+  local values
+  if values=$(_attn_values "$prev"); then
+    mapfile -t COMPREPLY < <(compgen -W "$values" -- "$cur")
+    return 0
+  fi
+  case $prev in
+    --example)
+      # Ask the attn being completed, so the names always match it.
+      mapfile -t COMPREPLY < <(compgen -W "$("${COMP_WORDS[0]}" examples 2>/dev/null |
+        sed -n 's/^\([a-z0-9_]*\)  .*/\1/p')" -- "$cur")
+      return 0
+      ;;
+    --out-dir)
+      compopt -o filenames 2>/dev/null
+      mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+      return 0
+      ;;
+    --x | --y | --q | --k | --v | --mask | --bias | --key-padding-mask | -o | --output | \
+      --weights-out | --expect | --heatmap)
+      compopt -o filenames 2>/dev/null
+      mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+      return 0
+      ;;
+    --heads | --temperature | --mask-fill | --dropout | --seed | --valid-lens | --labels | \
+      --key-labels | --precision | --max-elements | --vmin | --vmax | --batch | --head | \
+      --max-size | --key | --title | --n | --d | --threads | --seconds)
+      return 0 # a number or free text
+      ;;
+  esac
+
+  if [[ $cur == -* ]]; then
+    local name=$cmd
+    [[ $cmd == examples && -n $sub ]] && name=show
+    mapfile -t COMPREPLY < <(compgen -W "$(_attn_flags "$name")" -- "$cur")
+    return 0
+  fi
+  case $cmd in
+    "") mapfile -t COMPREPLY < <(compgen -W "run heatmap examples bench" -- "$cur") ;;
+    examples)
+      if [[ -z $sub ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "show" -- "$cur")
+      else
+        mapfile -t COMPREPLY < <(compgen -W "$("${COMP_WORDS[0]}" examples 2>/dev/null |
+          sed -n 's/^\([a-z0-9_]*\)  .*/\1/p')" -- "$cur")
+      fi
+      ;;
+    *)
+      compopt -o filenames 2>/dev/null
+      mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+      ;;
+  esac
+  return 0
+}
+
+# True when a flag takes a value (the next word is not a command or file).
+_attn_takes_value() {
+  case $1 in
+    -h | --help | --version | --causal | -w | --weights | --trace | --similarity | \
+      --average-heads | --check | -q | --quiet | --emit-pytorch | --show | --no-weights | \
+      --json) return 1 ;;
+  esac
+  return 0
+}
+
+complete -F _attn attn

@@ -1,0 +1,95 @@
+#include "shell_util.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "test_util.h"
+
+namespace attn::test {
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+Shell sh(const std::string& command) {
+  static int counter = 0;
+  const std::string base =
+      temp_dir() + "/sh" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  const std::string script = base + ".sh", out = base + ".out", err = base + ".err";
+  write_temp(script.substr(temp_dir().size() + 1), command);
+  const std::string cmd =
+      "/bin/sh " + quote(script) + " </dev/null >" + quote(out) + " 2>" + quote(err);
+  const int status = std::system(cmd.c_str());
+  Shell r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_text(out);
+  r.err = read_text(err);
+  return r;
+}
+
+std::string find_program(const std::string& name) {
+  const Shell r = sh("command -v " + quote(name));
+  if (r.code != 0 || r.out.empty()) return "";
+  std::string p = r.out;
+  while (!p.empty() && (p.back() == '\n' || p.back() == ' ')) p.pop_back();
+  return p;
+}
+
+namespace {
+
+std::string help_text(const std::vector<std::string>& command) {
+  std::vector<std::string> args = command;
+  args.push_back("--help");
+  const Run r = run_attn(args);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return r.out;
+}
+
+}  // namespace
+
+std::set<std::string> help_flags(const std::vector<std::string>& command) {
+  std::set<std::string> flags;
+  std::istringstream in(help_text(command));
+  std::string line;
+  while (std::getline(in, line)) {
+    // "  -f,--format FORMAT   table|json|csv": the first word lists the names.
+    if (line.size() < 3 || line.compare(0, 2, "  ") != 0 || line[2] != '-') continue;
+    const std::string names = line.substr(2, line.find(' ', 2) - 2);
+    std::istringstream parts(names);
+    std::string name;
+    while (std::getline(parts, name, ',')) flags.insert(name);
+  }
+  return flags;
+}
+
+std::vector<std::string> help_subcommands(const std::vector<std::string>& command) {
+  std::vector<std::string> subs;
+  std::istringstream in(help_text(command));
+  std::string line;
+  bool in_list = false;
+  while (std::getline(in, line)) {
+    if (line == "Subcommands:") {
+      in_list = true;
+      continue;
+    }
+    if (!in_list) continue;
+    if (line.size() < 3 || line.compare(0, 2, "  ") != 0) break;
+    subs.push_back(line.substr(2, line.find(' ', 2) - 2));
+  }
+  return subs;
+}
+
+std::set<std::string> word_set(const std::string& s) {
+  std::set<std::string> words;
+  std::istringstream in(s);
+  std::string w;
+  while (in >> w) words.insert(w);
+  return words;
+}
+
+}  // namespace attn::test

@@ -1,0 +1,35 @@
+// Helpers for tests that drive shells and other programs: running a shell
+// command, finding a program on PATH, and reading the flags and commands
+// that `attn ... --help` shows.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace attn::test {
+
+struct Shell {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs `command` with /bin/sh, stdin from /dev/null.
+Shell sh(const std::string& command);
+
+// The program's path when it is on PATH, else "".
+std::string find_program(const std::string& name);
+
+// Single-quoted for /bin/sh.
+std::string quote(const std::string& s);
+
+// The flags `attn <command...> --help` lists ("-f", "--format", ...).
+std::set<std::string> help_flags(const std::vector<std::string>& command);
+
+// The subcommands `attn <command...> --help` lists.
+std::vector<std::string> help_subcommands(const std::vector<std::string>& command);
+
+// Words of a string split at spaces, as a set.
+std::set<std::string> word_set(const std::string& s);
+
+}  // namespace attn::test
