@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/attention.h"
+#include "attn/examples.h"
 #include "test_util.h"
 
 namespace attn {
@@ -79,13 +80,22 @@ TEST(EmitPytorch, ProgramsReproduceAttnUnderPyTorch) {
   ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
   std::vector<Result> results;
   std::ofstream list(dir + "/list.txt");
+  // Seed 004's cross-attention (generated, not a file): its program uses
+  // nn.MultiheadAttention with the weights copied in.
+  files.push_back("example cross_shapes");
   for (size_t i = 0; i < files.size(); ++i) {
-    const Problem p = build_problem(read_document(test::read_text(files[i]), files[i]));
+    const std::string text = files[i] == "example cross_shapes" ? cross_shapes_example()
+                                                                 : test::read_text(files[i]);
+    const Problem p = build_problem(read_document(text, files[i]));
     ComputeRequest req;
     req.weights = true;
     results.push_back(compute(p, req));
     const std::string prog = dir + "/p" + std::to_string(i) + ".py";
-    std::ofstream(prog) << emit_pytorch(p, "attn run " + files[i] + " --emit-pytorch", false);
+    const std::string program = emit_pytorch(p, "attn run " + files[i] + " --emit-pytorch", false);
+    if (files[i] == "example cross_shapes") {
+      EXPECT_NE(program.find("torch.nn.MultiheadAttention(512, 8"), std::string::npos);
+    }
+    std::ofstream(prog) << program;
     list << prog << "\n";
   }
   list.close();
