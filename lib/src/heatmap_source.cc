@@ -10,19 +10,6 @@ namespace attn {
 
 namespace {
 
-// "scaled_dot, self, scale sqrt_dk, 4 heads": the settings that shape the
-// picture, as the table output names them.
-std::string settings_text(const Problem& p) {
-  std::string s = std::string(name(p.variant)) + ", " + std::string(name(p.mode));
-  if (p.variant != Variant::kBiattention) {
-    s += ", scale " + name(p.scale);
-    if (p.scale_at == ScaleAt::kOutput) s += " at output";
-    if (p.temperature != 1.0) s += ", temperature " + format_shortest(p.temperature);
-    if (p.heads > 1) s += ", " + std::to_string(p.heads) + " heads";
-  }
-  if (p.masks.causal) s += ", causal";
-  return s;
-}
 
 // Batch, head, rows, cols of a tensor whose leading axes are named by
 // has_batch / has_head (a rank below 4 drops the unnamed axes).
@@ -43,7 +30,7 @@ HeatmapData heatmap_from_result(const Problem& p, const Result& r, HeatmapStage 
   HeatmapData d;
   d.value_name = std::string(name(stage));
   d.title = p.title.empty() ? p.source : p.title;
-  d.subtitle = d.value_name + ": " + settings_text(p);
+  d.subtitle = d.value_name + ": " + describe_run(p);
   d.row_labels = p.query_labels;
   if (stage == HeatmapStage::kOutput) {
     const Tensor<double>& t = r.output;

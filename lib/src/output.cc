@@ -149,16 +149,6 @@ void pad_right(std::string& out, const std::string& s, size_t width) {
   if (w < width) out.append(width - w, ' ');
 }
 
-std::string run_description(const Problem& p) {
-  std::string s = std::string(name(p.variant)) + ", " + std::string(name(p.mode));
-  if (p.variant != Variant::kBiattention) {
-    s += ", scale " + name(p.scale);
-    if (p.scale_at == ScaleAt::kOutput) s += " at output";
-    if (p.temperature != 1.0) s += ", temperature " + format_shortest(p.temperature);
-    if (p.heads > 1) s += ", " + std::to_string(p.heads) + " heads";
-  }
-  return s;
-}
 
 // Prints a tensor whose last two axes are a matrix, one block per leading
 // index, with a caption naming the block.
@@ -192,7 +182,7 @@ void table_blocks(std::string& out, const std::string& name, const Tensor<double
 std::string table_result(const Problem& p, const Result& r, const OutputOptions& o) {
   std::string out;
   if (!p.title.empty()) out += p.title + "\n";
-  out += "attention: " + run_description(p) + "\n\n";
+  out += "attention: " + describe_run(p) + "\n\n";
   std::vector<std::string> lead;
   if (p.batched) lead.push_back("batch");
   if (p.four_d) lead.push_back("head");

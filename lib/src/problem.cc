@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "attn/error.h"
+#include "attn/number_text.h"
 #include "problem_internal.h"
 
 namespace attn {
@@ -284,6 +285,25 @@ Problem build_problem(const InputDocument& doc) {
   p.source_text = doc.source_text;
   p.expected = doc.expected;
   return p;
+}
+
+std::string describe_run(const Problem& p) {
+  std::string s = std::string(name(p.variant)) + ", " + std::string(name(p.mode));
+  if (p.variant != Variant::kBiattention) {
+    s += ", scale " + name(p.scale);
+    if (p.scale_at == ScaleAt::kOutput) s += " at output";
+    if (p.temperature != 1.0) s += ", temperature " + format_shortest(p.temperature);
+    if (p.heads > 1) s += ", " + std::to_string(p.heads) + " heads";
+  }
+  const Masks& m = p.masks;
+  if (!m.mask.empty()) s += ", mask";
+  if (!m.key_padding.empty()) s += ", key_padding_mask";
+  if (!m.valid_lens.empty()) s += ", valid_lens";
+  if (m.causal) s += ", causal";
+  if (!m.bias.empty()) s += ", attn_bias";
+  if (m.any() && !std::isinf(p.mask_fill)) s += ", mask_fill " + format_shortest(p.mask_fill);
+  if (p.dropout > 0) s += ", dropout " + format_shortest(p.dropout) + " (seed " + std::to_string(p.seed) + ")";
+  return s;
 }
 
 }  // namespace attn

@@ -130,7 +130,7 @@ std::string header_text(const Problem& p, const Style& st) {
   out += st.bold(p.title.empty() ? "Attention trace" : p.title) + "\n";
   if (!p.description.empty()) out += p.description + "\n";
   if (!p.source_text.empty()) out += "source: " + p.source_text + "\n";
-  out += "run:    " + detail::run_summary(p) + "\n";
+  out += "run:    " + describe_run(p) + "\n";
   out += "shapes: " + detail::input_shapes(p) + " -> output " + detail::output_shape(p) + "\n";
   return out;
 }
@@ -174,7 +174,7 @@ std::string markdown_trace(const Problem& p, const std::vector<TraceStep>& steps
   std::string out = "# " + md_escape(p.title.empty() ? "Attention trace" : p.title) + "\n\n";
   if (!p.description.empty()) out += md_escape(p.description) + "\n\n";
   if (!p.source_text.empty()) out += "Source: " + md_escape(p.source_text) + "\n\n";
-  out += "- run: " + md_escape(detail::run_summary(p)) + "\n";
+  out += "- run: " + md_escape(describe_run(p)) + "\n";
   out += "- shapes: " + detail::input_shapes(p) + " → output " + detail::output_shape(p) + "\n";
   int n = 0;
   for (const TraceStep& s : steps) {

@@ -103,24 +103,6 @@ std::vector<std::string> value_names(const TraceStep& s) {
   return names;
 }
 
-std::string run_summary(const Problem& p) {
-  std::string s = std::string(name(p.variant)) + ", " + std::string(name(p.mode));
-  if (p.variant != Variant::kBiattention) {
-    s += ", scale " + name(p.scale);
-    if (p.scale_at == ScaleAt::kOutput) s += " applied to the output";
-    if (p.temperature != 1.0) s += ", temperature " + format_shortest(p.temperature);
-    s += ", " + std::to_string(p.heads) + (p.heads == 1 ? " head" : " heads");
-  }
-  const Masks& m = p.masks;
-  if (!m.mask.empty()) s += ", mask";
-  if (!m.key_padding.empty()) s += ", key_padding_mask";
-  if (!m.valid_lens.empty()) s += ", valid_lens";
-  if (m.causal) s += ", causal";
-  if (!m.bias.empty()) s += ", attn_bias";
-  if (m.any() && !std::isinf(p.mask_fill)) s += ", mask_fill " + format_shortest(p.mask_fill);
-  if (p.dropout > 0) s += ", dropout " + format_shortest(p.dropout) + " (seed " + std::to_string(p.seed) + ")";
-  return s;
-}
 
 std::string input_shapes(const Problem& p) {
   if (p.mode == Mode::kQkv) {

@@ -36,9 +36,6 @@ std::string step_scope(const TraceStep& s);
 // Labels of the value rows of a weighted sum ("v_cat", or "v_0").
 std::vector<std::string> value_names(const TraceStep& s);
 
-// The run in one line: "scaled_dot, self, scale sqrt_dk, 2 heads, causal".
-std::string run_summary(const Problem& p);
-
 // Input shapes: "X [4][4]" or "Q [2][3][2], K [2][8][2], V [2][8][10]".
 std::string input_shapes(const Problem& p);
 

@@ -26,7 +26,7 @@ std::string json_trace(const Problem& p, const std::vector<TraceStep>& steps,
   std::string out = "{\n  \"title\": " + json_quote(p.title) + ",\n";
   out += "  \"description\": " + json_quote(p.description) + ",\n";
   out += "  \"source\": " + json_quote(p.source_text) + ",\n";
-  out += "  \"run\": " + json_quote(run_summary(p)) + ",\n";
+  out += "  \"run\": " + json_quote(describe_run(p)) + ",\n";
   out += "  \"shapes\": " + json_quote(input_shapes(p) + " -> output " + output_shape(p)) + ",\n";
   out += "  \"steps\": [";
   int n = 0;

@@ -142,7 +142,7 @@ std::string latex_trace(const Problem& p, const std::vector<TraceStep>& steps,
                         const TraceOptions& o) {
   std::string out = "% attn trace in LaTeX; each block is display math (needs \\usepackage{amsmath}).\n";
   if (!p.title.empty()) out += "% " + p.title + "\n";
-  out += "% run: " + run_summary(p) + "\n";
+  out += "% run: " + describe_run(p) + "\n";
   out += "% shapes: " + input_shapes(p) + " -> output " + output_shape(p) + "\n";
   int n = 0;
   for (const TraceStep& s : steps) {

@@ -89,6 +89,10 @@ struct Problem {
 // (kInput) naming the place and, for shapes, both shapes.
 Problem build_problem(const InputDocument& doc);
 
+// The run's settings in one line, as tables, traces and heatmaps show them:
+// "scaled_dot, self, scale sqrt_dk, 2 heads, causal, mask_fill -1e+06".
+std::string describe_run(const Problem& p);
+
 // The scale factor that multiplies the raw scores of one head (before the
 // temperature), for the scalar scalings; 1 for none and cosine. `norm` is
 // data-dependent and handled by the engine.
