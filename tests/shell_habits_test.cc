@@ -262,7 +262,9 @@ TEST(ShellHabits, ProgressBarOnATerminalIsErasedAtTheEnd) {
   const test::Shell tty = on_terminal(cmd);
   EXPECT_EQ(tty.code, 0) << tty.out;
   EXPECT_NE(tty.out.find("computing ["), std::string::npos) << tty.out;
-  EXPECT_TRUE(std::regex_search(tty.out, std::regex(R"(\d+/\d+  [0-9.]+/s  ETA \d+:\d\d)")))
+  // A rate and ETA once a second update came; a fast run may end before
+  // that (the line's format is unit-tested in progress_test.cc).
+  EXPECT_TRUE(std::regex_search(tty.out, std::regex(R"(\d+/\d+  ([0-9.]+/s  ETA \d+:\d\d|ETA --:--))")))
       << tty.out;
   // The last thing on the terminal is the erasure: spaces between returns.
   EXPECT_TRUE(std::regex_search(tty.out, std::regex("\r {20,}\r$"))) << tty.out;

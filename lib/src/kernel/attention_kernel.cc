@@ -23,7 +23,10 @@ namespace {
 // Register tiles: S += Q·Kᵀ on kSRows queries x kSCols vectors of keys,
 // O += P·V on kPRows queries x up to kPCols vectors of value columns. With
 // AVX-512VL there are 32 vector registers, otherwise 16.
-#if defined(__AVX512VL__)
+#if defined(ATTN_SIMD_AVX512)
+constexpr int kSRows = 8, kSCols = 3;
+constexpr int kPRows = 4, kPCols = 4;
+#elif defined(__AVX512VL__)
 constexpr int kSRows = 8, kSCols = 3;
 constexpr int kPRows = 2, kPCols = 8;
 #else
@@ -98,9 +101,25 @@ void pv_block(const T* p, int64_t ldp, int64_t rows, int64_t nk, const T* v, int
     for (; c0 + kPCols * kW<T> <= dvp; c0 += kPCols * kW<T>) {
       pv_tile<T, kPCols>(p + r0 * ldp, ldp, nk, v + c0, ldv, o + r0 * ldo + c0, ldo);
     }
-    // The remaining vectors of columns, one at a time.
-    for (; c0 < dvp; c0 += kW<T>) {
-      pv_tile<T, 1>(p + r0 * ldp, ldp, nk, v + c0, ldv, o + r0 * ldo + c0, ldo);
+    // The remaining vectors of columns in one tile of their width.
+    const T* pr = p + r0 * ldp;
+    T* orow = o + r0 * ldo + c0;
+    switch ((dvp - c0) / kW<T>) {
+      case 0:
+        break;
+      case 1:
+        pv_tile<T, 1>(pr, ldp, nk, v + c0, ldv, orow, ldo);
+        break;
+      case 2:
+        pv_tile<T, 2>(pr, ldp, nk, v + c0, ldv, orow, ldo);
+        break;
+      case 3:
+        pv_tile<T, 3>(pr, ldp, nk, v + c0, ldv, orow, ldo);
+        break;
+      default:
+        for (; c0 < dvp; c0 += kW<T>) {
+          pv_tile<T, 1>(p + r0 * ldp, ldp, nk, v + c0, ldv, o + r0 * ldo + c0, ldo);
+        }
     }
   }
 }
@@ -159,6 +178,12 @@ class Block {
     const int64_t d = t.d;
     sc.q.assign(static_cast<size_t>(kBlockQ * d), T(0));
     std::memcpy(sc.q.data(), t.q + i0 * d, sizeof(T) * static_cast<size_t>(rows_ * d));
+    // The score multiplier goes into the packed queries, (q·m)·k instead of
+    // (q·k)·m: one multiply per query element instead of one per score.
+    if (mult_ != T(1)) {
+      for (int64_t i = 0; i < rows_ * d; ++i) sc.q[static_cast<size_t>(i)] *= mult_;
+      mult_ = T(1);
+    }
     sc.s.resize(static_cast<size_t>(kBlockQ * kBlockK<T>));
     sc.o.assign(static_cast<size_t>(kBlockQ * pk.dvp), T(0));
     sc.m.assign(kBlockQ, -std::numeric_limits<T>::infinity());

@@ -9,7 +9,10 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__AVX2__) && defined(__FMA__)
+#if defined(__AVX512F__) && !defined(ATTN_SIMD_256)
+#include <immintrin.h>
+#define ATTN_SIMD_AVX512 1
+#elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define ATTN_SIMD_AVX2 1
 #endif
@@ -19,18 +22,24 @@ namespace attn::kernel {
 template <class T>
 struct Simd;
 
+#ifdef ATTN_SIMD_AVX512
+constexpr int kVectorBytes = 64;
+#else
+constexpr int kVectorBytes = 32;
+#endif
+
 template <>
 struct Simd<float> {
-  static constexpr int W = 8;
-  typedef float V __attribute__((vector_size(32)));
-  typedef int32_t I __attribute__((vector_size(32)));
+  static constexpr int W = kVectorBytes / 4;
+  typedef float V __attribute__((vector_size(kVectorBytes)));
+  typedef int32_t I __attribute__((vector_size(kVectorBytes)));
 };
 
 template <>
 struct Simd<double> {
-  static constexpr int W = 4;
-  typedef double V __attribute__((vector_size(32)));
-  typedef int64_t I __attribute__((vector_size(32)));
+  static constexpr int W = kVectorBytes / 8;
+  typedef double V __attribute__((vector_size(kVectorBytes)));
+  typedef int64_t I __attribute__((vector_size(kVectorBytes)));
 };
 
 template <class T>
@@ -47,14 +56,18 @@ inline void store(float* p, Vec<float> v) { std::memcpy(p, &v, sizeof v); }
 inline void store(double* p, Vec<double> v) { std::memcpy(p, &v, sizeof v); }
 
 inline Vec<float> splat_impl(float x) {
-#ifdef ATTN_SIMD_AVX2
+#if defined(ATTN_SIMD_AVX512)
+  return _mm512_set1_ps(x);
+#elif defined(ATTN_SIMD_AVX2)
   return _mm256_set1_ps(x);
 #else
   return Vec<float>{x, x, x, x, x, x, x, x};
 #endif
 }
 inline Vec<double> splat_impl(double x) {
-#ifdef ATTN_SIMD_AVX2
+#if defined(ATTN_SIMD_AVX512)
+  return _mm512_set1_pd(x);
+#elif defined(ATTN_SIMD_AVX2)
   return _mm256_set1_pd(x);
 #else
   return Vec<double>{x, x, x, x};
@@ -66,7 +79,9 @@ inline Vec<T> splat(T x) {
 }
 
 inline Vec<float> fma(Vec<float> a, Vec<float> b, Vec<float> c) {
-#ifdef ATTN_SIMD_AVX2
+#if defined(ATTN_SIMD_AVX512)
+  return _mm512_fmadd_ps(a, b, c);
+#elif defined(ATTN_SIMD_AVX2)
   return _mm256_fmadd_ps(a, b, c);
 #else
   return a * b + c;
@@ -74,7 +89,9 @@ inline Vec<float> fma(Vec<float> a, Vec<float> b, Vec<float> c) {
 }
 
 inline Vec<double> fma(Vec<double> a, Vec<double> b, Vec<double> c) {
-#ifdef ATTN_SIMD_AVX2
+#if defined(ATTN_SIMD_AVX512)
+  return _mm512_fmadd_pd(a, b, c);
+#elif defined(ATTN_SIMD_AVX2)
   return _mm256_fmadd_pd(a, b, c);
 #else
   return a * b + c;
@@ -120,10 +137,14 @@ inline Vec<float> vexp(Vec<float> x) {
   const Vec<float> t = vmin(vmax(x, lo), hi);
   // t = n·ln2 + r, |r| <= ln2/2, with ln2 split in two for accuracy.
   Vec<float> n = t * 1.44269504088896341f;
-#ifdef ATTN_SIMD_AVX2
+#if defined(ATTN_SIMD_AVX512)
+  // The masked form: the plain one reads an undefined register, which
+  // GCC 12 reports as uninitialized.
+  n = _mm512_mask_roundscale_ps(n, 0xFFFF, n, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+#elif defined(ATTN_SIMD_AVX2)
   n = _mm256_round_ps(n, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 #else
-  for (int i = 0; i < 8; ++i) n[i] = std::nearbyint(n[i]);
+  for (int i = 0; i < Simd<float>::W; ++i) n[i] = std::nearbyint(n[i]);
 #endif
   Vec<float> r = fma(n, splat(-0.693359375f), t);
   r = fma(n, splat(2.12194440e-4f), r);
@@ -151,10 +172,12 @@ inline Vec<double> vexp(Vec<double> x) {
   const Vec<double> underflow = x < lo ? splat(0.0) + 1 : splat(0.0);
   const Vec<double> t = vmin(vmax(x, lo), hi);
   Vec<double> n = t * 1.4426950408889634;
-#ifdef ATTN_SIMD_AVX2
+#if defined(ATTN_SIMD_AVX512)
+  n = _mm512_mask_roundscale_pd(n, 0xFF, n, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+#elif defined(ATTN_SIMD_AVX2)
   n = _mm256_round_pd(n, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 #else
-  for (int i = 0; i < 4; ++i) n[i] = std::nearbyint(n[i]);
+  for (int i = 0; i < Simd<double>::W; ++i) n[i] = std::nearbyint(n[i]);
 #endif
   Vec<double> r = fma(n, splat(-6.93145751953125e-1), t);
   r = fma(n, splat(-1.42860682030941723212e-6), r);
