@@ -21,6 +21,7 @@ struct RunFlags {
   std::string precision = "4";
   std::string trace_format = "text";
   std::string dtype = "f64";
+  std::string threads = "0";
   std::string max_elements;
   bool causal = false;
   std::vector<std::string> inputs;  // several: a batch (attn/batch.h)
@@ -97,6 +98,9 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   run->add_flag("--average-heads", f->req.average_heads, "report the mean of the head weights")
       ->group(o);
   run->add_option("--dtype", f->dtype, "f64 (default) or f32 arithmetic")->type_name("NAME")->group(o);
+  run->add_option("--threads", f->threads, "threads of the computation (default 0: all cores)")
+      ->type_name("N")
+      ->group(o);
   run->add_flag("--check", f->req.check, "compare with the input's expected numbers; exit 1 if different")
       ->group(o);
   run->add_option("--expect", f->req.expect_path, "expected numbers for --check from FILE")->type_name("FILE")->group(o);
@@ -136,6 +140,7 @@ Action add_run(CLI::App& app, const std::string& command_line) {
     req.trace.options.color = req.trace.options.format == TraceFormat::kText &&
                               req.output_path == "-" && terminal_style().color;
     req.dtype = parse_dtype_flag("--dtype", f->dtype);
+    req.threads = parse_int_flag("--threads", f->threads, 0, 1024);
     if (run->count("--max-elements") > 0) req.max_elements = parse_max_elements_flag(f->max_elements);
     if (!req.expect_path.empty()) req.check = true;
     StdConsole console;

@@ -15,7 +15,7 @@ _attn_flags() {
         "--causal --x --y --q --k --v --mask --bias --key-padding-mask --valid-lens" \
         "--labels --key-labels -f --format -w --weights -o --output --out-dir" \
         "--weights-out --trace --trace-format --similarity --precision --average-heads" \
-        "--dtype --check --expect -q --quiet --max-elements --emit-pytorch --heatmap --show" \
+        "--dtype --threads --check --expect -q --quiet --max-elements --emit-pytorch --heatmap --show" \
         "--of --colormap --vmin --vmax --normalize --batch --head --max-size --reduce"
       ;;
     heatmap)

@@ -216,6 +216,26 @@ TEST(Cli, ExitCodesAndExactMessages) {
   }
 }
 
+// --threads splits the work, never the numbers: the same bytes for any
+// count, on the streaming path (output only) and with the weights kept.
+TEST(Cli, ThreadsDoNotChangeTheResult) {
+  const std::string in = source_path("data/examples/multihead.json");
+  for (const char* weights : {"", "--weights"}) {
+    std::vector<std::string> base = {"run", in, "--format", "json", "--dtype", "f32"};
+    if (*weights) base.push_back(weights);
+    std::vector<std::string> one = base, two = base;
+    one.insert(one.end(), {"--threads", "1"});
+    two.insert(two.end(), {"--threads", "2"});
+    const test::Run a = run_attn(one), b = run_attn(two), all = run_attn(base);
+    ASSERT_EQ(a.code, 0) << a.err;
+    EXPECT_EQ(a.out, b.out) << weights;
+    EXPECT_EQ(a.out, all.out) << weights;
+  }
+  const test::Run bad = run_attn({"run", "--example", "sweet", "--threads", "-1"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("attn: error: --threads: "), std::string::npos) << bad.err;
+}
+
 TEST(Cli, RaggedCsvNamesLineAndColumn) {
   const std::string f = write_temp("ragged.csv", "1,2,3\n4,5\n");
   auto r = run_attn({"run", f});

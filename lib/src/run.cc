@@ -218,6 +218,7 @@ int run_command(const RunRequest& req, Console& console) {
 
   ComputeRequest creq;
   creq.dtype = req.dtype;
+  creq.threads = req.threads;
   creq.average_heads = req.average_heads;
   creq.progress = progress_task(req.progress, "computing");
   creq.weights = req.output.weights || !req.weights_out.empty() ||

@@ -60,6 +60,7 @@ struct RunRequest {
   std::string expect_path;   // expected numbers from this file instead
   bool average_heads = false;
   DType dtype = DType::kF64;
+  int threads = 0;           // --threads: worker threads of the kernels (0: every core)
   bool quiet = false;        // no warnings
   int64_t max_elements = kDefaultMaxElements;  // --max-elements: largest tensor allowed
   TraceRequest trace;
