@@ -4,6 +4,8 @@
 #   scripts/dev.sh demo   install what is missing, build (Release), run the blog example
 #   scripts/dev.sh test   install what is missing, build, run the whole test suite, then
 #                         build and run it again under ASan + UBSan
+#   scripts/dev.sh fuzz   install clang, build the libFuzzer targets in build-fuzz
+#                         (then run them with tests/fuzz/run.sh; see tests/fuzz/README.md)
 #
 # Both are safe to repeat: packages already installed are not touched and the
 # build directories are reused.
@@ -68,8 +70,14 @@ case "$cmd" in
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      ctest --output-on-failure -j "$jobs")
     ;;
+  fuzz)
+    install_missing "${build_pkgs[@]}" clang libclang-rt-dev python3
+    CXX=clang++ configure_and_build build-fuzz -DATTN_FUZZ=ON -DATTN_BUILD_TESTS=OFF
+    echo "fuzzers built: build-fuzz/fuzz_json build-fuzz/fuzz_csv build-fuzz/fuzz_npy"
+    echo "run one: tests/fuzz/run.sh fuzz json 1800"
+    ;;
   *)
-    echo "usage: scripts/dev.sh demo|test" >&2
+    echo "usage: scripts/dev.sh demo|test|fuzz" >&2
     exit 2
     ;;
 esac

@@ -1,0 +1,27 @@
+// Fuzz entry points: one function per input format that runs exactly what
+// `attn run FILE` runs on such a file, up to and including the shape checks
+// of build_problem and the memory limits (check_limits), then (for small
+// problems only) computes, checks against `expected` and formats the result
+// or emits the PyTorch program. The libFuzzer targets and the replay
+// test in the normal suite call these same functions, so a reproducer
+// behaves identically in both.
+//
+// attn::Error is the expected outcome for bad input and is swallowed; any
+// other exception, a crash or a sanitizer report is a finding.
+#pragma once
+
+#include <string_view>
+
+namespace attn::fuzz {
+
+// A JSON input document (`attn run in.json`).
+void json_document(std::string_view data);
+
+// A CSV/TSV/text matrix taken as the X of a self-attention run
+// (`attn run in.csv`).
+void csv_matrix(std::string_view data);
+
+// A NumPy .npy matrix taken as X (`attn run in.npy`).
+void npy_matrix(std::string_view data);
+
+}  // namespace attn::fuzz

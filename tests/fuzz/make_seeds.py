@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Writes seed inputs for the fuzzers: tests/fuzz/make_seeds.py OUT_DIR
+
+OUT_DIR/json, OUT_DIR/csv and OUT_DIR/npy receive the example documents and
+matrices under data/, the JSON documents and CSV texts quoted in the unit
+tests, the .npy fixtures of tests/npy, and hand-written edge cases (bad
+syntax, odd shapes, extreme numbers, every setting). Seeds only start a
+campaign; what is kept is the merged corpus in tests/fuzz/<target>/corpus.
+"""
+import glob
+import hashlib
+import os
+import re
+import struct
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def write(out, target, data):
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    d = os.path.join(out, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, hashlib.sha1(data).hexdigest()), "wb") as f:
+        f.write(data)
+
+
+def c_unescape(s):
+    return s.encode("latin-1", "backslashreplace").decode("unicode_escape")
+
+
+def raw_strings(path):
+    text = open(path, encoding="utf-8").read()
+    return re.findall(r'R"\((.*?)\)"', text, re.S)
+
+
+JSON_SEEDS = [
+    '{"X": [[1, 0], [0, 1]]}',
+    '{"X": [[1, 2], [3, 4]], "heads": 2, "params": {"W_q": [[1, 0], [0, 1]]}}',
+    '{"X": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]], "valid_lens": [1, 2]}',
+    '{"Q": [[[[1, 2]]]], "K": [[[[1, 2]]]], "V": [[[[1, 2]]]], "mode": "qkv"}',
+    '{"X": [[1, 2]], "Y": [[3, 4], [5, 6]], "mode": "cross"}',
+    '{"X": [[1, 2], [3, 4]], "variant": "additive", "params": {"W_q": [[1], [1]], '
+    '"W_k": [[1], [1]], "w_v": [1]}}',
+    '{"X": [[1, 2], [3, 4]], "variant": "single_layer", "params": {"w": [1, 1]}}',
+    '{"X": [[1, 2], [3, 4]], "Y": [[1, 2]], "mode": "cross", "variant": "biattention", '
+    '"params": {"w_in": [1, 1], "w_mem": [1, 1], "dot_scale": [1, 1]}}',
+    '{"X": [[1, 2], [3, 4]], "scale": "cosine", "temperature": 0.5, "scale_at": "output"}',
+    '{"X": [[1, 2], [3, 4]], "scale": "norm"}',
+    '{"X": [[1, 2], [3, 4]], "scale": "long_seq", "causal": true}',
+    '{"X": [[1, 2], [3, 4]], "scale": 0.125, "dropout": 0.5, "seed": 7}',
+    '{"X": [[1, 2], [3, 4]], "mask": [[1, 0], [1, 1]], "mask_convention": "keep", '
+    '"fully_masked": "uniform"}',
+    '{"X": [[1, 2], [3, 4]], "mask": [[1, 1], [1, 1]], "fully_masked": "error"}',
+    '{"X": [[1, 2], [3, 4]], "mask": [[true, false], [false, false]], "fully_masked": "nan"}',
+    '{"X": [[1, 2], [3, 4]], "attn_bias": [[0, "-inf"], ["-inf", 0]], "mask_fill": -1e9}',
+    '{"X": [[1, 2], [3, 4]], "key_padding_mask": [0, 1]}',
+    '{"X": [[1, 2], [3, 4]], "params_layout": "torch", "params": {"W_q": [[1, 0], [0, 1]], '
+    '"b_q": [0, 0], "W_o": [[1, 0], [0, 1]], "b_o": [1, 1]}}',
+    '{"X": [[1, 2], [3, 4]], "labels": ["a", "b"], "title": "t", "description": "d", '
+    '"source": "s"}',
+    '{"X": [[1, 2], [3, 4]], "expected": {"output": [[1, 2], [3, 4]], '
+    '"weights": [[0.5, 0.5], [0.5, 0.5]], "tolerance": 1e-3}}',
+    '{"X": [[1e308, -1e308], [5e-324, 0]]}',
+    '{"X": [[1, 2], [3, 4]], "heads": 1000000}',
+    '{"X": [[]]}', '{"X": []}', '{"X": [[[[[1]]]]]}', '{"X": 1}', '{"X": "a"}',
+    '{}', '[]', '', ' ', '{', '[[1,2],[3,4]]', '{"X": [[1, 2], [3]]}',
+    '{"X": [[NaN, 1]]}', '{"X": [[1, 2],]}', "{'X': [[1]]}", '{"X": [[1]] // c\n}',
+    '{"X": [[1]], "X": [[2]]}', '{"x": [[1]]}', '\ufeff{"X": [[1]]}',
+    '{"X": [[1]], "title": "\\ud800"}', '{"X": [[1]], "title": "\\u00e9\\n\\t"}',
+    '{"X": [[1.5e, 2]]}', '{"X": [[-0, 01]]}', '{"X": [[1]]}\n\n{"X": [[1]]}',
+    '[' * 70 + ']' * 70, '{"a":' * 70 + '1' + '}' * 70,
+    '{"X": [[1, 2], [3, 4]], "valid_lens": [[1, 2], [0, 2]]}',
+    '{"X": [[1, 2], [3, 4]], "valid_lens": 5}',
+]
+
+CSV_SEEDS = [
+    '1,2\n3,4\n', '1\t2\n3\t4\n', '1;2\n3;4\n', '1 2\n3 4\n', ' 1   2 \r\n3 4\r\n',
+    'a,b\n1,2\n3,4\n', 'x,a,b\nr1,1,2\nr2,3,4\n', 'a,b\nr1,1,2\nr2,3,4\n',
+    '# comment\n1,2 # tail\n\n3,4\n', '\ufeff1,2\n3,4\n', '1,2\n3\n', '1,,2\n', ',\n',
+    '', '\n', '#\n', 'a\n', 'nan,1\n', 'inf,-inf\n', '1e308,1e-320\n', '0x10,1\n',
+    '"a",1\n"b",2\n', '"a,b",1\n', '1,2,\n3,4,\n', '1.5.5,2\n', '-,+\n', '1 ,2\n3, 4\n',
+    '\t\t\n1\n', 'a;b\tc d\n1;2\t3 4\n', '1\r2\r', '\x00,1\n', 'é,1\nü,2\n',
+    '1,2\n3,4', '[[1,2],[3,4]]', '{"X": 1}',
+]
+
+
+def npy(header, data=b"", version=(1, 0)):
+    """A .npy file with this header dict text, padded the way NumPy pads."""
+    major = version[0]
+    hlen_size = 2 if major == 1 else 4
+    h = header.encode("latin-1")
+    pad = (-(6 + 2 + hlen_size + len(h) + 1)) % 64
+    h = h + b" " * pad + b"\n"
+    prefix = b"\x93NUMPY" + bytes(version)
+    prefix += struct.pack("<H" if hlen_size == 2 else "<I", len(h))
+    return prefix + h + data
+
+
+def npy_seeds():
+    f8 = lambda *v: struct.pack("<%dd" % len(v), *v)
+    out = [
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", f8(1, 2, 3, 4)),
+        npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+            struct.pack("<6f", *range(6))),
+        npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2, 2), }",
+            struct.pack("<4q", 1, -2, 3, 2**62)),
+        npy("{'descr': '|b1', 'fortran_order': False, 'shape': (2, 2), }", b"\x01\x00\x00\x02"),
+        npy("{'descr': '<u2', 'fortran_order': False, 'shape': (3,), }", struct.pack("<3H", 1, 2, 3)),
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 2, 2), }", f8(1, 2, 3, 4)),
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", f8(1, 2, 3, 4),
+            (2, 0)),
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", f8(1, 2, 3, 4),
+            (3, 0)),
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", f8(1, 2, 3)),
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 2), }"),
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", f8(1)),
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (9223372036854775807, 2), }"),
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }"),
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }",
+            f8(float("nan"), float("inf"), 1, 2)),
+        npy("{'descr': '>f8', 'fortran_order': False, 'shape': (1, 1), }", b"\0" * 8),
+        npy("{'descr': '<c16', 'fortran_order': False, 'shape': (1, 1), }", b"\0" * 16),
+        npy("{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (1, 1), }", b"\0" * 8),
+        npy("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 2), }", f8(1, 2, 3, 4)),
+        npy("{'descr': '<f8', 'shape': (2, 2), 'fortran_order': False}", f8(1, 2, 3, 4)),
+        npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2,2,)}", f8(1, 2, 3, 4)),
+        npy("{'descr': \"<f8\", 'fortran_order': 0, 'shape': (-1, 2), }", f8(1, 2)),
+        npy("{}"), npy(""), npy("{'descr': '<f8'"),
+        b"\x93NUMPY", b"\x93NUMPY\x01\x00", b"\x93NUMPY\x01\x00\xff\xff{", b"\x93NUMPY\x09\x00",
+        b"", b"1,2\n3,4\n",
+    ]
+    return out
+
+
+def main():
+    out = sys.argv[1]
+    for p in sorted(glob.glob(os.path.join(ROOT, "data", "**", "*.json"), recursive=True)):
+        write(out, "json", open(p, "rb").read())
+    for p in sorted(glob.glob(os.path.join(ROOT, "tests", "golden", "**", "*.json"),
+                              recursive=True)):
+        write(out, "json", open(p, "rb").read())
+    for p in sorted(glob.glob(os.path.join(ROOT, "tests", "*.cc"))):
+        for s in raw_strings(p):
+            if s.lstrip().startswith(("{", "[")):
+                write(out, "json", s)
+    for s in JSON_SEEDS:
+        write(out, "json", s)
+
+    for p in sorted(glob.glob(os.path.join(ROOT, "data", "csv", "*"))):
+        write(out, "csv", open(p, "rb").read())
+    csv_test = os.path.join(ROOT, "tests", "csv_test.cc")
+    if os.path.exists(csv_test):
+        text = open(csv_test, encoding="utf-8").read()
+        for m in re.finditer(r'parse_csv\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)', text):
+            parts = re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))
+            write(out, "csv", c_unescape("".join(parts)))
+        for m in re.finditer(r'csv_error\(\s*"((?:[^"\\]|\\.)*)"', text):
+            write(out, "csv", c_unescape(m.group(1)))
+    for s in CSV_SEEDS:
+        write(out, "csv", s)
+
+    for p in sorted(glob.glob(os.path.join(ROOT, "tests", "npy", "*.npy"))):
+        write(out, "npy", open(p, "rb").read())
+    for b in npy_seeds():
+        write(out, "npy", b)
+
+
+if __name__ == "__main__":
+    main()

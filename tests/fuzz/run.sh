@@ -1,0 +1,59 @@
+#!/bin/sh
+# Runs one fuzzer, or merges its findings into the committed corpus.
+#
+#   tests/fuzz/run.sh fuzz  TARGET SECONDS [libFuzzer flags...]
+#   tests/fuzz/run.sh merge TARGET
+#
+# TARGET is json, csv or npy; the fuzzers must be built in build-fuzz (see
+# README.md). `fuzz` runs under nice -n 19, growing build-fuzz/work/TARGET
+# from the committed corpus and fresh seeds (make_seeds.py); reproducers land
+# in build-fuzz/artifacts/TARGET/ and the log in build-fuzz/logs/. `merge`
+# minimizes everything into a fresh tests/fuzz/TARGET/corpus.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${ATTN_FUZZ_BUILD:-$root/build-fuzz}
+
+mode=$1
+target=$2
+case $target in
+  json) max_len=4096 ;;
+  csv) max_len=2048 ;;
+  npy) max_len=4096 ;;
+  *) echo "run.sh: unknown target '$target' (json, csv, npy)" >&2; exit 2 ;;
+esac
+fuzzer=$build/fuzz_$target
+corpus=$here/$target/corpus
+work=$build/work/$target
+seeds=$build/seeds/$target
+mkdir -p "$corpus" "$work" "$build/artifacts/$target" "$build/logs"
+rm -rf "$build/seeds"
+python3 "$here/make_seeds.py" "$build/seeds"
+
+common="-dict=$here/$target.dict -max_len=$max_len -rss_limit_mb=2048 -timeout=10"
+case $mode in
+  fuzz)
+    seconds=$3
+    shift 3
+    log=$build/logs/$target-$(date +%Y%m%d-%H%M%S).log
+    echo "logging to $log"
+    # shellcheck disable=SC2086
+    /usr/bin/time -f "cpu_seconds: user %U system %S wall %e" \
+      nice -n 19 "$fuzzer" $common -max_total_time="$seconds" -print_final_stats=1 \
+      -artifact_prefix="$build/artifacts/$target/" "$@" "$work" "$corpus" "$seeds" \
+      >"$log" 2>&1 || true
+    grep -E "^(#[0-9]+[[:space:]]+DONE|stat::|cpu_seconds|==[0-9]+==ERROR|SUMMARY)" "$log" || tail -20 "$log"
+    ;;
+  merge)
+    fresh=$build/merged/$target
+    rm -rf "$fresh"
+    mkdir -p "$fresh"
+    # shellcheck disable=SC2086
+    nice -n 19 "$fuzzer" $common -merge=1 "$fresh" "$corpus" "$work" "$seeds" 2>&1 | tail -3
+    rm -rf "$corpus"
+    mv "$fresh" "$corpus"
+    echo "$target corpus: $(ls "$corpus" | wc -l) files, $(du -sk --apparent-size "$corpus" | cut -f1) KB"
+    ;;
+  *) echo "run.sh: unknown mode '$mode' (fuzz, merge)" >&2; exit 2 ;;
+esac
