@@ -14,6 +14,7 @@ are counted as 4·n²·d per head. The machine is shared and noisy: compare
 numbers within one run, and read the ratios rather than the absolutes.
 """
 import argparse
+import ctypes
 import datetime
 import json
 import os
@@ -35,6 +36,27 @@ try:
     import torch.nn.functional as F
 except ImportError:
     torch = None
+
+
+def set_blas_threads(threads):
+    """Pins the threads of the OpenBLAS that NumPy and PyTorch call.
+
+    Debian's numpy and torch both use the system OpenBLAS (pthreads build),
+    which starts one thread per core whatever torch.set_num_threads says: a
+    "1 thread" peer would really run on 2 cores. Returns whether it worked.
+    """
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "libopenblas" in line}
+    except OSError:
+        return False
+    for path in paths:
+        try:
+            ctypes.CDLL(path).openblas_set_num_threads(ctypes.c_int(threads))
+            return True
+        except (OSError, AttributeError):
+            continue
+    return False
 
 
 def timed(fn, min_reps=3, min_seconds=1.0):
@@ -65,6 +87,7 @@ def torch_peers(n, d, heads, dtype, threads):
     if torch is None:
         return {}
     torch.set_num_threads(threads)
+    set_blas_threads(threads)
     tdt = torch.float32 if dtype == "f32" else torch.float64
     g = torch.Generator().manual_seed(1)
     q = torch.rand(heads, n, d, generator=g, dtype=tdt) * 2 - 1
@@ -86,9 +109,10 @@ def torch_peers(n, d, heads, dtype, threads):
     return out
 
 
-def numpy_peer(n, d, heads, dtype):
+def numpy_peer(n, d, heads, dtype, threads):
     if np is None:
         return {}
+    set_blas_threads(threads)
     ndt = np.float32 if dtype == "f32" else np.float64
     rng = np.random.default_rng(1)
     q, k, v = (rng.uniform(-1, 1, (heads, n, d)).astype(ndt) for _ in range(3))
@@ -116,6 +140,7 @@ def machine():
     except OSError:
         info["cpu"] = "?"
     info["cores"] = os.cpu_count()
+    info["blas_pinned"] = set_blas_threads(os.cpu_count() or 1)
     info["torch"] = torch.__version__ if torch else "not installed"
     info["numpy"] = np.__version__ if np else "not installed"
     try:
@@ -149,8 +174,7 @@ def main():
                         print(json.dumps(r), flush=True)
                     peers = {}
                     peers.update(torch_peers(n, d, heads, dtype, threads))
-                    if threads == 1:
-                        peers.update(numpy_peer(n, d, heads, dtype))
+                    peers.update(numpy_peer(n, d, heads, dtype, threads))
                     for what, s in peers.items():
                         rows.append((n, heads, dtype, threads, what, s, gflops(n, d, heads, s)))
                         print(json.dumps({"peer": what, "n": n, "heads": heads, "dtype": dtype,
@@ -203,7 +227,8 @@ def write_report(path, rows, attn_results, big, e2e, io, mach, ns):
              "`/usr/bin/python3 bench/run_bench.py` after `scripts/dev.sh demo`).\n")
     L.append(f"- date: {datetime.date.today()}; machine: {mach.get('cpu')}, {mach.get('cores')} cores, "
              f"{mach.get('simd')}; load average at the end {mach.get('load', '?')}")
-    L.append(f"- peers: PyTorch {mach['torch']}, NumPy {mach['numpy']} (Debian packages)")
+    L.append(f"- peers: PyTorch {mach['torch']}, NumPy {mach['numpy']} (Debian packages); their OpenBLAS "
+             f"{'pinned to the thread count of each row (openblas_set_num_threads)' if mach.get('blas_pinned') else 'NOT pinned: peer rows may use every core'}")
     L.append("- self-attention on random inputs, head width d = 64, FLOPs counted as 4·n²·d per head; "
              "median of ≥3 runs and ≥1 s after a warm-up; attn numbers from `attn bench` "
              "(the kernels of `attn run`, no file I/O)\n")
@@ -267,6 +292,10 @@ def write_report(path, rows, attn_results, big, e2e, io, mach, ns):
         L.append("\n| reader | MB/s |\n|---|---:|")
         for name, mbs in io:
             L.append(f"| {name} | {mbs:.0f} |")
+    notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "performance_notes.md")
+    if os.path.exists(notes):  # hand-written: what the numbers mean, what is left
+        with open(notes) as f:
+            L.append("\n" + f.read().rstrip("\n"))
     L.append("\n## Raw numbers\n")
     L.append("| n | heads | dtype | threads | what | seconds | GFLOP/s |")
     L.append("|---:|---:|---|---:|---|---:|---:|")

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "attn/dropout.h"
@@ -18,6 +21,21 @@
 namespace attn {
 
 namespace {
+
+// The peak resident set of this program. Linux's VmHWM belongs to the
+// address space, which execve replaces; getrusage's ru_maxrss survives
+// execve, so under a parent that held gigabytes when it forked (a Python
+// benchmark driver) it would report the parent's peak instead of attn's.
+double peak_rss_mb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+  }
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
 
 template <class T>
 BenchResult bench(const BenchOptions& o) {
@@ -98,9 +116,7 @@ BenchResult bench(const BenchOptions& o) {
                        static_cast<double>(o.n) * static_cast<double>(o.d);
   r.gflops = flops / r.seconds / 1e9;
   r.threads = threads;
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  r.peak_rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  r.peak_rss_mb = peak_rss_mb();
   return r;
 }
 
