@@ -187,6 +187,7 @@ TEST(ZshCompletion, ListsEveryFlagAndValue) {
 // reaches the line editor with completion on.
 TEST(ZshCompletion, CompletesVarToVariant) {
   if (test::find_program("zsh").empty()) GTEST_SKIP() << "zsh is not installed";
+  if (!test::have_pty()) GTEST_SKIP() << "no pseudo-terminals here (/dev/pts); zsh's zpty needs one";
   const std::string bin_dir =
       std::string(ATTN_BINARY).substr(0, std::string(ATTN_BINARY).rfind('/'));
   const std::string script = test::write_temp(

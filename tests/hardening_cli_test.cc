@@ -236,7 +236,11 @@ TEST(Files, UnwritableDirectoryGivesExitFour) {
   ::chmod(temp_dir().c_str(), 0755);
   std::vector<std::string> as_nobody;
   if (::geteuid() == 0) as_nobody = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
-  auto r = run_attn({"run", sweet(), "-o", dir + "/out.json"}, "", {}, as_nobody);
+  // The input goes next to it: nobody may not be able to read the source
+  // tree (a clone under /root, mode 0700).
+  const std::string in = write_temp("unwritable_dir_input.json", read_text(sweet()));
+  ::chmod(in.c_str(), 0644);
+  auto r = run_attn({"run", in, "-o", dir + "/out.json"}, "", {}, as_nobody);
   EXPECT_EQ(r.code, 4);
   EXPECT_EQ(r.err, "attn: error: " + dir +
                        "/out.json: cannot create a temporary file next to it: Permission denied\n");

@@ -30,7 +30,7 @@ test::Shell on_terminal(const std::string& command) {
   return sh("script -qec " + quote(command) + " /dev/null");
 }
 
-bool have_script() { return !test::find_program("script").empty(); }
+bool have_script() { return !test::find_program("script").empty() && test::have_pty(); }
 
 TEST(ShellHabits, DashReadsStdinForEveryMatrixFlag) {
   const std::string q = write_temp("dash_q.csv", "1,0\n0,1\n1,1\n");
@@ -219,7 +219,7 @@ TEST(ShellHabits, NoColorWhenPipedOrAsked) {
   // The trace is the coloured output; piped, it is plain.
   const test::Run piped = run_attn({"run", "--example", "sweet", "--trace"});
   EXPECT_EQ(piped.out.find('\x1b'), std::string::npos);
-  if (!have_script()) GTEST_SKIP() << "script(1) is not installed; terminal output not tested";
+  if (!have_script()) GTEST_SKIP() << "script(1) or pseudo-terminals (/dev/pts) missing; terminal output not tested";
   const std::string cmd = quote(kBin) + " run --example sweet --trace";
   const test::Shell tty = on_terminal("TERM=xterm " + cmd);
   EXPECT_NE(tty.out.find("\x1b["), std::string::npos) << "a terminal gets colour";
@@ -254,7 +254,7 @@ TEST(ShellHabits, NoProgressBarWhenStderrIsNotATerminal) {
 }
 
 TEST(ShellHabits, ProgressBarOnATerminalIsErasedAtTheEnd) {
-  if (!have_script()) GTEST_SKIP() << "script(1) is not installed; terminal output not tested";
+  if (!have_script()) GTEST_SKIP() << "script(1) or pseudo-terminals (/dev/pts) missing; terminal output not tested";
   const std::string out = test::temp_dir() + "/large_out_tty.npy";
   // Shown at once (the delay is a second otherwise), then erased.
   const std::string cmd = "ATTN_PROGRESS_DELAY_MS=0 " + quote(kBin) + " run " +

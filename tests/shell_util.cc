@@ -1,5 +1,6 @@
 #include "shell_util.h"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +31,21 @@ Shell sh(const std::string& command) {
   r.out = read_text(out);
   r.err = read_text(err);
   return r;
+}
+
+bool have_pty() {
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0) return false;
+  bool ok = false;
+  if (::grantpt(master) == 0 && ::unlockpt(master) == 0) {
+    if (const char* name = ::ptsname(master)) {
+      const int slave = ::open(name, O_RDWR | O_NOCTTY);
+      ok = slave >= 0;
+      if (ok) ::close(slave);
+    }
+  }
+  ::close(master);
+  return ok;
 }
 
 std::string find_program(const std::string& name) {

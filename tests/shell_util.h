@@ -20,6 +20,10 @@ Shell sh(const std::string& command);
 // The program's path when it is on PATH, else "".
 std::string find_program(const std::string& name);
 
+// Whether this machine can open a pseudo-terminal (script(1) and zsh's
+// zpty need one; a chroot or container without /dev/pts cannot).
+bool have_pty();
+
 // Single-quoted for /bin/sh.
 std::string quote(const std::string& s);
 
