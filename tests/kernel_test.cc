@@ -159,6 +159,21 @@ TEST(Kernel, ThreadCountDoesNotChangeResults) {
   EXPECT_EQ(w1.weights->values(), w2.weights->values());
 }
 
+// From 4096 keys (and enough queries) the kernels take blocks of 96
+// queries instead of 48: the same agreement, still independent of threads.
+TEST(Kernel, LongKeyRangesUseLargerBlocksAndStillAgree) {
+  std::mt19937_64 g(13);
+  const int64_t lq = 1601, lk = 4103, d = 5, dv = 3;
+  for (const std::string extra : {"", "\"causal\": true, \"scale\": \"norm\"",
+                                  "\"valid_lens\": 3001, \"dropout\": 0.2, \"seed\": 4"}) {
+    const Problem p = test::problem(random_doc(g, lq, lk, d, dv, 1, extra));
+    compare_paths(p, "long keys " + extra);
+    const Result one = run(p, false, false, DType::kF64, 1);
+    const Result two = run(p, false, false, DType::kF64, 2);
+    EXPECT_EQ(one.output.values(), two.output.values()) << extra;
+  }
+}
+
 TEST(Kernel, Float32IsCloseToFloat64) {
   std::mt19937_64 g(3);
   const Problem p = test::problem(random_doc(g, 100, 150, 64, 64, 1, "\"causal\": true"));
