@@ -11,26 +11,13 @@
 
 namespace attn::test {
 
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 Shell sh(const std::string& command) {
   static int counter = 0;
   const std::string base =
       temp_dir() + "/sh" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
   const std::string script = base + ".sh", out = base + ".out", err = base + ".err";
   write_temp(script.substr(temp_dir().size() + 1), command);
-  const std::string cmd =
-      "/bin/sh " + quote(script) + " </dev/null >" + quote(out) + " 2>" + quote(err);
-  const int status = std::system(cmd.c_str());
-  Shell r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_text(out);
-  r.err = read_text(err);
-  return r;
+  return run_redirected("/bin/sh " + quote(script) + " </dev/null", out, err);
 }
 
 bool have_pty() {

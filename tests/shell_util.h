@@ -7,12 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "test_util.h"
+
 namespace attn::test {
 
-struct Shell {
-  int code = -1;
-  std::string out, err;
-};
+using Shell = Run;  // a shell command's exit code, stdout and stderr
 
 // Runs `command` with /bin/sh, stdin from /dev/null.
 Shell sh(const std::string& command);
@@ -23,9 +22,6 @@ std::string find_program(const std::string& name);
 // Whether this machine can open a pseudo-terminal (script(1) and zsh's
 // zpty need one; a chroot or container without /dev/pts cannot).
 bool have_pty();
-
-// Single-quoted for /bin/sh.
-std::string quote(const std::string& s);
 
 // The flags `attn <command...> --help` lists ("-f", "--format", ...).
 std::set<std::string> help_flags(const std::vector<std::string>& command);

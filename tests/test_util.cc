@@ -23,28 +23,27 @@ std::string problem_error(const std::string& json) {
   return error_of([&] { problem(json); });
 }
 
-namespace {
-
-std::string shell_quote(const std::string& s) {
+std::string quote(const std::string& s) {
   std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      q += "'\\''";
-    } else {
-      q += c;
-    }
-  }
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
 
-}  // namespace
+Run run_redirected(const std::string& command, const std::string& out, const std::string& err) {
+  const int status = std::system((command + " >" + quote(out) + " 2>" + quote(err)).c_str());
+  Run r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_text(out);
+  r.err = read_text(err);
+  return r;
+}
 
 std::string temp_dir() {
   static std::string dir = [] {
     char tmpl[] = "/tmp/attn_test_XXXXXX";
     const char* d = mkdtemp(tmpl);
     std::string s = d ? d : "/tmp";
-    static std::string cleanup = "rm -rf " + shell_quote(s);
+    static std::string cleanup = "rm -rf " + quote(s);
     std::atexit([] { (void)!std::system(cleanup.c_str()); });
     return s;
   }();
@@ -78,17 +77,12 @@ Run run_attn(const std::vector<std::string>& args, const std::string& stdin_text
     f << stdin_text;
   }
   std::string cmd = "env";
-  for (const std::string& e : env) cmd += " " + shell_quote(e);
-  for (const std::string& w : wrapper) cmd += " " + shell_quote(w);
-  cmd += " " + shell_quote(ATTN_BINARY);
-  for (const std::string& a : args) cmd += " " + shell_quote(a);
-  cmd += " <" + shell_quote(in) + " >" + shell_quote(out) + " 2>" + shell_quote(err);
-  const int status = std::system(cmd.c_str());
-  Run r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_text(out);
-  r.err = read_text(err);
-  return r;
+  for (const std::string& e : env) cmd += " " + quote(e);
+  for (const std::string& w : wrapper) cmd += " " + quote(w);
+  cmd += " " + quote(ATTN_BINARY);
+  for (const std::string& a : args) cmd += " " + quote(a);
+  cmd += " <" + quote(in);
+  return run_redirected(cmd, out, err);
 }
 
 void expect_near_all(const Tensor<double>& got, const std::vector<double>& want, double tol) {

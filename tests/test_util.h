@@ -39,6 +39,13 @@ struct Run {
   std::string out, err;
 };
 
+// Single-quoted for /bin/sh.
+std::string quote(const std::string& s);
+
+// Runs a /bin/sh command line whose stdout and stderr go to the files
+// `out` and `err`, and returns its exit code (128 + signal) and both texts.
+Run run_redirected(const std::string& command, const std::string& out, const std::string& err);
+
 // Runs the attn binary with arguments (each passed verbatim), optional
 // stdin text and extra environment assignments ("NO_COLOR=1").
 // `wrapper` is a command put in front of attn (e.g. setpriv ...).

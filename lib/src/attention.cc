@@ -78,6 +78,7 @@ namespace {
 using detail::Mat;
 using detail::MaskView;
 using detail::Vec;
+using detail::slice;
 
 template <class T>
 std::optional<Mat<T>> cast(const std::optional<MatrixR>& m) {
@@ -183,11 +184,6 @@ class Engine {
   }
 
   // ---- projections -------------------------------------------------------
-  Mat<T> slice(const Tensor<double>& t, int64_t index, int64_t rows, int64_t cols) const {
-    Eigen::Map<const MatrixR> m(t.data() + index * rows * cols, rows, cols);
-    return m.template cast<T>();
-  }
-
   Mat<T> project(const Mat<T>& x, const std::optional<Mat<T>>& W, const std::optional<Vec<T>>& bias,
                  const char* out_name, const std::string& src_name, const char* w_name,
                  int64_t b, const std::vector<std::string>& labels) {
@@ -207,9 +203,9 @@ class Engine {
     const Tensor<double>& qi = p_.query_in;
     const Tensor<double>& ki = p_.key_in;
     const Tensor<double>& vi = p_.value_in;
-    const Mat<T> xq = slice(qi, b, qi.dim(1), qi.dim(2));
-    const Mat<T> xk = slice(ki, b, ki.dim(1), ki.dim(2));
-    const Mat<T> xv = slice(vi, b, vi.dim(1), vi.dim(2));
+    const Mat<T> xq = slice<T>(qi, b, qi.dim(1), qi.dim(2));
+    const Mat<T> xk = slice<T>(ki, b, ki.dim(1), ki.dim(2));
+    const Mat<T> xv = slice<T>(vi, b, vi.dim(1), vi.dim(2));
     if (observing()) emit_inputs(b, xq, xk, xv);
     const bool dot_family = p_.variant != Variant::kAdditive;
     Mat<T> q = dot_family ? project(xq, Wq_, bq_, "Q", p_.query_name, "W_q", b, qlabels()) : xq;
@@ -263,9 +259,9 @@ class Engine {
     const Tensor<double>& vi = p_.value_in;
     for (int64_t h = 0; h < p_.heads; ++h) {
       const int64_t bh = b * p_.heads + h;
-      Mat<T> qh = slice(qi, bh, qi.dim(2), qi.dim(3));
-      Mat<T> kh = slice(ki, bh, ki.dim(2), ki.dim(3));
-      Mat<T> vh = slice(vi, bh, vi.dim(2), vi.dim(3));
+      Mat<T> qh = slice<T>(qi, bh, qi.dim(2), qi.dim(3));
+      Mat<T> kh = slice<T>(ki, bh, ki.dim(2), ki.dim(3));
+      Mat<T> vh = slice<T>(vi, bh, vi.dim(2), vi.dim(3));
       if (observing()) {
         emit("input_Q", "Input Q", "Q" + hs(h), b, h, qh, qlabels());
         emit("input_K", "Input K", "K" + hs(h), b, h, kh, klabels());
@@ -596,8 +592,8 @@ class Engine {
   void biattention(int64_t b) {
     const Tensor<double>& xi = p_.query_in;
     const Tensor<double>& yi = p_.key_in;
-    const Mat<T> x = slice(xi, b, xi.dim(1), xi.dim(2));
-    const Mat<T> y = slice(yi, b, yi.dim(1), yi.dim(2));
+    const Mat<T> x = slice<T>(xi, b, xi.dim(1), xi.dim(2));
+    const Mat<T> y = slice<T>(yi, b, yi.dim(1), yi.dim(2));
     const int64_t Lx = x.rows(), Ly = y.rows(), d = x.cols();
     if (observing()) {
       emit("input_X", "Input X (document)", "X", b, -1, x, qlabels());

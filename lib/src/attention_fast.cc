@@ -13,12 +13,6 @@ namespace attn::detail {
 namespace {
 
 template <class T>
-Mat<T> slice(const Tensor<double>& t, int64_t index, int64_t rows, int64_t cols) {
-  Eigen::Map<const MatrixR> m(t.data() + index * rows * cols, rows, cols);
-  return m.template cast<T>();
-}
-
-template <class T>
 Mat<T> project(const Mat<T>& x, const std::optional<MatrixR>& W,
                const std::optional<Eigen::VectorXd>& b) {
   if (!W) return x;

@@ -130,29 +130,16 @@ class CsvParser {
       pos = nl + 1;
       std::string_view line(base + line_start, end - line_start);
       const bool quoted = line.find('"') != std::string_view::npos;
-      if (!quoted) {
-        const size_t hash = line.find('#');
-        if (hash != std::string_view::npos) line = line.substr(0, hash);
-      }
+      line = content_of(line, quoted);
       if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
       ++rows;
-      const size_t mark = values.size();
+      const size_t mark = values.size(), label_mark = labels.size();
       if (!quoted && plain_numbers && fast_line(line, lay, cols, values, labels)) continue;
-      values.resize(mark);  // fast_line took back its label already
+      values.resize(mark);
+      labels.resize(label_mark);
       Row row;
       row.line = line_no;
       row.line_offset = line_start;
-      if (quoted) {
-        // Comments outside quotes end the content, as in split_lines.
-        bool in_quote = false;
-        for (size_t i = 0; i < line.size(); ++i) {
-          if (line[i] == '"') in_quote = !in_quote;
-          if (!in_quote && line[i] == '#') {
-            line = line.substr(0, i);
-            break;
-          }
-        }
-      }
       row.end_offset = line_start + line.size();
       split_cells(line, line_start, row);
       careful_row(row, lay, values, labels);
@@ -160,8 +147,8 @@ class CsvParser {
     return rows;
   }
 
-  // Parses one plain line; false (with nothing decided) when it needs the
-  // careful path.
+  // Parses one plain line; false when it needs the careful path (the caller
+  // then drops what this line added to values and labels).
   bool fast_line(std::string_view line, const Layout& lay, size_t cols, std::vector<double>& values,
                  std::vector<std::string>& labels) {
     const char* p = line.data();
@@ -179,10 +166,7 @@ class CsvParser {
       if (stop == start) return false;
       labels.emplace_back(start, static_cast<size_t>(stop - start));
       if (!ws) {
-        if (p == e) {
-          labels.pop_back();
-          return false;
-        }
+        if (p == e) return false;
         ++p;  // the delimiter
       }
     }
@@ -193,33 +177,20 @@ class CsvParser {
       if (*p == '+') ++p;
       double v;
       auto r = std::from_chars(p, e, v);
-      if (r.ec != std::errc() || !std::isfinite(v)) {
-        if (lay.label_column) labels.pop_back();
-        return false;
-      }
+      if (r.ec != std::errc() || !std::isfinite(v)) return false;
       values.push_back(v);
       ++n;
       p = r.ptr;
       skip_spaces();
       if (p == e) break;
       if (!ws) {
-        if (*p != delimiter_) {
-          if (lay.label_column) labels.pop_back();
-          return false;
-        }
+        if (*p != delimiter_) return false;
         ++p;
         skip_spaces();
-        if (p == e) {  // a trailing delimiter: an empty cell
-          if (lay.label_column) labels.pop_back();
-          return false;
-        }
+        if (p == e) return false;  // a trailing delimiter: an empty cell
       }
     }
-    if (n != cols) {
-      if (lay.label_column) labels.pop_back();
-      return false;
-    }
-    return true;
+    return n == cols;
   }
 
   [[noreturn]] void fail(size_t offset, const std::string& what) const {
@@ -302,19 +273,8 @@ class CsvParser {
       ++line_no;
       std::string_view line = text_.substr(pos, end - pos);
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      // Content stops at a '#' outside quotes (NumPy's comment convention).
-      size_t content_end = line.size();
-      {
-        bool in_quote = false;
-        for (size_t i = 0; i < line.size(); ++i) {
-          if (line[i] == '"') in_quote = !in_quote;
-          if (!in_quote && line[i] == '#') {
-            content_end = i;
-            break;
-          }
-        }
-      }
-      std::string_view content = line.substr(0, content_end);
+      const std::string_view content =
+          content_of(line, line.find('"') != std::string_view::npos);
       if (content.find_first_not_of(" \t") != std::string_view::npos) {
         if (!chosen) {
           choose_delimiter(content);
@@ -330,6 +290,18 @@ class CsvParser {
       if (nl == std::string_view::npos) break;
       pos = nl + 1;
     }
+  }
+
+  // A line up to its comment: a '#' outside quotes (NumPy's convention).
+  // `quoted` says whether the line holds a '"' at all.
+  static std::string_view content_of(std::string_view line, bool quoted) {
+    if (!quoted) return line.substr(0, line.find('#'));
+    bool in_quote = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '"') in_quote = !in_quote;
+      if (!in_quote && line[i] == '#') return line.substr(0, i);
+    }
+    return line;
   }
 
   static bool is_space(char c) { return c == ' ' || c == '\t'; }

@@ -19,6 +19,14 @@ using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 template <class T>
 using Vec = Eigen::Matrix<T, Eigen::Dynamic, 1>;
 
+// Matrix `index` of a tensor seen as consecutive rows x cols matrices
+// (batch b of [B][L][d], or (batch, head) bh of [B][H][L][d]), in T.
+template <class T>
+Mat<T> slice(const Tensor<double>& t, int64_t index, int64_t rows, int64_t cols) {
+  Eigen::Map<const MatrixR> m(t.data() + index * rows * cols, rows, cols);
+  return m.template cast<T>();
+}
+
 // Statistics of one softmax row, reported to observers.
 template <class T>
 struct RowStats {

@@ -342,13 +342,7 @@ class Block {
       std::fill(s, s + npad, T(0));  // nothing unmasked yet
       return;
     }
-    const Vec<T> vmv = splat(m);
-    Vec<T> sum = splat<T>(0);
-    for (int64_t j = 0; j < npad; j += kW<T>) {
-      const Vec<T> e = vexp(load(s + j) - vmv);
-      store(s + j, e);
-      sum += e;
-    }
+    const Vec<T> sum = exp_shifted(s, npad, splat(m));
     if (old != m) {
       const T c = old == -std::numeric_limits<T>::infinity() ? T(0) : std::exp(old - m);
       sc_.l[r] *= c;
@@ -360,6 +354,18 @@ class Block {
     sc_.l[r] += hsum(sum);
   }
 
+  // p[j] = exp(p[j] - m) for j < n (a multiple of the vector width), and
+  // the vector of partial sums: the exponentials of both softmax paths.
+  static Vec<T> exp_shifted(T* p, int64_t n, Vec<T> m) {
+    Vec<T> sum = splat<T>(0);
+    for (int64_t j = 0; j < n; j += kW<T>) {
+      const Vec<T> e = vexp(load(p + j) - m);
+      store(p + j, e);
+      sum += e;
+    }
+    return sum;
+  }
+
   // Softmax of a whole row in place; false when every key is masked.
   bool softmax_full_row(T* w, int64_t n) {
     const int64_t nv = n / kW<T> * kW<T>;
@@ -369,13 +375,7 @@ class Block {
     for (int64_t j = nv; j < n; ++j) m = std::max(m, w[j]);
     if (m == -std::numeric_limits<T>::infinity()) return false;
     const Vec<T> vmv = splat(m);
-    Vec<T> sum = splat<T>(0);
-    for (int64_t j = 0; j < nv; j += kW<T>) {
-      const Vec<T> e = vexp(load(w + j) - vmv);
-      store(w + j, e);
-      sum += e;
-    }
-    T total = hsum(sum);
+    T total = hsum(exp_shifted(w, nv, vmv));
     if (nv < n) {
       // The tail through one padded vector, so it gets the same exp.
       T tmp[kW<T>];
