@@ -12,7 +12,7 @@ Action add_bench(CLI::App& app) {
   struct Flags {
     BenchOptions o;
     std::string n = "2048", d = "64", heads = "1", batch = "1", dtype = "f32", threads = "0";
-    std::string seconds = "1";
+    std::string seconds = "1", max_elements;
     bool no_weights = false, json = false;
   };
   auto f = std::make_shared<Flags>();
@@ -28,6 +28,9 @@ Action add_bench(CLI::App& app) {
   b->add_option("--threads", f->threads, "threads (default: all cores)")->type_name("N");
   b->add_option("--seconds", f->seconds, "repeat for at least this long (default 1)")->type_name("S");
   b->add_flag("--json", f->json, "one JSON line instead of text");
+  b->add_option("--max-elements", f->max_elements,
+                "largest tensor to allocate, in elements (default 2^26)")
+      ->type_name("N");
   return [f]() {
     BenchOptions& o = f->o;
     o.n = parse_int_flag("--n", f->n, 1, 1 << 20);
@@ -38,6 +41,7 @@ Action add_bench(CLI::App& app) {
     o.dtype = parse_dtype_flag("--dtype", f->dtype);
     o.min_seconds = parse_int_flag("--seconds", f->seconds, 0, 3600);
     o.weights = !f->no_weights;
+    if (!f->max_elements.empty()) o.max_elements = parse_max_elements_flag(f->max_elements);
     const BenchResult r = run_bench(o);
     StdConsole console;
     console.out(f->json ? bench_json(o, r) : bench_text(o, r));

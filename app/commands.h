@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
+#include "attn/flags.h"
 #include "attn/heatmap.h"
 
 namespace attn::cli {
@@ -18,7 +19,14 @@ Action add_bench(CLI::App& app);
 Action add_heatmap(CLI::App& app);
 
 // Adds --heatmap, --show, --of and the drawing flags to `run`; the returned
-// function fills a run's heatmap request once the flags are parsed.
-std::function<void(HeatmapRequest&)> add_run_heatmap_flags(CLI::App* run);
+// function fills a run's heatmap request once the flags are parsed (with
+// --trace, --batch and --head may narrow the trace instead of a figure).
+std::function<void(HeatmapRequest&, bool trace, ColorMode color)> add_run_heatmap_flags(
+    CLI::App* run);
+
+// `attn help [COMMAND...]`: the help of attn or of a command; the action
+// takes the words after "help".
+using HelpAction = std::function<int(const std::vector<std::string>&)>;
+HelpAction add_help(CLI::App& app);
 
 }  // namespace attn::cli

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "attn/file_io.h"
+#include "attn/flags.h"
 #include "attn/heatmap.h"
 #include "attn/run.h"
 
@@ -31,13 +32,24 @@ class StdConsole : public Console {
   }
 };
 
-// Colour when stdout is a terminal that is not "dumb" and NO_COLOR is unset
-// or empty (no-color.org); the width from COLUMNS or the terminal.
-inline TerminalStyle terminal_style() {
-  TerminalStyle s;
+// Whether stdout gets colour: --color always or never decide; auto colours
+// a terminal that is not "dumb", unless NO_COLOR is set and not empty
+// (no-color.org), and CLICOLOR_FORCE (set, not empty, not 0) colours a pipe
+// too (so `... --color auto | less -R` can keep it).
+inline bool use_color(ColorMode mode) {
+  if (mode != ColorMode::kAuto) return mode == ColorMode::kAlways;
   const char* no_color = std::getenv("NO_COLOR");
+  if (no_color && *no_color) return false;
+  const char* force = std::getenv("CLICOLOR_FORCE");
+  if (force && *force && std::string(force) != "0") return true;
   const char* term = std::getenv("TERM");
-  s.color = isatty(1) && !(no_color && *no_color) && !(term && std::string(term) == "dumb");
+  return isatty(1) && !(term && std::string(term) == "dumb");
+}
+
+// Colour as use_color() says; the width from COLUMNS or the terminal.
+inline TerminalStyle terminal_style(ColorMode mode) {
+  TerminalStyle s;
+  s.color = use_color(mode);
   if (const char* cols = std::getenv("COLUMNS")) {
     const int n = std::atoi(cols);
     if (n >= 20 && n <= 1000) {

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "attn/error.h"
+#include "attn/flags.h"
 #include "attn/heatmap_command.h"
 #include "commands.h"
 #include "console.h"
@@ -31,8 +32,8 @@ const DrawingFlag kDrawingFlags[] = {
     {"--vmin", "value drawn in the bottom colour (default: the data's minimum)", "X"},
     {"--vmax", "value drawn in the top colour (default: the data's maximum)", "X"},
     {"--normalize", "none (default), row or col: divide each row/column by its max |value|", "HOW"},
-    {"--batch", "draw only this batch (0-based)", "B"},
-    {"--head", "draw only this head (0-based)", "H"},
+    {"--batch", "draw (or trace) only this batch entry, 0-based (default: every one)", "B"},
+    {"--head", "draw (or trace) only this head, 0-based (default: every head)", "H"},
     {"--max-size",
      "longest side of the image in pixels (default 2048); larger matrices are "
      "downsampled",
@@ -48,13 +49,20 @@ void add_drawing_flags(CLI::App* cmd, FlagTexts& texts, const std::string& group
   }
 }
 
+// --batch and --head also narrow a trace.
+bool narrows_trace(const std::string& flag) { return flag == "--batch" || flag == "--head"; }
+
 // The drawing options given on the command line; names the first one given
-// when `allowed` is false (nothing is drawn).
-HeatmapOptions drawing_options(const CLI::App* cmd, const FlagTexts& texts, bool allowed) {
+// when nothing is drawn (`drawn` false), unless it narrows the trace.
+HeatmapOptions drawing_options(const CLI::App* cmd, const FlagTexts& texts, bool drawn,
+                               bool trace = false) {
   HeatmapOptions o;
   for (const DrawingFlag& f : kDrawingFlags) {
     if (cmd->count(f.flag) == 0) continue;
-    if (!allowed) throw_usage(std::string(f.flag) + " needs --heatmap FILE or --show");
+    if (!drawn && !(trace && narrows_trace(f.flag))) {
+      throw_usage(std::string(f.flag) + " needs --heatmap FILE or --show" +
+                  (narrows_trace(f.flag) ? " (or --trace)" : ""));
+    }
     set_heatmap_flag(o, f.flag, texts.at(f.flag));
   }
   return o;
@@ -62,7 +70,7 @@ HeatmapOptions drawing_options(const CLI::App* cmd, const FlagTexts& texts, bool
 
 }  // namespace
 
-std::function<void(HeatmapRequest&)> add_run_heatmap_flags(CLI::App* run) {
+std::function<void(HeatmapRequest&, bool, ColorMode)> add_run_heatmap_flags(CLI::App* run) {
   struct Flags {
     FlagTexts texts;
     std::string path, of = "weights";
@@ -73,20 +81,21 @@ std::function<void(HeatmapRequest&)> add_run_heatmap_flags(CLI::App* run) {
   run->add_option("--heatmap", f->path, "draw the weights as FILE.png or FILE.svg")
       ->group(g)
       ->type_name("FILE");
-  run->add_flag("--show", f->show, "draw the weights in the terminal")->group(g);
-  run->add_option("--of", f->of, "what --heatmap/--show draw: weights (default), scores or output")
+  run->add_flag("--show", f->show, "draw the weights in the terminal, after the table")->group(g);
+  run->add_option("--of", f->of, "what --heatmap/--show draw: weights (default), scores, output or bias")
       ->group(g)
       ->type_name("STAGE");
   add_drawing_flags(run, f->texts, g);
-  return [f, run](HeatmapRequest& h) {
+  return [f, run](HeatmapRequest& h, bool trace, ColorMode color) {
+    if (run->count("--heatmap") > 0) check_path_flag("--heatmap", f->path, PathFlag::kOutput);
     h.path = f->path;
     h.show = f->show;
     if (run->count("--of") > 0) {
       if (!h.wanted()) throw_usage("--of needs --heatmap FILE or --show");
       h.stage = parse_heatmap_stage_flag(f->of);
     }
-    h.options = drawing_options(run, f->texts, h.wanted());
-    if (h.show) h.terminal = terminal_style();
+    h.options = drawing_options(run, f->texts, h.wanted(), trace);
+    if (h.show) h.terminal = terminal_style(color);
   };
 }
 
@@ -94,7 +103,9 @@ Action add_heatmap(CLI::App& app) {
   struct Flags {
     HeatmapCommandRequest req;
     FlagTexts texts;
+    std::string max_input_bytes;
     bool quiet = false;
+    std::string color = "auto";
   };
   auto f = std::make_shared<Flags>();
   HeatmapCommandRequest& req = f->req;
@@ -117,12 +128,26 @@ Action add_heatmap(CLI::App& app) {
       ->type_name("LIST");
   cmd->add_option("--key-labels", req.key_labels, "column labels, comma separated")
       ->type_name("LIST");
-  cmd->add_flag("-q,--quiet", f->quiet, "no warnings and no progress bar");
+  cmd->add_flag("-q,--quiet", f->quiet,
+                "quiet: no warnings and no progress bar (errors are still printed)");
+  cmd->add_option("--color", f->color,
+                  "colour --show: auto (a terminal, unless NO_COLOR), always or never "
+                  "(default auto)")
+      ->type_name("WHEN");
+  cmd->add_option("--max-input-bytes", f->max_input_bytes,
+                  "largest input file (or stdin) to read, in bytes (default 2^30); reading "
+                  "stops past it")
+      ->type_name("N");
   add_drawing_flags(cmd, f->texts, "Drawing");
   return [f, cmd]() {
     HeatmapCommandRequest& r = f->req;
+    check_path_flag("input", r.input, PathFlag::kInput);
+    if (cmd->count("-o") > 0) check_path_flag("-o", r.output_path, PathFlag::kOutput);
+    if (cmd->count("--max-input-bytes") > 0) {
+      r.max_input_bytes = parse_max_input_bytes_flag(f->max_input_bytes);
+    }
     r.options = drawing_options(cmd, f->texts, true);
-    if (r.show) r.terminal = terminal_style();
+    if (r.show) r.terminal = terminal_style(parse_color_flag(f->color));
     StdConsole console;
     const auto bar = progress_bar(f->quiet);
     r.progress = bar.get();

@@ -23,10 +23,34 @@ struct RunFlags {
   std::string dtype = "f64";
   std::string threads = "0";
   std::string max_elements;
+  std::string max_input_bytes;
+  std::string color = "auto";
+  std::string title, description;
   bool causal = false;
+  bool rope = false, alibi = false;
   std::vector<std::string> inputs;  // several: a batch (attn/batch.h)
   std::string out_dir;
 };
+
+// '' for a file is a mistake, not "stdout" or "no file": every flag that
+// names a file or directory says so before anything runs.
+void check_path_flags(const CLI::App* run, const std::shared_ptr<RunFlags>& f) {
+  for (const std::string& in : f->inputs) check_path_flag("input", in, PathFlag::kInput);
+  const MatrixFiles& m = f->req.matrices;
+  const std::pair<const char*, const std::string*> inputs[] = {
+      {"--x", &m.x},       {"--y", &m.y},         {"--q", &m.q},
+      {"--k", &m.k},       {"--v", &m.v},         {"--mask", &m.mask},
+      {"--bias", &m.bias}, {"--key-padding-mask", &m.key_padding_mask},
+      {"--expect", &f->req.expect_path}};
+  for (const auto& [flag, path] : inputs) {
+    if (run->count(flag) > 0) check_path_flag(flag, *path, PathFlag::kInput);
+  }
+  if (run->count("-o") > 0) check_path_flag("-o", f->req.output_path, PathFlag::kOutput);
+  if (run->count("--weights-out") > 0) {
+    check_path_flag("--weights-out", f->req.weights_out, PathFlag::kOutput);
+  }
+  if (run->count("--out-dir") > 0) check_path_flag("--out-dir", f->out_dir, PathFlag::kDirectory);
+}
 
 }  // namespace
 
@@ -34,26 +58,28 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   auto f = std::make_shared<RunFlags>();
   CLI::App* run = app.add_subcommand("run", "compute attention for an input document or matrix");
   run->allow_extras();
-  run->add_option("input", f->inputs,
-                  "input: a JSON document, or a CSV/.npy matrix taken as X; - reads stdin. "
+  // Named FILE, as in the man page and docs/cli.md: "attn run [OPTIONS] [FILE...]".
+  run->add_option("FILE", f->inputs,
+                  "a JSON document, or a CSV/.npy matrix taken as X; - reads stdin. "
                   "Several files or a directory: a batch (needs --out-dir)")
-      ->type_name("FILE");
-  run->add_option("--example", f->req.example, "run a built-in example (see: attn examples)")
+      ->type_name("");
+  run->add_option("--example", f->req.example, "run a built-in example (attn examples lists them)")
       ->type_name("NAME");
 
   auto* g = "Settings (override the input file)";
   for (const SettingFlag& s : setting_flags()) {
-    if (s.flag == "--causal") continue;
+    if (s.flag == "--causal" || s.flag == "--rope" || s.flag == "--alibi") continue;
     std::string help = s.help;
     if (!s.choices.empty()) {
       help += ": ";
       for (size_t i = 0; i < s.choices.size(); ++i) help += (i ? "|" : "") + s.choices[i];
     }
-    run->add_option(s.flag, f->settings[s.flag], help)
-        ->group(g)
-        ->type_name(s.choices.empty() ? "VALUE" : "NAME");
+    run->add_option(s.flag, f->settings[s.flag], help)->group(g)->type_name(s.placeholder);
   }
-  run->add_flag("--causal", f->causal, "query i attends to keys 0..i only")->group(g);
+  run->add_flag("--causal", f->causal, "query i attends to keys 0..i only (default: off)")
+      ->group(g);
+  run->add_flag("--rope", f->rope, "rotary position embedding on Q and K (RoPE) (default: off)")->group(g);
+  run->add_flag("--alibi", f->alibi, "ALiBi linear biases with the paper's slopes (default: off)")->group(g);
 
   auto* m = "Inputs from files (JSON, CSV or .npy; - is stdin)";
   MatrixFiles& mf = f->req.matrices;
@@ -71,15 +97,26 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   run->add_option("--valid-lens", f->req.valid_lens,
                   "d2l valid lengths: 2,6 or JSON such as [[1,2],[3,4]]")
       ->type_name("LENS")->group(m);
-  run->add_option("--labels", f->req.labels, "token labels, comma separated")->type_name("LIST")->group(m);
-  run->add_option("--key-labels", f->req.key_labels, "key labels when they differ from queries")
-      ->type_name("LIST")->group(m);
+  run->add_option("--labels", f->req.labels,
+                  "token labels, comma separated (default: the input's, else indices)")
+      ->type_name("LIST")
+      ->group(m);
+  run->add_option("--key-labels", f->req.key_labels,
+                  "key labels when they differ from the queries' (default: as --labels)")
+      ->type_name("LIST")
+      ->group(m);
 
   auto* o = "Output";
-  run->add_option("-f,--format", f->format, "table|json|csv (default table)")->type_name("FORMAT")->group(o);
+  run->add_option("-f,--format", f->format,
+                  "table, json or csv (default: from the extension of -o, else table)")
+      ->type_name("FORMAT")
+      ->group(o);
   run->add_flag("-w,--weights", f->req.output.weights, "include the attention weights")->group(o);
-  run->add_option("-o,--output", f->req.output_path, "write to FILE atomically (- is stdout)")
-      ->type_name("FILE")->group(o);
+  run->add_option("-o,--output", f->req.output_path,
+                  "write to FILE atomically; its extension sets the format: .json, .csv, .npy, "
+                  "else a table (default -: stdout)")
+      ->type_name("FILE")
+      ->group(o);
   run->add_option("--out-dir", f->out_dir,
                   "batch: write each input's result to DIR/<name>.<format> (DIR is created)")
       ->type_name("DIR")->group(o);
@@ -87,8 +124,15 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   run->add_flag("--trace", f->req.trace.enabled,
                 "print every step of the computation (inputs, QKᵀ, scaling, masks, softmax, ...)")
       ->group(o);
-  run->add_option("--trace-format", f->trace_format, "text (default), markdown, latex or json")
+  run->add_option("--trace-format", f->trace_format,
+                  "text, markdown, latex or json (default: from the extension of -o: .md, "
+                  ".tex, .json; else text)")
       ->type_name("FORMAT")
+      ->group(o);
+  run->add_option("--query", f->req.trace.query,
+                  "trace only this query, an index or a label (default: every query); "
+                  "--batch and --head narrow a trace too")
+      ->type_name("I")
       ->group(o);
   run->add_flag("--similarity", f->req.trace.similarity,
                 "add dot products between output rows (and input rows)")
@@ -104,44 +148,72 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   run->add_flag("--check", f->req.check, "compare with the input's expected numbers; exit 1 if different")
       ->group(o);
   run->add_option("--expect", f->req.expect_path, "expected numbers for --check from FILE")->type_name("FILE")->group(o);
-  run->add_flag("-q,--quiet", f->req.quiet, "no warnings")->group(o);
+  run->add_flag("-q,--quiet", f->req.quiet,
+                "quiet: no warnings, batch summary or progress bar, and --check lists only "
+                "mismatches (errors are still printed)")
+      ->group(o);
   run->add_option("--max-elements", f->max_elements,
                   "largest tensor the run may hold, in elements (default 2^26); larger runs "
                   "stop before allocating")
       ->type_name("N")
       ->group(o);
+  run->add_option("--max-input-bytes", f->max_input_bytes,
+                  "largest file (or stdin) the run may read, in bytes (default 2^30); reading "
+                  "stops past it")
+      ->type_name("N")
+      ->group(o);
   run->add_flag("--emit-pytorch", f->req.emit_pytorch,
                 "print a Python/PyTorch program that recomputes this run (to cross-check)")
+      ->group(o);
+  run->add_option("--title", f->title, "title of tables, traces and figures (default: the input's)")
+      ->type_name("TEXT")
+      ->group(o);
+  run->add_option("--description", f->description,
+                  "description shown in traces (default: the input's)")
+      ->type_name("TEXT")
+      ->group(o);
+  run->add_option("--color", f->color,
+                  "colour traces and --show: auto (a terminal, unless NO_COLOR), always or "
+                  "never (default auto)")
+      ->type_name("WHEN")
       ->group(o);
   auto heatmap_flags = add_run_heatmap_flags(run);
 
   f->req.command_line = command_line;
   return [f, run, heatmap_flags]() {
     RunRequest& req = f->req;
-    heatmap_flags(req.heatmap);
+    check_path_flags(run, f);
+    const ColorMode color = parse_color_flag(f->color);
+    heatmap_flags(req.heatmap, req.trace.enabled, color);
     for (const auto& [flag, text] : f->settings) {
       if (run->count(flag) > 0) set_setting_flag(req.settings, flag, text);
     }
     if (f->causal) req.settings.causal = true;
-    req.output.format = parse_format_flag(f->format);
+    // --rope=false turns off what the file turns on.
+    if (run->count("--rope") > 0) set_setting_flag(req.settings, "--rope", f->rope ? "" : "false");
+    if (run->count("--alibi") > 0) set_setting_flag(req.settings, "--alibi", f->alibi ? "" : "false");
+    if (run->count("--title") > 0) req.title = f->title;
+    if (run->count("--description") > 0) req.description = f->description;
+    resolve_formats(FormatFlags{run->count("--format") > 0 ? f->format : "",
+                                run->count("--trace-format") > 0 ? f->trace_format : ""},
+                    req);
     req.output.precision = parse_int_flag("--precision", f->precision, 0, 17);
     req.trace.options.precision = req.output.precision;
-    req.trace.options.format = parse_trace_format_flag(f->trace_format);
-    if (run->count("--trace-format") > 0 && !req.trace.enabled) {
-      throw_usage("--trace-format needs --trace");
+    if (run->count("--query") > 0 && !req.trace.enabled) throw_usage("--query needs --trace");
+    if (req.trace.enabled) {
+      req.trace.batch = req.heatmap.options.batch.value_or(-1);
+      req.trace.head = req.heatmap.options.head.value_or(-1);
     }
-    // --trace --format json means the JSON trace; a CSV trace does not exist.
-    if (req.trace.enabled && run->count("--trace-format") == 0 && run->count("--format") > 0) {
-      if (req.output.format == Format::kJson) req.trace.options.format = TraceFormat::kJson;
-      if (req.output.format == Format::kCsv) {
-        throw_usage("--trace prints a trace, not CSV; use --trace-format text, markdown, latex or json");
-      }
-    }
+    // A trace into a file is coloured only when asked for: always.
+    const bool to_stdout = req.output_path.empty() || req.output_path == "-";
     req.trace.options.color = req.trace.options.format == TraceFormat::kText &&
-                              req.output_path == "-" && terminal_style().color;
+                              (to_stdout ? use_color(color) : color == ColorMode::kAlways);
     req.dtype = parse_dtype_flag("--dtype", f->dtype);
     req.threads = parse_int_flag("--threads", f->threads, 0, 1024);
     if (run->count("--max-elements") > 0) req.max_elements = parse_max_elements_flag(f->max_elements);
+    if (run->count("--max-input-bytes") > 0) {
+      req.max_input_bytes = parse_max_input_bytes_flag(f->max_input_bytes);
+    }
     if (!req.expect_path.empty()) req.check = true;
     StdConsole console;
     const auto bar = progress_bar(req.quiet);

@@ -12,21 +12,24 @@ _attn_flags() {
     run)
       echo "-h --help --example --mode --variant --heads --scale --temperature --scale-at" \
         "--mask-convention --mask-fill --fully-masked --dropout --seed --params-layout" \
-        "--causal --x --y --q --k --v --mask --bias --key-padding-mask --valid-lens" \
+        "--kv-heads --rope-theta --rope-dims --rope-layout --rope-offset --window --softcap" \
+        "--sinks --causal --rope --alibi --x --y --q --k --v --mask --bias --key-padding-mask" \
+        "--valid-lens" \
         "--labels --key-labels -f --format -w --weights -o --output --out-dir" \
-        "--weights-out --trace --trace-format --similarity --precision --average-heads" \
-        "--dtype --threads --check --expect -q --quiet --max-elements --emit-pytorch --heatmap --show" \
+        "--weights-out --trace --trace-format --query --similarity --precision --average-heads" \
+        "--dtype --threads --check --expect -q --quiet --max-elements --max-input-bytes" \
+        "--emit-pytorch --title --description --color --heatmap --show" \
         "--of --colormap --vmin --vmax --normalize --batch --head --max-size --reduce"
       ;;
     heatmap)
       echo "-h --help -o --output --show --key --title --labels --key-labels -q --quiet" \
-        "--colormap --vmin --vmax --normalize --batch --head --max-size --reduce"
+        "--max-input-bytes --color --colormap --vmin --vmax --normalize --batch --head --max-size --reduce"
       ;;
     bench)
       echo "-h --help --n --d --heads --batch --dtype --no-weights --causal --threads" \
-        "--seconds --json"
+        "--seconds --max-elements --json"
       ;;
-    examples | show) echo "-h --help" ;;
+    examples | show | help) echo "-h --help" ;;
     *) echo "-h --help --version" ;;
   esac
 }
@@ -41,13 +44,15 @@ _attn_values() {
     --mask-convention) echo "block keep" ;;
     --fully-masked) echo "zero uniform nan error" ;;
     --params-layout) echo "math torch" ;;
+    --rope-layout) echo "half interleaved" ;;
     -f | --format) echo "table json csv" ;;
     --trace-format) echo "text markdown latex json" ;;
     --dtype) echo "f64 f32" ;;
-    --of) echo "weights scores output" ;;
+    --of) echo "weights scores output bias" ;;
     --colormap) echo "viridis magma gray blues rdbu" ;;
     --normalize) echo "none row col" ;;
     --reduce) echo "mean max" ;;
+    --color) echo "auto always never" ;;
     *) return 1 ;;
   esac
 }
@@ -76,7 +81,7 @@ _attn() {
     if [[ $before == -* ]] && _attn_takes_value "$before"; then continue; fi
     if [[ -z $cmd ]]; then
       cmd=$w
-    elif [[ $cmd == examples && -z $sub ]]; then
+    elif [[ ($cmd == examples || $cmd == help) && -z $sub ]]; then
       sub=$w
     fi
   done
@@ -105,8 +110,9 @@ _attn() {
       return 0
       ;;
     --heads | --temperature | --mask-fill | --dropout | --seed | --valid-lens | --labels | \
-      --key-labels | --precision | --max-elements | --vmin | --vmax | --batch | --head | \
-      --max-size | --key | --title | --n | --d | --threads | --seconds)
+      --key-labels | --precision | --max-elements | --max-input-bytes | --vmin | --vmax | \
+      --batch | --head | --max-size | --key | --title | --description | --query | --n | --d | \
+      --threads | --seconds)
       return 0 # a number or free text
       ;;
   esac
@@ -118,7 +124,14 @@ _attn() {
     return 0
   fi
   case $cmd in
-    "") mapfile -t COMPREPLY < <(compgen -W "run heatmap examples bench" -- "$cur") ;;
+    "") mapfile -t COMPREPLY < <(compgen -W "run heatmap examples bench help" -- "$cur") ;;
+    help)
+      if [[ -z $sub ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "run heatmap examples bench" -- "$cur")
+      elif [[ $sub == examples ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "show" -- "$cur")
+      fi
+      ;;
     examples)
       if [[ -z $sub ]]; then
         mapfile -t COMPREPLY < <(compgen -W "show" -- "$cur")
@@ -138,7 +151,7 @@ _attn() {
 # True when a flag takes a value (the next word is not a command or file).
 _attn_takes_value() {
   case $1 in
-    -h | --help | --version | --causal | -w | --weights | --trace | --similarity | \
+    -h | --help | --version | --causal | --rope | --alibi | -w | --weights | --trace | --similarity | \
       --average-heads | --check | -q | --quiet | --emit-pytorch | --show | --no-weights | \
       --json) return 1 ;;
   esac

@@ -73,7 +73,7 @@ case "$cmd" in
   fuzz)
     install_missing "${build_pkgs[@]}" clang libclang-rt-dev python3
     CXX=clang++ configure_and_build build-fuzz -DATTN_FUZZ=ON -DATTN_BUILD_TESTS=OFF
-    echo "fuzzers built: build-fuzz/fuzz_json build-fuzz/fuzz_csv build-fuzz/fuzz_npy"
+    echo "fuzzers built: build-fuzz/fuzz_json build-fuzz/fuzz_csv build-fuzz/fuzz_npy build-fuzz/fuzz_escape build-fuzz/fuzz_flags"
     echo "run one: tests/fuzz/run.sh fuzz json 1800"
     ;;
   *)

@@ -26,7 +26,7 @@ draw() {  # input, image, extra flags...
   echo "$out/$image"
 }
 
-# The blog's two examples (seed 003), as PNG and as SVG.
+# The blog's two examples (the self-attention blog post), as PNG and as SVG.
 draw data/examples/sweet.json sweet_weights.png
 draw data/examples/sweet.json sweet_weights.svg
 draw data/examples/hungry.json hungry_weights.png

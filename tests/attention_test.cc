@@ -212,7 +212,7 @@ TEST(Scale, ScaleAtOutputMovesTheFactorAfterSoftmax) {
               logistic3(3) / std::sqrt(2.0) / 4, 1e-15);
 }
 
-// ---- worked examples of CONTRACT §6 ------------------------------------------
+// ---- worked examples (docs/spec.md) ------------------------------------------
 const char* kSweet = R"({"X": [[0, 2, 2, 0], [0, 1, 3, 0], [0, 2, 2, 0], [0, 0, 4, 0]]})";
 const char* kHungry = R"({"X": [[0, 2, 2, 0], [0, 1, 3, 0], [0, 2, 2, 0], [0, 4, 0, 0]]})";
 

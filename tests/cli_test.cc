@@ -24,7 +24,7 @@ TEST(Cli, RunsTheBuiltInBlogExample) {
   EXPECT_NE(r.out.find("sweet  0.0000  0.1780  3.8220  0.0000"), std::string::npos) << r.out;
 }
 
-TEST(Cli, JsonOutputHasTheContractNumbers) {
+TEST(Cli, JsonOutputHasTheSpecifiedNumbers) {
   auto r = run_attn({"run", source_path("data/examples/sweet.json"), "--format", "json", "--weights"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);

@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "attn/flags.h"
 #include "attn/heatmap.h"
 #include "attn/options.h"
 #include "attn/output.h"
@@ -60,7 +61,7 @@ TEST(BashCompletion, CompletesVarToVariant) {
 }
 
 TEST(BashCompletion, CompletesCommandsValuesAndEqualsForms) {
-  EXPECT_EQ(bash_complete({"attn", ""}), (Strings{"run", "heatmap", "examples", "bench"}));
+  EXPECT_EQ(bash_complete({"attn", ""}), (Strings{"run", "heatmap", "examples", "bench", "help"}));
   EXPECT_EQ(bash_complete({"attn", "ru"}), Strings{"run"});
   EXPECT_EQ(bash_complete({"attn", "run", "--variant", "d"}), Strings{"dot"});
   EXPECT_EQ(bash_complete({"attn", "run", "--variant", "=", "sc"}), Strings{"scaled_dot"});
@@ -69,6 +70,13 @@ TEST(BashCompletion, CompletesCommandsValuesAndEqualsForms) {
   EXPECT_EQ(bash_complete({"attn", "examples", ""}), Strings{"show"});
   // A flag's value is not taken for the command: --heads 2 then a flag.
   EXPECT_EQ(bash_complete({"attn", "run", "--heads", "2", "--scale-a"}), Strings{"--scale-at"});
+  // The flags new to run and heatmap, and `attn help COMMAND`.
+  EXPECT_EQ(bash_complete({"attn", "run", "--color", "a"}), (Strings{"auto", "always"}));
+  EXPECT_EQ(bash_complete({"attn", "heatmap", "w.json", "--color", "n"}), Strings{"never"});
+  EXPECT_EQ(bash_complete({"attn", "run", "--qu"}), (Strings{"--query", "--quiet"}));
+  EXPECT_EQ(bash_complete({"attn", "run", "--title", "x", "--desc"}), Strings{"--description"});
+  EXPECT_EQ(bash_complete({"attn", "help", "he"}), Strings{"heatmap"});
+  EXPECT_EQ(bash_complete({"attn", "help", "examples", ""}), Strings{"show"});
 }
 
 TEST(BashCompletion, ExampleNamesComeFromTheBinary) {
@@ -81,7 +89,8 @@ TEST(BashCompletion, FlagListsMatchHelp) {
                                                    {"run", {"run"}},
                                                    {"heatmap", {"heatmap"}},
                                                    {"examples", {"examples"}},
-                                                   {"show", {"examples", "show"}}};
+                                                   {"show", {"examples", "show"}},
+                                                   {"help", {"help"}}};
   for (const auto& [name, command] : commands) {
     EXPECT_EQ(word_set(bash_call("_attn_flags", name)), help_flags(command))
         << "_attn_flags " << name << " in completions/attn.bash";
@@ -108,6 +117,7 @@ const std::map<std::string, Strings>& name_flags() {
       {"--mask-convention", mask_convention_names()},
       {"--fully-masked", fully_masked_names()},
       {"--params-layout", params_layout_names()},
+      {"--rope-layout", rope_layout_names()},
       {"--format", format_names()},
       {"-f", format_names()},
       {"--trace-format", trace_format_names()},
@@ -116,6 +126,7 @@ const std::map<std::string, Strings>& name_flags() {
       {"--colormap", colormap_names()},
       {"--normalize", normalize_names()},
       {"--reduce", reduce_names()},
+      {"--color", color_names()},
   };
   return flags;
 }
@@ -132,7 +143,7 @@ TEST(BashCompletion, SettingChoicesInHelpMatchTheCompletion) {
   // `attn run --help` prints the choices of settings as "...: a|b|c".
   const test::Run help = test::run_attn({"run", "--help"});
   for (const char* flag : {"--mode", "--variant", "--scale", "--scale-at", "--mask-convention",
-                           "--fully-masked", "--params-layout"}) {
+                           "--fully-masked", "--params-layout", "--rope-layout"}) {
     const size_t at = help.out.find(std::string("  ") + flag + " ");
     ASSERT_NE(at, std::string::npos) << flag;
     const std::string line = help.out.substr(at, help.out.find('\n', at) - at);
@@ -143,10 +154,10 @@ TEST(BashCompletion, SettingChoicesInHelpMatchTheCompletion) {
 }
 
 TEST(BashCompletion, EveryNameFlagInHelpHasValues) {
-  // Options whose help shows a NAME/FORMAT/STAGE/HOW placeholder take a name.
+  // Options whose help shows a NAME/FORMAT/STAGE/HOW/WHEN placeholder take a name.
   for (const char* cmd : {"run", "heatmap"}) {
     const test::Run help = test::run_attn({cmd, "--help"});
-    for (const char* placeholder : {" NAME ", " FORMAT ", " STAGE ", " HOW "}) {
+    for (const char* placeholder : {" NAME ", " FORMAT ", " STAGE ", " HOW ", " WHEN "}) {
       size_t at = 0;
       while ((at = help.out.find(placeholder, at)) != std::string::npos) {
         const size_t line_start = help.out.rfind('\n', at) + 1;

@@ -63,6 +63,26 @@ TEST(Csv, HeaderOnly) {
   EXPECT_TRUE(m.row_labels.empty());
 }
 
+TEST(Csv, PandasToCsvIndexColumnNamesTheRows) {
+  // df.to_csv() of a DataFrame with the default index and integer columns:
+  // the empty first header cell says the first column is the index.
+  CsvMatrix m =
+      parse_csv(",0,1,2,3\n0,0.0,2.0,2.0,0.0\n1,0.0,1.0,3.0,0.0\n2,0.0,0.0,4.0,0.0\n", "t");
+  EXPECT_EQ(m.values.shape(), (Shape{3, 4}));
+  EXPECT_EQ(m.values.values(), (std::vector<double>{0, 2, 2, 0, 0, 1, 3, 0, 0, 0, 4, 0}));
+  EXPECT_EQ(m.row_labels, (std::vector<std::string>{"0", "1", "2"}));
+  EXPECT_EQ(m.column_labels, (std::vector<std::string>{"0", "1", "2", "3"}));
+  // Named columns and a token index, as df.set_index(...).to_csv() without
+  // an index name writes them.
+  CsvMatrix n = parse_csv(",d0,d1\ncat,2,2\nmilk,1,3\n", "t");
+  EXPECT_EQ(n.row_labels, (std::vector<std::string>{"cat", "milk"}));
+  EXPECT_EQ(n.column_labels, (std::vector<std::string>{"d0", "d1"}));
+  EXPECT_EQ(n.values.values(), (std::vector<double>{2, 2, 1, 3}));
+  // A header with the empty corner but rows of another width is an error.
+  EXPECT_EQ(csv_error(",a,b\n0,1\n"),
+            "x.csv:1:1: header has 3 columns but the data rows have 2 (line 2)");
+}
+
 TEST(Csv, QuotedLabels) {
   CsvMatrix m = parse_csv("\"New, York\",1\n\"say \"\"hi\"\"\",2\n", "t");
   EXPECT_EQ(m.row_labels, (std::vector<std::string>{"New, York", "say \"hi\""}));
@@ -98,6 +118,22 @@ TEST(Csv, BadCellsNameLineAndColumn) {
 TEST(Csv, MixedDelimitersAreExplained) {
   EXPECT_EQ(csv_error("1,2\n3;4,5\n"), "x.csv:2:1: expected a number, got '3;4' (mixed delimiters? this file uses ',')");
   EXPECT_EQ(csv_error("1;2\n3,5;4\n"), "x.csv:2:1: expected a number, got '3,5' (decimal commas are not supported; write '.')");
+}
+
+TEST(Csv, QuotedNumbersAreTextAndSaidSo) {
+  // A first row of bare and quoted numbers is neither a header nor data.
+  EXPECT_EQ(csv_error("\"1.5\",2\n3,4\n"),
+            "x.csv:1:1: the first row mixes quoted and bare numbers, so it is neither a header "
+            "nor data; a number in quotes is text: write data without quotes, or quote every "
+            "name of a header");
+  // Under a header, a quoted number where a number belongs.
+  EXPECT_EQ(csv_error("a,b\n1,\"2.5\"\n"),
+            "x.csv:2:3: expected a number, got the quoted text \"2.5\"; a number in quotes is "
+            "text in CSV: remove the quotes");
+  // A header of quoted numbers is a header of names (years, say).
+  CsvMatrix m = parse_csv("\"2019\",\"2020\"\n1,2\n", "x.csv");
+  EXPECT_EQ(m.column_labels, (std::vector<std::string>{"2019", "2020"}));
+  EXPECT_EQ(m.values.values(), (std::vector<double>{1, 2}));
 }
 
 TEST(Csv, EmptyFiles) {

@@ -1,8 +1,10 @@
 // The documentation runs: README.md and docs/from-pytorch.md are executed
 // block by block in a scratch directory (with data/ linked in and attn on
-// PATH), in order, as a reader would paste them:
+// PATH), in order, as a reader would paste them; of docs/tutorial.md and
+// docs/cli.md the console blocks run:
 //   ```console  each "$ command" runs; what follows it, up to the next "$",
-//               is its exact output (stdout and stderr together)
+//               is its exact output (stdout and stderr together); a line
+//               "..." stands for any number of lines left out
 //   ```sh       the whole block runs under bash -e and must succeed
 //   ```python   the block runs with Debian's /usr/bin/python3
 // A block right after a line "<!-- not run ... -->" is skipped (setup that
@@ -69,12 +71,40 @@ std::string environment(const std::string& dir) {
          ":/usr/bin:/bin:\"$PATH\" && export COLUMNS=80 && unset NO_COLOR && ";
 }
 
-// Runs the blocks of a markdown file; returns how many ran.
-int run_markdown(const std::string& rel, const std::string& dir) {
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> lines;
+  std::istringstream in(s);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+// Whether got is expected with each "..." line standing for any number of
+// lines (none included).
+bool matches_with_gaps(const std::string& expected, const std::string& got) {
+  const std::vector<std::string> e = lines_of(expected), g = lines_of(got);
+  // fit[i][j]: e[i..] matches g[j..].
+  std::vector<std::vector<char>> fit(e.size() + 1, std::vector<char>(g.size() + 1, 0));
+  fit[e.size()][g.size()] = 1;
+  for (size_t i = e.size(); i-- > 0;) {
+    for (size_t j = g.size() + 1; j-- > 0;) {
+      if (e[i] == "...") {
+        fit[i][j] = fit[i + 1][j] || (j < g.size() && fit[i][j + 1]);
+      } else {
+        fit[i][j] = j < g.size() && e[i] == g[j] && fit[i + 1][j + 1];
+      }
+    }
+  }
+  return fit[0][0];
+}
+
+// Runs the blocks of a markdown file (only its console blocks when
+// consoles_only); returns how many ran.
+int run_markdown(const std::string& rel, const std::string& dir, bool consoles_only = false) {
   const std::vector<Block> blocks = code_blocks(test::read_text(source_path(rel)));
   int ran = 0;
   for (const Block& b : blocks) {
-    if (b.skip) continue;
+    if (b.skip || (consoles_only && b.lang != "console")) continue;
     const std::string where = rel + ":" + std::to_string(b.line);
     if (b.lang == "console") {
       std::istringstream in(b.text);
@@ -90,7 +120,14 @@ int run_markdown(const std::string& rel, const std::string& dir) {
         }
         const test::Shell r =
             sh(environment(dir) + "bash -o pipefail -c " + quote(command) + " 2>&1");
-        EXPECT_EQ(r.out, expected) << where << ": $ " << command;
+        if (expected.find("...\n") == std::string::npos) {
+          EXPECT_EQ(r.out, expected) << where << ": $ " << command;
+        } else {
+          EXPECT_TRUE(matches_with_gaps(expected, r.out))
+              << where << ": $ " << command << "\nexpected (... for lines left out):\n"
+              << expected << "got:\n"
+              << r.out;
+        }
         command.clear();
         expected.clear();
       };
@@ -130,6 +167,27 @@ TEST(Docs, FromPytorchRunsAsWritten) {
                     "python3-torch); docs/from-pytorch.md not run";
   }
   EXPECT_GE(run_markdown("docs/from-pytorch.md", scratch("from_pytorch")), 8);
+}
+
+TEST(Docs, TutorialRunsAsWritten) {
+  const test::Shell py = sh("/usr/bin/python3 -c 'import numpy, torch'");
+  if (py.code != 0) {
+    GTEST_SKIP() << "/usr/bin/python3 lacks NumPy or PyTorch (apt-get install python3-numpy "
+                    "python3-torch); its section 8 needs them, so docs/tutorial.md is not run";
+  }
+  EXPECT_GE(run_markdown("docs/tutorial.md", scratch("tutorial"), true), 30);
+}
+
+TEST(Docs, CliReferenceRunsAsWritten) {
+  EXPECT_GE(run_markdown("docs/cli.md", scratch("cli"), true), 3);
+}
+
+TEST(Docs, GapsInExpectedOutputMatchAnyLines) {
+  EXPECT_TRUE(matches_with_gaps("a\n...\nd\n", "a\nb\nc\nd\n"));
+  EXPECT_TRUE(matches_with_gaps("a\n...\nd\n", "a\nd\n"));
+  EXPECT_TRUE(matches_with_gaps("...\nc\n...\n", "a\nb\nc\nd\n"));
+  EXPECT_FALSE(matches_with_gaps("a\n...\nd\n", "a\nb\nc\n"));
+  EXPECT_FALSE(matches_with_gaps("a\nb\n", "a\nc\n"));
 }
 
 TEST(Docs, CliReferenceNamesEveryFlag) {

@@ -72,7 +72,7 @@ TEST(EmitPytorch, ProgramsReproduceAttnUnderPyTorch) {
                     "the --emit-pytorch cross-check did not run";
   }
   std::vector<std::string> files = json_files(test::source_path("data/examples"));
-  for (const char* dir : {"data/masks", "data/variants", "tests/golden/cases"}) {
+  for (const char* dir : {"data/masks", "data/variants", "tests/golden/cases", "tests/golden/modern"}) {
     for (const std::string& f : json_files(test::source_path(dir))) files.push_back(f);
   }
   ASSERT_GT(files.size(), 100u);
@@ -80,7 +80,7 @@ TEST(EmitPytorch, ProgramsReproduceAttnUnderPyTorch) {
   ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
   std::vector<Result> results;
   std::ofstream list(dir + "/list.txt");
-  // Seed 004's cross-attention (generated, not a file): its program uses
+  // The cross-attention tutorial's example (generated, not a file): its program uses
   // nn.MultiheadAttention with the weights copied in.
   files.push_back("example cross_shapes");
   for (size_t i = 0; i < files.size(); ++i) {
@@ -104,7 +104,7 @@ TEST(EmitPytorch, ProgramsReproduceAttnUnderPyTorch) {
       "for prog in open(sys.argv[1]).read().split():\n"
       "    buf = io.StringIO()\n"
       "    try:\n"
-      "        with contextlib.redirect_stdout(buf):\n"
+      "        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):\n"
       "            runpy.run_path(prog, run_name='__main__')\n"
       "    except Exception:\n"
       "        buf = io.StringIO(traceback.format_exc().replace('\\n', ' | '))\n"
@@ -128,7 +128,41 @@ TEST(EmitPytorch, CliPrintsAProgram) {
   auto r = test::run_attn({"run", "--example", "sweet", "--emit-pytorch"});
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("import torch"), std::string::npos);
-  EXPECT_NE(r.out.find("Recomputes `attn run --example sweet --emit-pytorch`"), std::string::npos);
+  EXPECT_NE(r.out.find("\nCOMMAND = 'attn run --example sweet --emit-pytorch'\n"), std::string::npos)
+      << r.out;
+}
+
+// The program replaces the computation: flags that need the result are
+// refused, not dropped without a word.
+TEST(EmitPytorch, RefusesFlagsThatNeedTheResult) {
+  const std::string sweet = test::source_path("data/examples/sweet.json");
+  const std::string why = " does not go with --emit-pytorch, which prints a program instead of "
+                          "computing";
+  const std::string expect_hint = "; run the program and give its output to --expect in a second run";
+  auto c = test::run_attn({"run", sweet, "--emit-pytorch", "--check"});
+  EXPECT_EQ(c.code, 2);
+  EXPECT_EQ(c.err, "attn: error: --check" + why + expect_hint + "\n");
+  EXPECT_EQ(c.out, "");
+  auto e = test::run_attn({"run", sweet, "--emit-pytorch", "--expect", sweet});
+  EXPECT_EQ(e.code, 2);
+  EXPECT_EQ(e.err, "attn: error: --expect" + why + expect_hint + "\n");
+  auto t = test::run_attn({"run", sweet, "--emit-pytorch", "--trace"});
+  EXPECT_EQ(t.code, 2);
+  EXPECT_EQ(t.err, "attn: error: --trace" + why + "\n");
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--similarity"}, {"--weights-out", test::temp_dir() + "/w.json"},
+        {"--heatmap", test::temp_dir() + "/h.png"}, {"--show"}}) {
+    std::vector<std::string> args = {"run", sweet, "--emit-pytorch"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = test::run_attn(args);
+    EXPECT_EQ(r.code, 2) << extra[0];
+    EXPECT_EQ(r.err, "attn: error: " + extra[0] + why + "\n");
+  }
+  // A batch refuses once, before running any input.
+  auto b = test::run_attn({"run", sweet, sweet, "--out-dir", test::temp_dir() + "/emit_batch", "--emit-pytorch",
+                     "--trace"});
+  EXPECT_EQ(b.code, 2);
+  EXPECT_EQ(b.err, "attn: error: --trace" + why + "\n");
 }
 
 }  // namespace

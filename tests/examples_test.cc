@@ -15,7 +15,8 @@ namespace {
 
 TEST(Examples, TheListedOnesExist) {
   for (const char* name : {"sweet", "hungry", "d2l_valid_lens", "shapes", "cross_shapes", "causal",
-                           "multihead", "additive", "biattention", "key_padding"}) {
+                           "multihead", "additive", "biattention", "key_padding", "llama",
+                           "mistral_window", "gemma2", "gpt_oss", "bloom_alibi", "rope_relative"}) {
     EXPECT_NE(find_example(name), nullptr) << name;
   }
   for (const Example& e : examples()) EXPECT_FALSE(e.title.empty()) << e.name;
@@ -31,7 +32,18 @@ TEST(Examples, EveryExampleWithExpectedNumbersChecksOut) {
   }
 }
 
-TEST(Examples, SeedFourShapes) {
+// RoPE's relative-position property: the example shifts every position by
+// 1000 and expects the numbers of offset 0; both runs check out.
+TEST(Examples, RopeRelativeHoldsAtAnyOffset) {
+  for (const char* offset : {"1000,1000", "0,0", "7,7"}) {
+    auto r = test::run_attn({"run", "--example", "rope_relative", "--rope-offset", offset, "--check", "-q"});
+    EXPECT_EQ(r.code, 0) << offset << "\n" << r.out;
+  }
+  auto r = test::run_attn({"run", "--example", "rope_relative", "--rope-offset", "0,1", "--check", "-q"});
+  EXPECT_EQ(r.code, 1) << "a relative shift changes the weights";
+}
+
+TEST(Examples, CrossAttentionTutorialShapes) {
   auto r = test::run_attn({"run", "--example", "cross_shapes", "-f", "json", "-w"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);

@@ -2,7 +2,9 @@
 // and tests/fuzz/<target>/crashes) through the same entry points as the
 // libFuzzer targets, so every path the fuzzers found runs in the normal
 // suite and a fixed crash stays fixed. Bad input must end in attn::Error
-// (which the entry points swallow); anything else escaping is a failure.
+// (which the entry points swallow); anything else escaping is a failure,
+// among them the std::logic_error of an output that breaks the escaping
+// rules (escape_text).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -53,6 +55,10 @@ TEST(FuzzReplay, JsonDocumentCorpusAndCrashes) { replay("json", fuzz::json_docum
 TEST(FuzzReplay, CsvMatrixCorpusAndCrashes) { replay("csv", fuzz::csv_matrix); }
 
 TEST(FuzzReplay, NpyMatrixCorpusAndCrashes) { replay("npy", fuzz::npy_matrix); }
+
+TEST(FuzzReplay, EscapeTextCorpusAndCrashes) { replay("escape", fuzz::escape_text); }
+
+TEST(FuzzReplay, FlagWordsCorpusAndCrashes) { replay("flags", fuzz::flag_words); }
 
 }  // namespace
 }  // namespace attn

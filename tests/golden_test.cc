@@ -26,12 +26,15 @@ namespace {
 namespace fs = std::filesystem;
 
 const char kCasesDir[] = ATTN_SOURCE_DIR "/tests/golden/cases";
+// Current models' attention (kv_heads, rope, alibi, window, softcap, sinks),
+// from tests/golden/make_golden_modern.py.
+const char kModernDir[] = ATTN_SOURCE_DIR "/tests/golden/modern";
 
 // The case files, sorted by name (NNN_<name>.json).
-std::vector<std::string> golden_files() {
+std::vector<std::string> golden_files(const char* dir = kCasesDir) {
   std::vector<std::string> files;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(kCasesDir, ec)) {
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.is_regular_file() && entry.path().extension() == ".json") {
       files.push_back(entry.path().filename().string());
     }
@@ -49,27 +52,47 @@ std::string case_name(const testing::TestParamInfo<std::string>& info) {
   return name;
 }
 
-class GoldenCase : public testing::TestWithParam<std::string> {};
-
-TEST_P(GoldenCase, MatchesPyTorch) {
-  const std::string path = std::string(kCasesDir) + "/" + GetParam();
+// One case through every path of the engine: the weights kept (the rows
+// kernel when the fast path applies), the output alone (the streaming
+// kernel) and the reference engine; each must match at 1e-9.
+void check_case(const std::string& path) {
   try {
     const InputDocument doc = read_document(test::read_text(path), path);
     ASSERT_TRUE(doc.expected.has_value()) << path << ": no expected block";
     ASSERT_TRUE(doc.expected->output.has_value()) << path << ": no expected output";
     ASSERT_TRUE(doc.expected->weights.has_value()) << path << ": no expected weights";
     const Problem p = build_problem(doc);
-    ComputeRequest request;
-    request.weights = true;
-    const Result r = compute(p, request);
-    Expected want = *doc.expected;
-    want.tolerance = kDefaultTolerance;  // 1e-9, whatever the file says
-    const CheckReport report = check_result(r, want);
-    EXPECT_TRUE(report.passed()) << doc.title << "\n" << format_check_report(report, p);
+    for (const char* how : {"weights kept", "output only", "reference"}) {
+      ComputeRequest request;
+      request.weights = std::string(how) != "output only";
+      request.reference = std::string(how) == "reference";
+      const Result r = compute(p, request);
+      Expected want = *doc.expected;
+      want.tolerance = kDefaultTolerance;  // 1e-9, whatever the file says
+      if (!request.weights) want.weights.reset();
+      const CheckReport report = check_result(r, want);
+      EXPECT_TRUE(report.passed()) << how << ": " << doc.title << "\n"
+                                   << format_check_report(report, p);
+    }
   } catch (const Error& e) {
     FAIL() << "attn raised an error: " << e.what();
   }
 }
+
+class GoldenCase : public testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenCase, MatchesPyTorch) { check_case(std::string(kCasesDir) + "/" + GetParam()); }
+
+class ModernGoldenCase : public testing::TestWithParam<std::string> {};
+
+TEST_P(ModernGoldenCase, MatchesModelsReferenceCode) {
+  check_case(std::string(kModernDir) + "/" + GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(ModernGolden, ModernGoldenCase, testing::ValuesIn(golden_files(kModernDir)),
+                         case_name);
+
+TEST(GoldenCases, AtLeast30ModernCases) { EXPECT_GE(golden_files(kModernDir).size(), 30u); }
 
 INSTANTIATE_TEST_SUITE_P(Golden, GoldenCase, testing::ValuesIn(golden_files()), case_name);
 

@@ -5,11 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attn/heatmap_command.h"
+#include "heatmap_axes.h"
+#include "heatmap_font.h"
 #include "heatmap_panels.h"
 #include "heatmap_scene.h"
 #include "test_util.h"
@@ -55,7 +61,7 @@ Image decode(const std::string& png) {
   return im;
 }
 
-// The blog example's weights (CONTRACT §6): rows cat, milk, it, sweet.
+// The blog example's weights (docs/spec.md): rows cat, milk, it, sweet.
 struct Sweet {
   Problem p = test::problem(read_text(source_path("data/examples/sweet.json")));
   Result r = compute(p, [] {
@@ -286,38 +292,7 @@ TEST(HeatmapPng, FourHeadsOfTwoBatchesMakeOneGridWithMeans) {
             "--head 4: out of range; the input has 4 heads (0 to 3)");
 }
 
-// Well-formedness: tags nest and close, attributes are quoted, and the only
-// entities are the five of XML.
-bool well_formed(const std::string& x, std::string* why) {
-  std::vector<std::string> open;
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (x[i] == '&') {
-      const size_t semi = x.find(';', i);
-      const std::string e = x.substr(i, semi == std::string::npos ? 0 : semi - i + 1);
-      if (e != "&amp;" && e != "&lt;" && e != "&gt;" && e != "&quot;" && e != "&apos;") {
-        *why = "bad entity at " + std::to_string(i);
-        return false;
-      }
-    }
-    if (x[i] != '<') continue;
-    const size_t end = x.find('>', i);
-    if (end == std::string::npos) return *why = "unclosed tag", false;
-    const std::string tag = x.substr(i + 1, end - i - 1);
-    i = end;
-    if (tag[0] == '?') continue;
-    if (tag[0] == '/') {
-      if (open.empty() || open.back() != tag.substr(1)) return *why = "mismatched </" + tag, false;
-      open.pop_back();
-      continue;
-    }
-    size_t quotes = 0;
-    for (char c : tag) quotes += c == '"';
-    if (quotes % 2) return *why = "unbalanced quotes in <" + tag, false;
-    if (tag.back() != '/') open.push_back(tag.substr(0, tag.find(' ')));
-  }
-  if (!open.empty()) return *why = "unclosed <" + open.back(), false;
-  return true;
-}
+using test::well_formed_xml;
 
 int occurrences(const std::string& s, const std::string& what) {
   int n = 0;
@@ -330,7 +305,7 @@ TEST(HeatmapSvg, IsWellFormedWithOneRectPerCellAndRealText) {
   s.d.title = "a <causal> & \"masked\" example";
   const std::string svg = render_svg(s.d, HeatmapOptions{});
   std::string why;
-  EXPECT_TRUE(well_formed(svg, &why)) << why;
+  EXPECT_TRUE(well_formed_xml(svg, &why)) << why;
   EXPECT_EQ(occurrences(svg, "<rect class=\"cell\""), 6);
   EXPECT_EQ(occurrences(svg, "<rect class=\"cell masked\""), 6);
   EXPECT_EQ(occurrences(svg, "class=\"row-label\""), 3);
@@ -345,7 +320,7 @@ TEST(HeatmapSvg, ManyCellsAreEmbeddedAsOneImage) {
   for (int64_t i = 0; i < t.size(); ++i) t[i] = static_cast<double>(i % 11);
   const std::string svg = render_svg(heatmap_from_tensor(t), HeatmapOptions{});
   std::string why;
-  EXPECT_TRUE(well_formed(svg, &why)) << why;
+  EXPECT_TRUE(well_formed_xml(svg, &why)) << why;
   EXPECT_EQ(occurrences(svg, "<rect class=\"cell"), 0);
   EXPECT_EQ(occurrences(svg, "data:image/png;base64,"), 1);
 }
@@ -404,7 +379,7 @@ TEST(HeatmapOptions, FlagsNameTheFlagInErrors) {
   EXPECT_EQ(test::error_of([&] { set_heatmap_flag(o, "--vmin", "2"); }),
             "--vmin 2 must be below --vmax 1");
   EXPECT_EQ(test::error_of([] { parse_heatmap_stage_flag("weight"); }),
-            "--of: 'weight' is not one of weights, scores, output; did you mean 'weights'?");
+            "--of: 'weight' is not one of weights, scores, output, bias; did you mean 'weights'?");
 }
 
 TEST(HeatmapCli, RunDrawsTheBlogExample) {
@@ -464,6 +439,259 @@ TEST(HeatmapCli, FlagMistakesAreUsageErrors) {
   r = run_attn({"heatmap", source_path("data/csv/causal_mask.csv")});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "attn: error: heatmap: nothing to do; give -o FILE.png (or .svg) or --show\n");
+}
+
+
+// ---- limits and extreme inputs ---------------------------------------------
+
+// The box a text item covers, in pixels (see TextItem: horizontal text has
+// its capitals in [y, y + 7·scale); vertical text reads upwards from its
+// anchor along y, its capitals' top edge at x).
+struct Box {
+  int x0, y0, x1, y1;
+};
+Box box_of(const heatmap::TextItem& t) {
+  const int w = heatmap::text_extent(t.text, t.scale), h = heatmap::kCapHeight * t.scale;
+  const int start = t.anchor == heatmap::Anchor::kStart ? 0
+                    : t.anchor == heatmap::Anchor::kMiddle ? w / 2
+                                                           : w;
+  if (t.vertical) return {t.x, t.y - w + start, t.x + h, t.y + start};
+  return {t.x - start, t.y, t.x - start + w, t.y + h};
+}
+
+// Every pair of texts that overlap, and every text outside the figure.
+std::vector<std::string> text_collisions(const Scene& s) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < s.texts.size(); ++i) {
+    const Box a = box_of(s.texts[i]);
+    if (s.texts[i].text.empty()) continue;
+    if (a.x0 < 0 || a.y0 < 0 || a.x1 > s.width || a.y1 > s.height) {
+      out.push_back("'" + s.texts[i].text + "' leaves the figure");
+    }
+    for (size_t j = i + 1; j < s.texts.size(); ++j) {
+      const Box b = box_of(s.texts[j]);
+      if (s.texts[j].text.empty()) continue;
+      if (a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1) {
+        out.push_back("'" + s.texts[i].text + "' overlaps '" + s.texts[j].text + "'");
+      }
+    }
+  }
+  return out;
+}
+
+TEST(HeatmapLimits, HugeValuesGetShortLabelsThatNeverOverlap) {
+  // ±1.7e308: hi - lo overflows. The colour range, the tick positions and
+  // the labels were computed from it: both end labels at the top, a tick
+  // label of 309 digits, every cell in the bottom colour.
+  const std::vector<std::vector<double>> cases = {
+      {1.7e308, -1.7e308, 0, 1e308},
+      {1.7e308},
+      {-1.7e308, -1.6e308, -1.5e308, -1e308},
+      {1e-300, 2e-300, 3e-300, -1.23e-300},
+      {1e-12, 2e-12, 3e-12, 1.1e-11},
+  };
+  for (const auto& v : cases) {
+    const int64_t n = static_cast<int64_t>(v.size());
+    const Tensor<double> t(n == 4 ? Shape{2, 2} : Shape{1, 1}, std::vector<double>(v));
+    const HeatmapData d = heatmap_from_tensor(t);
+    const Scene scene = heatmap::layout_figure(d, HeatmapOptions{});
+    EXPECT_EQ(text_collisions(scene), std::vector<std::string>{}) << v[0];
+    for (const heatmap::TextItem& ti : scene.texts) {
+      if (ti.role == "tick") {
+        EXPECT_LE(ti.text.size(), 8u) << ti.text;
+      }
+    }
+    // The SVG carries the same text.
+    const std::string svg = render_svg(d, HeatmapOptions{});
+    EXPECT_EQ(svg.find("00000000"), std::string::npos) << "a number written out in full";
+  }
+  // The colours follow the values: the largest cell has the top colour.
+  const Tensor<double> t({2, 2}, std::vector<double>{1.7e308, -1.7e308, 0, 1e308});
+  const HeatmapData d = heatmap_from_tensor(t);
+  const Scene scene = heatmap::layout_figure(d, HeatmapOptions{});
+  const std::vector<CellGrid> g = panels(scene);
+  ASSERT_EQ(g.size(), 1u);
+  const Image im = decode(render_png(d, HeatmapOptions{}));
+  const int c = g[0].cell_w;
+  EXPECT_TRUE(im.at(g[0].x + 2, g[0].y + 2) == colormap_color(Colormap::kRdBu, 1));
+  EXPECT_TRUE(im.at(g[0].x + c + 2, g[0].y + 2) == colormap_color(Colormap::kRdBu, 0));
+  EXPECT_TRUE(im.at(g[0].x + 2, g[0].y + c + 2) == colormap_color(Colormap::kRdBu, 0.5));
+  std::vector<std::string> ticks;
+  for (const heatmap::TextItem& ti : scene.texts) {
+    if (ti.role == "tick") ticks.push_back(ti.text);
+  }
+  EXPECT_EQ(ticks, (std::vector<std::string>{"1.7e308", "-1.7e308", "-1e308", "0", "1e308"}));
+}
+
+TEST(HeatmapLimits, NumbersAreWrittenWithinEightCharacters) {
+  using heatmap::end_text;
+  using heatmap::tick_text;
+  EXPECT_EQ(end_text(1.7e308), "1.7e308");
+  EXPECT_EQ(end_text(-1.7976931348623157e308), "-1.8e308");
+  EXPECT_EQ(end_text(-1.23e-300), "-1e-300");
+  EXPECT_EQ(end_text(1.23e-5), "1.23e-5");
+  EXPECT_EQ(end_text(0.853), "0.853");
+  EXPECT_EQ(end_text(2048), "2048");
+  EXPECT_EQ(end_text(-0.0), "0");
+  EXPECT_EQ(tick_text(0.2, 0.2), "0.2");
+  EXPECT_EQ(tick_text(250, 50), "250");
+  EXPECT_EQ(tick_text(1e308, 1e308), "1e308");
+  EXPECT_EQ(tick_text(1.2e308, 2e307), "1.2e308");
+  EXPECT_EQ(tick_text(2e-12, 2e-12), "2e-12");
+  EXPECT_EQ(tick_text(-1.2e-300, 2e-301), "");  // would need 9: the tick is left out
+  const heatmap::Ticks t = heatmap::colorbar_ticks(-1.7e308, 1.7e308, 5);
+  EXPECT_EQ(t.values, (std::vector<double>{-1e308, 0, 1e308}));
+}
+
+TEST(HeatmapLimits, MeansOfHugeValuesDoNotOverflow) {
+  // Two heads of 1.7e308: their mean is 1.7e308, not inf. The means of
+  // ordinary values are the same bits as a plain sum gives.
+  const Tensor<double> t({2, 1, 2}, std::vector<double>{1.7e308, 0.1, 1.7e308, 0.2});
+  const HeatmapData d = heatmap_from_tensor(t);
+  HeatmapOptions o;
+  const heatmap::PanelPlan plan = heatmap::plan_panels(d, o);
+  const heatmap::Panels p = heatmap::build_panels(d, o, plan, 1);
+  ASSERT_EQ(p.panels.size(), 3u);
+  EXPECT_EQ(p.panels[2].values, (std::vector<double>{1.7e308, (0.1 + 0.2) / 2}));
+  const heatmap::Panels blocks = heatmap::build_panels(d, o, plan, 2);
+  EXPECT_EQ(blocks.panels[0].values, (std::vector<double>{(1.7e308 / 2 + 0.1 / 2)}));
+}
+
+TEST(HeatmapLimits, ManyPanelsAreRefusedBeforeDrawing) {
+  // 1000 heads of 2x2 drew a 5988 x 5468 image at --max-size 2048 (and
+  // 262,144 heads gigabytes): every panel keeps 96 px.
+  const Tensor<double> t({1000, 2, 2}, std::vector<double>(4000, 0.5));
+  HeatmapData d = heatmap_from_tensor(t);
+  d.source = "h.json";
+  const std::string e = test::error_of([&] { render_png(d, HeatmapOptions{}); });
+  EXPECT_EQ(e, "h.json: the heatmap of 1001 panels needs 6048 × 5444 pixels, more than "
+               "--max-size 2048; draw fewer panels with --head or --batch, or raise --max-size");
+  EXPECT_EQ(test::error_of([&] { render_svg(d, HeatmapOptions{}); }), e);
+  // One head fits; so do 1000 at a size that holds them.
+  HeatmapOptions one;
+  one.head = 7;
+  EXPECT_EQ(decode(render_png(d, one)).w > 0, true);
+  HeatmapOptions large;
+  large.max_size = 8192;
+  const Scene s = heatmap::layout_figure(d, large);
+  EXPECT_LE(std::max(s.width, s.height), 8192);
+  // At the largest --max-size there is nothing to raise.
+  const Tensor<double> many({20000, 1, 1}, std::vector<double>(20000, 0.5));
+  HeatmapOptions largest;
+  largest.max_size = kLargestMaxSize;
+  const std::string m =
+      test::error_of([&] { heatmap::layout_figure(heatmap_from_tensor(many), largest); });
+  EXPECT_NE(m.find("more than --max-size 16384; draw fewer panels with --head or --batch"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("raise"), std::string::npos) << m;
+}
+
+TEST(HeatmapLimits, ManyHeadsThroughTheCli) {
+  std::string j = "[";
+  for (int i = 0; i < 262144; ++i) j += i ? ",[[0.5]]" : "[[0.5]]";
+  const std::string f = write_temp("heads262144.json", j + "]");
+  auto r = run_attn({"heatmap", f, "-o", test::temp_dir() + "/many.png"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.err, "attn: error: " + f +
+                       ": the heatmap of 262145 panels needs 93590 × 86140 pixels, more than "
+                       "--max-size 2048; draw fewer panels with --head or --batch, or raise "
+                       "--max-size\n");
+  auto one = run_attn({"heatmap", f, "--head", "262143", "-o", test::temp_dir() + "/one.png"});
+  EXPECT_EQ(one.code, 0) << one.err;
+}
+
+TEST(HeatmapLimits, EmptyArraysAreNothingToDraw) {
+  for (const auto& [name, text, what] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"e1.json", "[]", "(shape [0])"},
+           {"e2.json", "[[]]", "(shape [1][0])"},
+           {"e3.json", R"({"weights": []})", "(shape [0])"}}) {
+    const std::string f = write_temp(name, text);
+    const std::string png = test::temp_dir() + "/" + name + ".png";
+    auto r = run_attn({"heatmap", f, "-o", png});
+    EXPECT_EQ(r.code, 3) << text;
+    const std::string place = name == "e3.json" ? f + ": weights" : f;
+    EXPECT_EQ(r.err, "attn: error: " + place + ": nothing to draw: the array is empty " + what +
+                         "\n");
+    EXPECT_FALSE(std::filesystem::exists(png));
+    EXPECT_EQ(run_attn({"heatmap", f, "--show"}).code, 3);
+  }
+  // The library refuses too, whoever builds the data.
+  HeatmapData d;
+  d.rows = 0;
+  d.cols = 3;
+  EXPECT_EQ(test::error_of([&] { render_png(d, HeatmapOptions{}); }),
+            "nothing to draw: the matrix is empty (0 rows, 3 columns)");
+}
+
+// fit_text as it was: cut one code point at a time, measuring each time
+// (quadratic); the reference the one-pass version must agree with.
+std::string fit_text_reference(const std::string& utf8, int max_width, int scale) {
+  if (heatmap::text_extent(utf8, scale) <= max_width) return utf8;
+  std::string s = utf8;
+  while (!s.empty()) {
+    size_t cut = s.size() - 1;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+    s.resize(cut);
+    if (heatmap::text_extent(s + "..", scale) <= max_width) return s + "..";
+  }
+  return "";
+}
+
+TEST(HeatmapLimits, FitTextAgreesWithCuttingOneCodePointAtATime) {
+  std::mt19937 rng(7);
+  const std::vector<std::string> pieces = {"a", "W", "i", ".", " ", "é", "漢", "😀", "\t", "m"};
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::string s;
+    const int n = static_cast<int>(rng() % 30);
+    for (int k = 0; k < n; ++k) s += pieces[rng() % pieces.size()];
+    const int width = static_cast<int>(rng() % 300) - 10;
+    const int scale = 1 + static_cast<int>(rng() % 2);
+    EXPECT_EQ(heatmap::fit_text(s, width, scale), fit_text_reference(s, width, scale))
+        << "'" << s << "' in " << width << " at scale " << scale;
+    EXPECT_EQ(heatmap::text_extent_upto(s, scale, width),
+              std::min(heatmap::text_extent(s, scale), width + 1));
+  }
+}
+
+TEST(HeatmapLimits, MegabyteTitlesAndLabelsAreLaidOutInUnderASecond) {
+  // A 100,000-character title or label took over 25 s (50 s here): text
+  // fitting measured every shorter prefix. Now it reads as far as fits.
+  std::string words;
+  while (words.size() < (1u << 20)) words += "word ";
+  std::string accents;
+  while (accents.size() < (1u << 20)) accents += "é";
+  const std::string solid(1u << 20, 'b');
+  const Tensor<double> t({2, 2}, std::vector<double>{0.1, 0.2, 0.3, 0.4});
+  for (const std::string* text : std::vector<const std::string*>{&words, &accents, &solid}) {
+    HeatmapData d = heatmap_from_tensor(t);
+    d.title = *text;
+    d.subtitle = *text;
+    d.row_labels = {*text, "b"};
+    d.col_labels = {"a", *text};
+    d.value_name = *text;  // the colorbar's title
+    const auto start = std::chrono::steady_clock::now();
+    const Scene s = heatmap::layout_figure(d, HeatmapOptions{});
+    const std::string png = render_png(d, HeatmapOptions{});
+    const std::string svg = render_svg(d, HeatmapOptions{});
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(secs, 1.0);
+    EXPECT_LE(std::max(s.width, s.height), 2048);
+    EXPECT_EQ(text_collisions(s), std::vector<std::string>{});
+    for (const heatmap::TextItem& ti : s.texts) {
+      EXPECT_LT(ti.text.size(), 400u) << ti.role;
+      // Never a broken code point: every é keeps both of its bytes.
+      if (text == &accents && ti.text.find("é") != std::string::npos && ti.role != "title") {
+        const std::string body = ti.text.substr(0, ti.text.size() - 2);
+        EXPECT_EQ(body.size() % 2, 0u) << ti.role;
+        for (size_t i = 0; i + 1 < body.size(); i += 2) {
+          ASSERT_EQ(body.substr(i, 2), "é") << ti.role;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -115,5 +115,67 @@ TEST(Install, PutsProgramManPageCompletionsAndExamplesInPlace) {
   }
 }
 
+// Words of the team that wrote attn, which mean nothing to its users: the
+// name of its internal specification, its shared folder, and its numbered
+// source files ("seed 003"), which also read as a random seed.
+const std::regex& team_words() {
+  // "seed" only as a word of its own: the binary's symbol table holds
+  // mangled names such as "OptionDefaultsEED2Ev".
+  static const std::regex words(R"(CONTRACT|shared/|(^|[^A-Za-z0-9_])[Ss][Ee][Ee][Dd][ _]?[0-9])");
+  return words;
+}
+
+// The first team word in text, with what surrounds it; "" when there is none.
+std::string team_word(const std::string& text) {
+  std::smatch m;
+  if (!std::regex_search(text, m, team_words())) return "";
+  const size_t at = static_cast<size_t>(m.position(0));
+  const size_t from = at < 40 ? 0 : at - 40;
+  return "'" + m.str(0) + "' in: ..." + text.substr(from, 100) + "...";
+}
+
+TEST(Install, NoTeamWordsInInstalledFilesExamplesOrHelp) {
+  const std::string prefix = test::temp_dir() + "/prefix_words";
+  const test::Shell install =
+      sh(quote(ATTN_CMAKE) + " --install " + quote(ATTN_BUILD_DIR) + " --prefix " + quote(prefix));
+  ASSERT_EQ(install.code, 0) << install.out << install.err;
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(prefix)) {
+    if (!e.is_regular_file()) continue;
+    ++files;
+    EXPECT_EQ(team_word(test::read_text(e.path().string())), "") << e.path();
+  }
+  EXPECT_GE(files, 13);
+  // What the program shows: the example list, each example and its trace,
+  // and the help of every command.
+  const test::Run list = test::run_attn({"examples"});
+  EXPECT_EQ(team_word(list.out), "") << "attn examples";
+  for (const std::string& name : std::vector<std::string>
+       {"additive", "biattention", "causal", "cross_shapes", "d2l_valid_lens", "hungry",
+        "key_padding", "multihead", "shapes", "sweet"}) {
+    EXPECT_NE(list.out.find(name + " "), std::string::npos) << name;
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"examples", "show", name},
+          std::vector<std::string>{"run", "--example", name, "--trace", "-q"}}) {
+      const test::Run r = test::run_attn(args);
+      EXPECT_EQ(r.code, 0) << name << ": " << r.err;
+      EXPECT_EQ(team_word(r.out + r.err), "") << args[0] << " " << name;
+    }
+  }
+  std::vector<std::vector<std::string>> commands = {{}};
+  for (const std::string& c : test::help_subcommands({})) {
+    commands.push_back({c});
+    for (const std::string& sub : test::help_subcommands({c})) commands.push_back({c, sub});
+  }
+  EXPECT_GE(commands.size(), 6u);
+  for (std::vector<std::string> args : commands) {
+    args.push_back("--help");
+    const test::Run r = test::run_attn(args);
+    EXPECT_EQ(r.code, 0);
+    EXPECT_EQ(team_word(r.out), "") << "attn " << args.front() << " --help";
+  }
+  EXPECT_EQ(team_word(test::run_attn({"--version"}).out), "");
+}
+
 }  // namespace
 }  // namespace attn

@@ -50,6 +50,29 @@ void compare_paths(const Problem& p, const std::string& what, double tol = 1e-12
   EXPECT_EQ(stream.fully_masked_rows.size(), ref.fully_masked_rows.size()) << what;
 }
 
+int compare_golden_dir(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  EXPECT_NE(d, nullptr) << dir;
+  if (!d) return 0;
+  int n = 0;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() < 6 || name.substr(name.size() - 5) != ".json") continue;
+    const std::string path = dir + "/" + name;
+    const Problem p = build_problem(read_document(test::read_text(path), path));
+    if (p.variant != Variant::kScaledDot && p.variant != Variant::kDot) continue;
+    compare_paths(p, name);
+    ++n;
+  }
+  closedir(d);
+  return n;
+}
+
+// GQA, RoPE, ALiBi, window, softcap and sinks through both kernels.
+TEST(Kernel, AgreesWithReferenceOnEveryModernGoldenCase) {
+  EXPECT_GE(compare_golden_dir(test::source_path("tests/golden/modern")), 30);
+}
+
 TEST(Kernel, AgreesWithReferenceOnEveryGoldenCase) {
   const std::string dir = test::source_path("tests/golden/cases");
   DIR* d = opendir(dir.c_str());
@@ -69,8 +92,9 @@ TEST(Kernel, AgreesWithReferenceOnEveryGoldenCase) {
 }
 
 // A random problem as a JSON document.
+// `kv_heads` > 0 gives K and V that many heads (grouped-query attention).
 std::string random_doc(std::mt19937_64& g, int64_t lq, int64_t lk, int64_t d, int64_t dv,
-                       int64_t heads, const std::string& extra) {
+                       int64_t heads, const std::string& extra, int64_t kv_heads = 0) {
   std::normal_distribution<double> nd(0, 1);
   auto matrix = [&](int64_t r, int64_t c) {
     std::string s = "[";
@@ -81,8 +105,10 @@ std::string random_doc(std::mt19937_64& g, int64_t lq, int64_t lk, int64_t d, in
     }
     return s + "]";
   };
-  return "{\"Q\": " + matrix(lq, d * heads) + ", \"K\": " + matrix(lk, d * heads) +
-         ", \"V\": " + matrix(lk, dv * heads) + ", \"heads\": " + std::to_string(heads) +
+  const int64_t kv = kv_heads > 0 ? kv_heads : heads;
+  return "{\"Q\": " + matrix(lq, d * heads) + ", \"K\": " + matrix(lk, d * kv) +
+         ", \"V\": " + matrix(lk, dv * kv) + ", \"heads\": " + std::to_string(heads) +
+         (kv_heads > 0 ? ", \"kv_heads\": " + std::to_string(kv_heads) : std::string()) +
          (extra.empty() ? "" : ", " + extra) + "}";
 }
 
@@ -138,6 +164,49 @@ TEST(Kernel, AgreesWithReferenceOnOddSizesMasksAndScalings) {
   }
 }
 
+// Current models' settings at sizes around the block and panel sizes:
+// windows that let whole tiles be skipped on both sides, ALiBi and softcap
+// inside the tiles, sinks (with fully masked rows), RoPE on odd widths, and
+// grouped K/V heads shared by several query heads.
+TEST(Kernel, AgreesWithReferenceOnModernSettings) {
+  std::mt19937_64 g(17);
+  const int64_t lq = 131, lk = 203, d = 19, dv = 13, heads = 4;
+  const std::vector<std::pair<int64_t, std::string>> cases = {
+      {0, "\"window\": [17, 5]"},
+      {0, "\"window\": [40, 0], \"causal\": true"},
+      {0, "\"window\": [-1, 3]"},
+      {0, "\"window\": 9, \"mask_fill\": -1e6"},
+      {0, "\"alibi\": true"},
+      {0, "\"alibi\": [0.5, 0.1, 0.01, 0], \"attn_bias\": " + bool_matrix(g, lq, lk, 0.5)},
+      {0, "\"softcap\": 1.5"},
+      {0, "\"softcap\": 0.7, \"scale\": \"norm\""},
+      {0, "\"sinks\": [0.5, -0.3, 2, 0]"},
+      {0, "\"sinks\": 1, \"mask\": " + bool_matrix(g, lq, lk, 0.97)},
+      {0, "\"sinks\": 3, \"window\": [5, 5], \"dropout\": 0.2, \"seed\": 2"},
+      {0, "\"rope\": {\"dims\": 18, \"theta\": 500}"},
+      {0, "\"rope\": {\"layout\": \"interleaved\", \"dims\": 2, \"q_offset\": 70}, "
+          "\"scale\": \"cosine\""},
+      {2, ""},
+      {1, "\"causal\": true"},
+      {2, "\"rope\": {\"dims\": 12}, \"window\": [30, 0], \"causal\": true, \"sinks\": 0.5"},
+      {1, "\"alibi\": true, \"softcap\": 2, \"window\": [25, 25], \"temperature\": 0.8, "
+          "\"scale_at\": \"output\""},
+  };
+  for (const auto& [kv, extra] : cases) {
+    const Problem p = test::problem(random_doc(g, lq, lk, d, dv, heads, extra, kv));
+    compare_paths(p, "kv " + std::to_string(kv) + " " + extra.substr(0, 60));
+  }
+}
+
+TEST(Kernel, GroupedHeadsDoNotDependOnThreads) {
+  std::mt19937_64 g(23);
+  const Problem p = test::problem(
+      random_doc(g, 300, 300, 8, 8, 8, "\"window\": [50, 0], \"causal\": true, \"sinks\": 1", 2));
+  const Result one = run(p, false, false, DType::kF64, 1);
+  const Result two = run(p, false, false, DType::kF64, 2);
+  EXPECT_EQ(one.output.values(), two.output.values());
+}
+
 TEST(Kernel, KeyPaddingAndValidLensPerBatch) {
   std::mt19937_64 g(9);
   const std::string doc =
@@ -190,10 +259,22 @@ TEST(Kernel, FullyMaskedErrorIsRaised) {
             "t.json: query 0 has every key masked (fully_masked: error)");
 }
 
-TEST(Kernel, HugeScoresFallBackToTheReference) {
-  // Scores of 1e300 overflow float64 in Q·Kᵀ; the reference path gives the limit.
+TEST(Kernel, OverflowingScoresAreAnInputError) {
+  // Scores of 1e400 overflow float64 in Q·Kᵀ: an error naming the score, on
+  // every path, rather than rows computed from inf.
   const Problem p = test::problem(R"({"Q": [[1e200]], "K": [[1e200], [-1e200]], "V": [[1], [2]], "scale": "none"})");
+  for (bool weights : {false, true}) {
+    EXPECT_EQ(test::error_of([&] { run(p, weights, false); }),
+              "t.json: the score of query 0, key 0 is inf: it overflows the float64 range; scale "
+              "the inputs down");
+  }
+}
+
+TEST(Kernel, LargeFiniteScoresAreComputed) {
+  // 1e300 is finite: the max-subtracted softmax gives the exact limit.
+  const Problem p = test::problem(R"({"Q": [[1e150]], "K": [[1e150], [-1e150]], "V": [[1], [2]], "scale": "none"})");
   EXPECT_EQ(run(p, false, false).output[0], 1.0);
+  EXPECT_EQ(run(p, true, false).output[0], 1.0);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <fstream>
 
 #include "attn/npy.h"
 #include "test_util.h"
@@ -48,12 +49,17 @@ TEST(NpyCli, RunWritesTheOutputNumpyComputed) {
   expect_same(got, "expected_output.npy", 1e-12);
 }
 
-TEST(NpyCli, FormatFlagDoesNotChangeANpyOutput) {
-  const std::string a = out_path("json"), b = out_path("csv");
-  ASSERT_EQ(run_attn({"run", npy("X.npy"), "--format", "json", "-o", a}).code, 0);
-  ASSERT_EQ(run_attn({"run", npy("X.npy"), "-f", "csv", "-o", b}).code, 0);
-  EXPECT_EQ(read_text(a), read_text(b));
-  expect_same(load(a), "expected_output.npy", 1e-12);
+TEST(NpyCli, FormatFlagBesideANpyOutputIsAUsageError) {
+  // A .npy file holds the output array, in no --format: the flag would be
+  // ignored, so it is refused instead, and nothing is written.
+  const std::string a = out_path("json");
+  for (const char* format : {"json", "csv", "table"}) {
+    const auto r = run_attn({"run", npy("X.npy"), "--format", format, "-o", a});
+    EXPECT_EQ(r.code, 2) << format;
+    EXPECT_EQ(r.err, "attn: error: --format " + std::string(format) + " contradicts -o " + a +
+                         " (a .npy file); drop --format or change the file's extension\n");
+  }
+  EXPECT_FALSE(std::ifstream(a).good());
 }
 
 TEST(NpyCli, Float32OutputWithDtypeF32) {

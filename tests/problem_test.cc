@@ -1,4 +1,4 @@
-// Problem building: every validation message, exactly (CONTRACT §7: one
+// Problem building: every validation message, exactly (docs/spec.md: one
 // line naming the place, both shapes for shape errors).
 #include "attn/problem.h"
 
@@ -36,7 +36,7 @@ const Case kCases[] = {
     {R"({"X": [[1,2,3],[3,4,5]], "heads": 2})",
      R"(t.json: heads 2 does not divide the query width 3)"},
     {R"({"X": [[1,2],[3,4]], "heads": 0})",
-     R"(t.json: heads: must be a positive integer, got 0)"},
+     R"(t.json: heads: must be a positive integer up to 1000000, got 0)"},
     {R"({"X": [[1,2],[3,4]], "heads": "2"})",
      R"(t.json: heads: expected a number, got "2")"},
     {R"({"X": [[1,2],[3,4]], "scale": -1})",
@@ -76,7 +76,7 @@ const Case kCases[] = {
     {R"({})",
      R"(t.json: no input: give X (self attention), X and Y (cross attention), or Q, K and V)"},
     {R"([])",
-     R"(t.json: expected a JSON object with keys such as X, Q, K, V, got an array (for a bare matrix as X, write {"X": [...]} or give it with --x))"},
+     R"(t.json: X: empty (shape [0]); X needs at least one position and one feature)"},
     {R"({"X": [[1,2]], "params": {"Wq": [[1]]}})",
      R"(t.json: params: unknown key "Wq"; did you mean "W_q"?)"},
     {R"({"X": [[1,2]], "params": {"W_q": [[1,0],[0,1]], "b_q": [1,2,3]}})",
@@ -102,7 +102,7 @@ const Case kCases[] = {
     {R"({"X": [[1,2]], "scale": "cosine", "scale_at": "output"})",
      R"(t.json: scale_at "output" needs a scalar scale factor; scale "cosine" depends on the data)"},
     {R"({"X": [[1,2]], "foo": 1})",
-     R"(t.json: unknown key "foo" (closest accepted key: "X"); accepted keys: X, Y, Q, K, V, params, params_layout, mode, variant, heads, scale, temperature, scale_at, mask, key_padding_mask, valid_lens, causal, mask_convention, attn_bias, mask_fill, fully_masked, dropout, seed, labels, title, description, source, expected)"},
+     R"(t.json: unknown key "foo" (closest accepted key: "X"); accepted keys: X, Y, Q, K, V, params, params_layout, mode, variant, heads, scale, temperature, scale_at, mask, key_padding_mask, valid_lens, causal, mask_convention, attn_bias, mask_fill, fully_masked, dropout, seed, kv_heads, rope, alibi, window, softcap, sinks, labels, title, description, source, expected)"},
     {R"({"X": [[1,2]], "expected": {"output": [[1,2]], "tol": 1}})",
      R"(t.json: expected: unknown key "tol"; did you mean "tolerance"?)"},
 };

@@ -174,7 +174,7 @@ TEST(ShellHabits, DataOnStdoutDiagnosticsOnStderr) {
   EXPECT_EQ(quiet.err.substr(quiet.err.size() - 33), "check passed: all 3 values match\n");
 }
 
-TEST(ShellHabits, ExitCodesOfTheContract) {
+TEST(ShellHabits, ExitCodesOfTheSpec) {
   const std::string good = source_path("data/examples/hungry.json");
   EXPECT_EQ(run_attn({"run", good}).code, 0);
   EXPECT_EQ(run_attn({"run", "--example", "sweet", "--check"}).code, 1);

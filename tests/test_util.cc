@@ -92,4 +92,37 @@ void expect_near_all(const Tensor<double>& got, const std::vector<double>& want,
   }
 }
 
+// Well-formedness: tags nest and close, attributes are quoted, and the only
+// entities are the five of XML.
+bool well_formed_xml(const std::string& x, std::string* why) {
+  std::vector<std::string> open;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i] == '&') {
+      const size_t semi = x.find(';', i);
+      const std::string e = x.substr(i, semi == std::string::npos ? 0 : semi - i + 1);
+      if (e != "&amp;" && e != "&lt;" && e != "&gt;" && e != "&quot;" && e != "&apos;") {
+        *why = "bad entity at " + std::to_string(i);
+        return false;
+      }
+    }
+    if (x[i] != '<') continue;
+    const size_t end = x.find('>', i);
+    if (end == std::string::npos) return *why = "unclosed tag", false;
+    const std::string tag = x.substr(i + 1, end - i - 1);
+    i = end;
+    if (tag[0] == '?') continue;
+    if (tag[0] == '/') {
+      if (open.empty() || open.back() != tag.substr(1)) return *why = "mismatched </" + tag, false;
+      open.pop_back();
+      continue;
+    }
+    size_t quotes = 0;
+    for (char c : tag) quotes += c == '"';
+    if (quotes % 2) return *why = "unbalanced quotes in <" + tag, false;
+    if (tag.back() != '/') open.push_back(tag.substr(0, tag.find(' ')));
+  }
+  if (!open.empty()) return *why = "unclosed <" + open.back(), false;
+  return true;
+}
+
 }  // namespace attn::test

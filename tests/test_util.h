@@ -64,4 +64,9 @@ std::string source_path(const std::string& rel);
 
 void expect_near_all(const Tensor<double>& got, const std::vector<double>& want, double tol);
 
+// Whether x is well-formed XML as far as SVG writers go: tags nest and
+// close, attributes are quoted, and the only entities are the five of XML.
+// *why names the first problem.
+bool well_formed_xml(const std::string& x, std::string* why);
+
 }  // namespace attn::test

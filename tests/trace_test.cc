@@ -1,9 +1,10 @@
 // Traces: the steps of a computation, in every format, with the numbers of
-// the seed 003 post (QKᵀ, the printed outputs and sim values).
+// the self-attention blog post (QKᵀ, the printed outputs and sim values).
 #include "attn/trace.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -22,7 +23,7 @@ bool has_line(const std::string& text, const std::string& line) {
 TEST(Trace, SweetShowsTheBlogsQKt) {
   auto r = run_attn({"run", "--example", "sweet", "--trace"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(has_line(r.out, "2. Scores Q·Kᵀ  [4][4]")) << r.out;
+  EXPECT_TRUE(has_line(r.out, "3. Scores Q·Kᵀ  [4][4]")) << r.out;
   EXPECT_TRUE(has_line(r.out, "          cat  milk  it  sweet"));
   EXPECT_TRUE(has_line(r.out, "   cat      8     8   8      8"));
   EXPECT_TRUE(has_line(r.out, "   milk     8    10   8     12"));
@@ -38,7 +39,7 @@ TEST(Trace, SweetShowsTheBlogsQKt) {
 TEST(Trace, SweetExplainsWhichNumbersAreWhich) {
   auto r = run_attn({"run", "--example", "sweet", "--trace"});
   EXPECT_NE(r.out.find("Expected output (the input's expected block)"), std::string::npos);
-  EXPECT_NE(r.out.find("the scale factor is applied after the softmax (scale_at: output)"),
+  EXPECT_NE(r.out.find("applied after the softmax (scale_at: output), not to the scores"),
             std::string::npos);
   EXPECT_NE(r.out.find("Output under --scale-at output (reproduces the expected numbers)"),
             std::string::npos);
@@ -46,7 +47,7 @@ TEST(Trace, SweetExplainsWhichNumbersAreWhich) {
   EXPECT_NE(ok.out.find("the output above matches these numbers"), std::string::npos);
 }
 
-// sim values of seed 003, from the JSON trace (full precision).
+// sim values of the blog post, from the JSON trace (full precision).
 std::map<std::string, double> output_similarity(const std::string& example) {
   auto r = run_attn({"run", "--example", example, "--trace", "--trace-format", "json",
                      "--similarity", "--scale-at", "output"});
@@ -137,17 +138,19 @@ TEST(Trace, MaskedCellsShowAsMinusInfOrMasked) {
 
 TEST(Trace, VariantsTraceTheirOwnFormulas) {
   auto a = run_attn({"run", "--example", "additive", "--trace"});
-  EXPECT_NE(a.out.find("S_ij = w_vᵀ·tanh(a_i + b_j)"), std::string::npos);
+  EXPECT_NE(a.out.find("S_ij = w_vᵀ·tanh(f_i + g_j)"), std::string::npos);
+  EXPECT_NE(a.out.find("F = Q·W_q"), std::string::npos);
   auto b = run_attn({"run", "--example", "biattention", "--trace"});
-  EXPECT_NE(b.out.find("S_ij = a_i + c_j + D_ij"), std::string::npos);
-  EXPECT_NE(b.out.find("w2 = softmax_i(m)"), std::string::npos);
+  EXPECT_NE(b.out.find("S_ij = t_i + u_j + D_ij"), std::string::npos);
+  EXPECT_NE(b.out.find("A1 = softmax_j(S)"), std::string::npos);
+  EXPECT_NE(b.out.find("a2 = softmax_i(m)"), std::string::npos);
   auto s = run_attn({"run", "-", "--trace"},
                     R"({"X": [[1, 0], [0, 1]], "variant": "single_layer", "params": {"w": [1, -1]}})");
   EXPECT_NE(s.out.find("D_ij = (q_i − k_j)·w"), std::string::npos) << s.err;
   EXPECT_NE(s.out.find("S_ij = LeakyReLU_0.01(D_ij)"), std::string::npos);
 }
 
-TEST(Trace, ShapesOfSeedZero) {
+TEST(Trace, ShapesOfTheShapesPost) {
   auto r = run_attn({"run", "--example", "shapes", "--trace"});
   EXPECT_NE(r.out.find("shapes: Q [2][3][2], K [2][8][2], V [2][8][10] -> output [2][3][10]"),
             std::string::npos);
@@ -155,7 +158,7 @@ TEST(Trace, ShapesOfSeedZero) {
 
 TEST(Trace, MarkdownHasTables) {
   auto r = run_attn({"run", "--example", "sweet", "--trace", "--trace-format", "markdown"});
-  EXPECT_NE(r.out.find("## 2. Scores Q·Kᵀ — [4][4]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("## 3. Scores Q·Kᵀ — [4][4]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("| **milk** | 8 | 10 | 8 | 12 |"), std::string::npos);
 }
 
@@ -219,14 +222,16 @@ TEST(Trace, LatexFormulas) {
   EXPECT_EQ(latex_formula("S = Q·Kᵀ"), "S = Q \\cdot K^\\top");
   EXPECT_EQ(latex_formula("E_ij = exp(S'_ij − m_i)"), "E_{ij} = \\exp(S'_{ij} - m_i)");
   EXPECT_EQ(latex_formula("z_i = Σ_j E_ij"), "z_i = \\sum_j  E_{ij}");
-  EXPECT_EQ(latex_formula("a_i = x_i·w_in"), "a_i = x_i \\cdot w_{in}");
+  EXPECT_EQ(latex_formula("t_i = x_i·w_in"), "t_i = x_i \\cdot w_{in}");
+  EXPECT_EQ(latex_formula("Ã = A ⊙ keep / (1 − p)"),
+            "\\tilde{A} = A \\odot \\mathrm{keep} / (1 - p)");
 }
 
 TEST(Check, FailureUnderTheFormulasPlacementIsExplained) {
   auto r = run_attn({"run", "--example", "sweet", "--check"});
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.out.find("why: The expected numbers are softmax(QKᵀ)·V·1/√d_k = 0.5: the scale "
-                       "factor is applied after the softmax (scale_at: output)"),
+  EXPECT_NE(r.out.find("why: The expected numbers are softmax(QKᵀ)·V·f with the scale factor "
+                       "f = 1/√d_k = 0.5 applied after the softmax (scale_at: output)"),
             std::string::npos)
       << r.out;
   auto ok = run_attn({"run", "--example", "sweet", "--check", "--scale-at", "output"});
@@ -235,6 +240,123 @@ TEST(Check, FailureUnderTheFormulasPlacementIsExplained) {
   auto h = run_attn({"run", "--example", "hungry", "--check"});
   EXPECT_EQ(h.code, 1);
   EXPECT_NE(h.out.find("why: "), std::string::npos);
+}
+
+TEST(Check, QuietListsOnlyTheMismatchesAndNoEmptyTable) {
+  auto failed = run_attn({"run", "--example", "sweet", "--check", "-q"});
+  EXPECT_EQ(failed.code, 1);
+  EXPECT_EQ(failed.out.find("        ok"), std::string::npos) << failed.out;
+  EXPECT_NE(failed.out.find("output[0][1] (cat)       0.625"), std::string::npos) << failed.out;
+  EXPECT_NE(failed.out.find("check FAILED: 8 of 16 values differ\n"), std::string::npos);
+  auto passed = run_attn({"run", "--example", "sweet", "--check", "-q", "--scale-at", "output"});
+  EXPECT_EQ(passed.code, 0);
+  // The table, then the verdict alone: no header over no rows.
+  EXPECT_NE(passed.out.find("0.0000\n\ncheck passed: all 16 values match\n"), std::string::npos)
+      << passed.out;
+  EXPECT_EQ(passed.out.find("position"), std::string::npos) << passed.out;
+}
+
+TEST(Trace, SelfModeSaysWhereQKVComeFromBeforeTheScores) {
+  auto r = run_attn({"run", "--example", "sweet", "--trace"});
+  const size_t sources = r.out.find("\n2. Queries, keys and values\n   Q = K = V = X\n");
+  ASSERT_NE(sources, std::string::npos) << r.out;
+  EXPECT_LT(sources, r.out.find("S = Q·Kᵀ"));
+  // Cross mode without projections; projections define Q, K, V themselves.
+  auto c = run_attn({"run", "-", "--trace"}, R"({"X": [[1, 0]], "Y": [[1, 0], [0, 1]]})");
+  EXPECT_NE(c.out.find("\n   Q = X, K = V = Y\n"), std::string::npos) << c.out << c.err;
+  auto p = run_attn({"run", "--example", "cross_shapes", "--trace", "-q", "--batch", "0", "--head",
+                     "0", "--query", "0"});
+  EXPECT_EQ(p.out.find("Queries, keys and values"), std::string::npos);
+  auto v = run_attn({"run", "-", "--trace"}, R"({"Q": [[1, 0]], "K": [[1, 0], [0, 1]]})");
+  EXPECT_NE(v.out.find("\n   V = K\n"), std::string::npos) << v.out << v.err;
+}
+
+TEST(Trace, WeightsAndProjectionsHaveDifferentLetters) {
+  auto r = run_attn({"run", "--example", "sweet", "--trace"});
+  EXPECT_TRUE(has_line(r.out, "   A_ij = E_ij / z_i")) << r.out;
+  EXPECT_TRUE(has_line(r.out, "   O = A·V"));
+  EXPECT_EQ(r.out.find("W_ij"), std::string::npos);
+  auto d = run_attn({"run", "--example", "sweet", "--trace", "--dropout", "0.5"});
+  EXPECT_NE(d.out.find("Ã = A ⊙ keep / (1 − p), p = 0.5"), std::string::npos) << d.out;
+  EXPECT_TRUE(has_line(d.out, "   O = Ã·V"));
+  auto m = run_attn({"run", "--example", "cross_shapes", "--trace", "-q", "--batch", "0", "--head",
+                     "0", "--query", "0"});
+  EXPECT_TRUE(has_line(m.out, "   Z = C·W_o + b_o")) << "Y is the context";
+}
+
+TEST(Trace, EverySymbolIsDefinedBeforeItIsUsed) {
+  // cosine has no factor, so there is no S': the softmax works on S.
+  auto r = run_attn({"run", "--example", "sweet", "--trace", "--scale", "cosine"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("S'"), std::string::npos) << r.out;
+  EXPECT_TRUE(has_line(r.out, "   m_i = max_j S_ij"));
+  EXPECT_TRUE(has_line(r.out, "   E_ij = exp(S_ij − m_i)"));
+  EXPECT_TRUE(has_line(r.out, "   each row q_i of Q divided by its length"));
+  // A bias without a scale defines S' itself.
+  auto b = run_attn(
+      {"run", test::source_path("data/masks/attn_bias.json"), "--trace", "--scale", "none"});
+  EXPECT_NE(b.out.find("S' = S + attn_bias"), std::string::npos) << b.out << b.err;
+}
+
+TEST(Trace, ScaleFactorHasTheTracePrecision) {
+  auto r = run_attn({"run", "--example", "d2l_valid_lens", "--trace"});
+  EXPECT_TRUE(has_line(r.out, "   S' = S·0.7071")) << r.out;
+  EXPECT_TRUE(has_line(r.out, "   factor 1/√d_k = 1/√2 = 0.7071"));
+  auto two = run_attn({"run", "--example", "d2l_valid_lens", "--trace", "--precision", "2"});
+  EXPECT_TRUE(has_line(two.out, "   S' = S·0.71")) << two.out;
+  auto half = run_attn({"run", "--example", "sweet", "--trace"});
+  EXPECT_TRUE(has_line(half.out, "   S' = S·0.5"));
+  auto j = run_attn({"run", "--example", "d2l_valid_lens", "--trace", "--trace-format", "json"});
+  EXPECT_NE(j.out.find("\"S' = S·0.7071067811865475\""), std::string::npos);
+}
+
+TEST(Trace, HeadIsNamedOnce) {
+  auto r = run_attn({"run", "--example", "sweet", "--heads", "2", "--trace"});
+  EXPECT_NE(r.out.find(". Query block (head 0)  [4][2]\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Head 0 queries"), std::string::npos);
+}
+
+int count_lines(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
+
+TEST(Trace, BatchHeadAndQueryNarrowIt) {
+  auto all = run_attn({"run", "--example", "multihead", "--trace"});
+  auto one = run_attn({"run", "--example", "multihead", "--trace", "--batch", "1", "--head", "2"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_LT(count_lines(one.out) * 4, count_lines(all.out));
+  EXPECT_TRUE(has_line(one.out, "showing: batch 1, head 2 (the other steps are left out)"));
+  EXPECT_EQ(one.out.find("batch 0"), std::string::npos) << one.out;
+  EXPECT_EQ(one.out.find("head 1)"), std::string::npos);
+  EXPECT_NE(one.out.find("(batch 1, head 2)"), std::string::npos);
+  // A query by label: its row of every per-query step, under its name.
+  auto milk = run_attn({"run", "--example", "sweet", "--trace", "--query", "milk"});
+  ASSERT_EQ(milk.code, 0) << milk.err;
+  EXPECT_TRUE(has_line(milk.out, "showing: query 1 (milk) (the other steps are left out)"));
+  EXPECT_TRUE(has_line(milk.out, "   milk  0.0826  0.2245  0.0826  0.6103")) << milk.out;
+  EXPECT_FALSE(has_line(milk.out, "   cat    0.2500  0.2500  0.2500  0.2500"));
+  // The input keeps every row: keys and values come from it too.
+  EXPECT_TRUE(has_line(milk.out, "   sweet  0  0  4  0"));
+  auto idx = run_attn({"run", "--example", "d2l_valid_lens", "--trace", "--batch", "1", "--query",
+                       "0", "--trace-format", "json"});
+  const auto j = nlohmann::json::parse(idx.out);
+  EXPECT_EQ(j["showing"], "batch 1, query 0");
+  for (const auto& s : j["steps"]) EXPECT_NE(s["batch"], 0) << s["id"];
+}
+
+TEST(Trace, NarrowingFlagsAreChecked) {
+  auto q = run_attn({"run", "--example", "sweet", "--trace", "--query", "mlk"});
+  EXPECT_EQ(q.code, 2);
+  EXPECT_EQ(q.err, "attn: error: --query mlk: no query is called 'mlk'; did you mean 'milk'?\n");
+  auto r = run_attn({"run", "--example", "sweet", "--trace", "--query", "4"});
+  EXPECT_EQ(r.err, "attn: error: --query 4: out of range; the input has 4 queries (0 to 3)\n");
+  auto h = run_attn({"run", "--example", "sweet", "--trace", "--head", "1"});
+  EXPECT_EQ(h.err, "attn: error: --head 1: out of range; the input has 1 head (0 to 0)\n");
+  auto n = run_attn({"run", "--example", "sweet", "--query", "1"});
+  EXPECT_EQ(n.code, 2);
+  EXPECT_EQ(n.err, "attn: error: --query needs --trace\n");
+  auto b = run_attn({"run", "--example", "multihead", "--batch", "1"});
+  EXPECT_EQ(b.err, "attn: error: --batch needs --heatmap FILE or --show (or --trace)\n");
 }
 
 TEST(Similarity, WithoutTraceAppendsTables) {

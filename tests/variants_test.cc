@@ -3,7 +3,7 @@
 // (data/variants/make_expected.py, never attn). Every file must pass
 // `attn run FILE --check` with the real binary, the way a reader of
 // docs/variants.md runs it, and together the files must cover every variant,
-// scaling and layout the contract names.
+// scaling and layout docs/spec.md names.
 #include <gtest/gtest.h>
 
 #include <algorithm>

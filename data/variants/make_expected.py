@@ -10,17 +10,17 @@ may come first on PATH has no torch:
 
 Oracles, chosen to be as close to the posts' own code as possible:
 
-  * the posts' modules themselves, copied below: seed 001's
+  * the posts' modules themselves, copied below: the attention library's
     DotProductAttention, SingleLayerAttention, MultiHeadAttention and
-    BiAttention, seed 004's CrossAttention;
-  * d2l's DotProductAttention and AdditiveAttention (seed 002's source),
+    BiAttention, the cross-attention tutorial's CrossAttention;
+  * d2l's DotProductAttention and AdditiveAttention,
     and torch.nn.MultiheadAttention, from tests/golden/make_golden.py;
   * a few lines of matmul/softmax/F.normalize written out per example.
 
 Every example is also recomputed by `reference()` of make_golden.py (a
-direct transcription of CONTRACT §2-§4 in torch ops); the two must agree to
+direct transcription of docs/spec.md in torch ops); the two must agree to
 1e-12 or the script stops without writing. Inputs are small hand-made numbers
-(mostly the seed 003 word vectors), so the files are written with the same
+(mostly the blog post's word vectors), so the files are written with the same
 bytes on every run.
 """
 
@@ -42,11 +42,11 @@ from torch.nn import init  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 TOLERANCE = 1e-9
-SEED001 = "shared/seeds/001 (Some attention code explanations)"
-SEED002 = "shared/seeds/002 (d2l.ai, scaled dot-product attention)"
-SEED003 = "shared/seeds/003 (self-attention blog: cat, milk, it, sweet)"
-SEED004 = "shared/seeds/004 (cross-attention with torch.nn)"
-SEED000 = "shared/seeds/000 (scaled dot-product attention and self-attention, shapes)"
+SRC_LIBRARY = "a blog post walking through a PyTorch library of attention classes"
+SRC_D2L = "d2l.ai, chapter Attention Scoring Functions (scaled dot-product attention)"
+SRC_BLOG = "a Chinese-language blog post on self-attention (cat, milk, it, sweet)"
+SRC_CROSS = "a PyTorch cross-attention tutorial (its CrossAttention module)"
+SRC_SHAPES = "a Chinese-language blog post contrasting scaled dot-product attention and self-attention (its shapes example)"
 
 # ---------------------------------------------------------------------------
 # The posts' modules, copied with three changes only: init.xavier_normal is
@@ -56,11 +56,11 @@ SEED000 = "shared/seeds/000 (scaled dot-product attention and self-attention, sh
 # so their dropout does nothing.
 
 
-class Seed001Linear(nn.Module):
+class LibraryLinear(nn.Module):
     ''' Simple Linear layer with xavier init '''
 
     def __init__(self, d_in, d_out, bias=True):
-        super(Seed001Linear, self).__init__()
+        super(LibraryLinear, self).__init__()
         self.linear = nn.Linear(d_in, d_out, bias=bias)
         init.xavier_normal_(self.linear.weight)
 
@@ -68,11 +68,11 @@ class Seed001Linear(nn.Module):
         return self.linear(x)
 
 
-class Seed001DotProductAttention(nn.Module):
+class LibraryDotProductAttention(nn.Module):
     ''' Dot-Product Attention '''
 
     def __init__(self, d_model, attn_dropout=0.1):
-        super(Seed001DotProductAttention, self).__init__()
+        super(LibraryDotProductAttention, self).__init__()
         self.temper = 1  # np.power(d_model, 0.5)
         self.dropout = nn.Dropout(attn_dropout)
         self.softmax = nn.Softmax(dim=2)
@@ -88,9 +88,9 @@ class Seed001DotProductAttention(nn.Module):
         return output, attn
 
 
-class Seed001SingleLayerAttention(nn.Module):
+class LibrarySingleLayerAttention(nn.Module):
     def __init__(self, d_model, d_k, attn_dropout=0.1):
-        super(Seed001SingleLayerAttention, self).__init__()
+        super(LibrarySingleLayerAttention, self).__init__()
         self.dropout = nn.Dropout(attn_dropout)
         self.softmax = nn.Softmax(dim=2)
         self.weight = nn.Parameter(torch.empty(d_k, 1))
@@ -116,11 +116,11 @@ class Seed001SingleLayerAttention(nn.Module):
         return output, attn
 
 
-class Seed001MultiHeadAttention(nn.Module):
+class LibraryMultiHeadAttention(nn.Module):
     ''' Multi-Head Attention module '''
 
     def __init__(self, n_head, d_input, d_model, d_input_v=None, dropout=0.1):
-        super(Seed001MultiHeadAttention, self).__init__()
+        super(LibraryMultiHeadAttention, self).__init__()
         self.n_head = n_head
         d_k, d_v = d_model // n_head, d_model // n_head
         self.d_k = d_k
@@ -130,8 +130,8 @@ class Seed001MultiHeadAttention(nn.Module):
         self.w_qs = nn.Parameter(torch.empty(n_head, d_input, d_k))
         self.w_ks = nn.Parameter(torch.empty(n_head, d_input, d_k))
         self.w_vs = nn.Parameter(torch.empty(n_head, d_input_v, d_v))
-        self.attention = Seed001DotProductAttention(d_model)
-        self.proj = Seed001Linear(n_head * d_v, d_model)
+        self.attention = LibraryDotProductAttention(d_model)
+        self.proj = LibraryLinear(n_head * d_v, d_model)
         self.dropout = nn.Dropout(dropout)
         init.xavier_normal_(self.w_qs)
         init.xavier_normal_(self.w_ks)
@@ -156,7 +156,7 @@ class Seed001MultiHeadAttention(nn.Module):
         return outputs, attns
 
 
-class Seed001BiAttention(nn.Module):
+class LibraryBiAttention(nn.Module):
     def __init__(self, input_size, dropout):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
@@ -184,9 +184,9 @@ class Seed001BiAttention(nn.Module):
         return torch.cat([input, output_one, input * output_one, output_two * output_one], dim=-1)
 
 
-class Seed004CrossAttention(nn.Module):
+class TutorialCrossAttention(nn.Module):
     def __init__(self, embed_dim, hidden_dim, num_heads):
-        super(Seed004CrossAttention, self).__init__()
+        super(TutorialCrossAttention, self).__init__()
         self.embed_dim = embed_dim
         self.hidden_dim = hidden_dim
         self.num_heads = num_heads
@@ -216,8 +216,8 @@ class Seed004CrossAttention(nn.Module):
 
 
 # ---------------------------------------------------------------------------
-# The word vectors of seed 003. The post says dim = 4 and prints only the
-# two middle entries; the "..." entries are taken as 0, as CONTRACT §6 does.
+# The word vectors of the self-attention blog post. The post says dim = 4 and prints only the
+# two middle entries; the "..." entries are taken as 0, as attn's examples do.
 
 WORDS4 = collections.OrderedDict([
     ("cat", [0, 2, 2, 0]),
@@ -337,7 +337,7 @@ def write_all():
 
 
 def d2l_scaled_dot(q, k, v):
-    """d2l's DotProductAttention (seed 002), unbatched in and out."""
+    """d2l's DotProductAttention, unbatched in and out."""
     return G.d2l_dot(T(q), T(k), T(v))
 
 
@@ -348,25 +348,25 @@ def softmax_attention(q, k, v, factor):
     return w @ T(v), w
 
 
-def seed001_dot(q, k, v):
-    att = Seed001DotProductAttention(d_model=T(q).shape[-1]).eval()
+def library_dot(q, k, v):
+    att = LibraryDotProductAttention(d_model=T(q).shape[-1]).eval()
     with torch.no_grad():
         return att(T(q), T(k), T(v))
 
 
-def seed001_single_layer(q, k, v, w):
+def library_single_layer(q, k, v, w):
     q, k, v = T(q), T(k), T(v)
     batched = q.dim() == 3
     if not batched:
         q, k, v = q[None], k[None], v[None]
-    att = Seed001SingleLayerAttention(d_model=q.shape[-1], d_k=q.shape[-1]).eval()
+    att = LibrarySingleLayerAttention(d_model=q.shape[-1], d_k=q.shape[-1]).eval()
     with torch.no_grad():
         att.weight.copy_(T(w).reshape(-1, 1))
         o, a = att(q, k, v)
     return (o, a) if batched else (o[0], a[0])
 
 
-def seed001_biattention(x, y, w_in, w_mem, dot_scale, key_padding_mask=None):
+def library_biattention(x, y, w_in, w_mem, dot_scale, key_padding_mask=None):
     x, y = T(x), T(y)
     batched = x.dim() == 3
     if not batched:
@@ -375,7 +375,7 @@ def seed001_biattention(x, y, w_in, w_mem, dot_scale, key_padding_mask=None):
     keep = torch.ones(x.shape[0], y.shape[1])
     if key_padding_mask is not None:  # the post's q_mask: 1 = a real token
         keep = 1.0 - T(key_padding_mask).reshape(-1, y.shape[1]).expand(x.shape[0], -1)
-    att = Seed001BiAttention(d, dropout=0.2).eval()
+    att = LibraryBiAttention(d, dropout=0.2).eval()
     assert att.dot_scale.dtype == torch.float64
     with torch.no_grad():
         att.input_linear.weight.copy_(T(w_in)[None])
@@ -396,28 +396,28 @@ def variants():
     example(
         "scaled_dot", "scaled_dot: softmax(QKᵀ/√d_k)·V on \"The cat drank the milk because "
         "it was sweet.\"",
-        "Self-attention (Q = K = V = X) on the four word vectors of seed 003, width 4 (the "
+        "Self-attention (Q = K = V = X) on the four word vectors of the self-attention blog post, width 4 (the "
         "post's '...' entries are 0). scaled_dot is the default variant and its default scale "
         "is sqrt_dk: QKᵀ = [[8,8,8,8],[8,10,8,12],[8,8,8,8],[8,12,8,16]] is divided by √4 = 2 "
         "before the softmax. cat and it are equally similar to every word, so they average the "
         "four vectors (1.25, 2.75); sweet gives " + f3(w[3, 3]) + " of its attention to itself. "
         "These are the numbers of the formula the post states, not the ones it prints (see "
         "scale_at_output.json).",
-        SEED003 + " example 1; " + SEED002 + "; Vaswani et al. 2017, Attention Is All You Need",
+        SRC_BLOG + " example 1; " + SRC_D2L + "; Vaswani et al. 2017, Attention Is All You Need",
         {"X": X, "labels": SWEET}, o, w, "d2l DotProductAttention")
 
     Xb = [rows(WORDS4, SWEET), rows(WORDS4, HUNGRY)]
-    o, w = seed001_dot(Xb, Xb, Xb)
+    o, w = library_dot(Xb, Xb, Xb)
     example(
-        "dot", "dot: softmax(QKᵀ)·V, no scaling, on both sentences of seed 003 as a batch",
+        "dot", "dot: softmax(QKᵀ)·V, no scaling, on both sentences of the self-attention blog post as a batch",
         "variant dot is scaled_dot with scale none: the raw dot products go into the softmax. "
         "The input is batched [2][4][4]: batch 0 is \"... because it was sweet\", batch 1 is "
         "\"... because it was hungry\" (the last word differs). Unscaled scores of 8 to 16 make "
         "the softmax sharp: sweet keeps " + f3(w[0, 3, 3]) + " of its attention, hungry " +
         f3(w[1, 3, 3]) + "; cat and it still spread theirs evenly.",
-        SEED001 + ", DotProductAttention (temper = 1); " + SEED003,
+        SRC_LIBRARY + ", DotProductAttention (temper = 1); " + SRC_BLOG,
         {"variant": "dot", "X": Xb, "labels": ["cat", "milk", "it", "sweet/hungry"]}, o, w,
-        "seed 001's DotProductAttention module")
+        "the attention library's DotProductAttention module")
 
     Q = rows(WORDS2, ["it", "sweet"])
     K = [[2, 2, 0], [1, 3, 1], [0, 4, 0]]
@@ -447,25 +447,25 @@ def variants():
 
     X = rows(WORDS4, SWEET)
     wvec = W_SINGLE
-    o, w = seed001_single_layer(X, X, X, wvec)
+    o, w = library_single_layer(X, X, X, wvec)
     example(
         "single_layer", "single_layer: S_ij = LeakyReLU((q_i − k_j)·w), slope 0.01",
-        "Seed 001's SingleLayerAttention on the seed 003 sentence. With w = (0, 1, -1, 0), "
+        "The attention library's SingleLayerAttention on the blog post's sentence. With w = (0, 1, -1, 0), "
         "(q_i − k_j)·w = (state − taste of q_i) − (state − taste of k_j); that is 0, -2, 0, -4 "
         "for cat, milk, it, sweet, so the score is LeakyReLU(d_i − d_j). cat looks hardest at "
         "sweet (score 4, weight " + f3(w[0, 3]) + "); sweet's differences are all negative, "
         "LeakyReLU turns them into -0.04, -0.02, -0.04, 0 and its weights are almost uniform. "
         "Unlike a dot product the score is not symmetric. The default scale is none (the post "
         "wonders why it does not divide by √d_k).",
-        SEED001 + ", SingleLayerAttention",
+        SRC_LIBRARY + ", SingleLayerAttention",
         {"variant": "single_layer", "X": X, "labels": SWEET, "params": {"w": wvec}}, o, w,
-        "seed 001's SingleLayerAttention module (nn.LeakyReLU, slope 0.01)")
+        "the attention library's SingleLayerAttention module (nn.LeakyReLU, slope 0.01)")
 
     Xd = rows(WORDS2, SWEET)
     Yq = [[0, 4], [4, 0], [0, 0]]
     p = {"w_in": [0.5, 0], "w_mem": [0, 0.25], "dot_scale": [0.5, 0.5]}
     kpm = [0, 0, 1]
-    o, w = seed001_biattention(Xd, Yq, p["w_in"], p["w_mem"], p["dot_scale"], kpm)
+    o, w = library_biattention(Xd, Yq, p["w_in"], p["w_mem"], p["dot_scale"], kpm)
     example(
         "biattention", "biattention (BiDAF-style): a 4-word document against a 3-token "
         "question whose last token is padding",
@@ -477,23 +477,23 @@ def variants():
         "word's best score max_j S_ij, o2 = w2·X one summary row; output row i = [x_i, O1_i, "
         "x_i ⊙ O1_i, o2 ⊙ O1_i], width 4·2 = 8. biattention takes no scale, temperature, heads "
         "or mask other than key_padding_mask.",
-        SEED001 + ", BiAttention; Seo et al. 2017, Bidirectional Attention Flow for Machine "
+        SRC_LIBRARY + ", BiAttention; Seo et al. 2017, Bidirectional Attention Flow for Machine "
         "Comprehension (BiDAF)",
         {"variant": "biattention", "X": Xd, "Y": Yq,
          "labels": {"queries": SWEET, "keys": ["sweet", "hungry", "<pad>"]},
          "key_padding_mask": kpm, "params": p}, o, w,
-        "seed 001's BiAttention module (padding as its q_mask, -1e30)")
+        "the attention library's BiAttention module (padding as its q_mask, -1e30)")
 
-    o, w = seed001_biattention(Xd, Xd, p["w_in"], p["w_mem"], p["dot_scale"])
+    o, w = library_biattention(Xd, Xd, p["w_in"], p["w_mem"], p["dot_scale"])
     example(
         "biattention_self", "biattention in self mode: the document is its own memory (Y = X)",
         "Without Y, biattention runs in self mode and takes Y = X, like every other variant "
-        "(attn's choice; CONTRACT §4 only describes X and Y). Same parameters as "
+        "(attn's choice; the BiDAF layer is defined on a document X and a memory Y). Same parameters as "
         "biattention.json; each word of cat, milk, it, sweet attends over the same four words, "
         "and the output is [x_i, O1_i, x_i ⊙ O1_i, o2 ⊙ O1_i], width 8.",
-        SEED001 + ", BiAttention (called with memory = input)",
+        SRC_LIBRARY + ", BiAttention (called with memory = input)",
         {"variant": "biattention", "X": Xd, "labels": SWEET, "params": p}, o, w,
-        "seed 001's BiAttention module with memory = input")
+        "the attention library's BiAttention module with memory = input")
 
 
 # ---------------------------------------------------------------------------
@@ -510,22 +510,22 @@ def scalings():
     example(
         "scale_sqrt_dk", "scale sqrt_dk: d_k is the query width of one head",
         "Each word is (state, taste, state, taste) and heads = 2 splits the columns into two "
-        "blocks of 2, so each head sees the seed 003 vectors (state, taste) and divides by "
+        "blocks of 2, so each head sees the blog post's vectors (state, taste) and divides by "
         "√d_k = √2 (the head's width), not √4 (the model width). Both heads hold the same "
         "numbers, so both get the same weights: sweet gives " + f3(w[0, 3, 3]) + " to itself, "
         "more than in scaled_dot.json where the padded width 4 gives √4. The weights are "
         "[heads][q][k]; the output is the two head outputs side by side.",
-        SEED003 + "; " + SEED002 + "; Vaswani et al. 2017 (d_k = d_model / h)",
+        SRC_BLOG + "; " + SRC_D2L + "; Vaswani et al. 2017 (d_k = d_model / h)",
         {"X": X2, "heads": 2, "scale": "sqrt_dk", "labels": SWEET}, o, w,
         "torch.nn.MultiheadAttention (identity projections)")
 
     o, w = softmax_attention(X, X, X, 1.0)
     example(
         "scale_none", "scale none: softmax(QKᵀ)·V with the scores as they are",
-        "scale none on scaled_dot gives exactly variant dot. The raw scores of the seed 003 "
+        "scale none on scaled_dot gives exactly variant dot. The raw scores of the blog post's "
         "sentence (8 to 16) make sweet keep " + f3(w[3, 3]) + " of its attention and milk " +
         f3(w[1, 3]) + " on sweet; compare scaled_dot.json (÷2) and scale_dk.json (÷4).",
-        SEED003 + "; " + SEED001 + " (DotProductAttention, temper = 1)",
+        SRC_BLOG + "; " + SRC_LIBRARY + " (DotProductAttention, temper = 1)",
         {"X": X, "scale": "none", "labels": SWEET}, o, w, "torch matmul and softmax")
 
     o, w = softmax_attention(X, X, X, 1.0 / 4)
@@ -533,9 +533,9 @@ def scalings():
         "scale_dk", "scale dk: softmax(QKᵀ/d_k)·V",
         "Dividing by d_k = 4 instead of √d_k = 2 shrinks the scores to 2 .. 4, so the weights "
         "are flatter: sweet keeps " + f3(w[3, 3]) + " (scaled_dot.json: " +
-        f3(torch.softmax(S[3] / 2, -1)[3]) + "). Seed 003 explains why dividing by d_k "
+        f3(torch.softmax(S[3] / 2, -1)[3]) + "). The self-attention blog post explains why dividing by d_k "
         "over-flattens (the variance of the scores becomes 1/d_k).",
-        SEED003 + ", 'why √d_k and not d_k'",
+        SRC_BLOG + ", 'why √d_k and not d_k'",
         {"X": X, "scale": "dk", "labels": SWEET}, o, w, "torch matmul and softmax")
 
     qn = F.normalize(T(X), dim=-1)
@@ -544,13 +544,13 @@ def scalings():
     o = w_c @ T(X)
     example(
         "scale_cosine", "scale cosine: rows of Q and K normalised first (pre-normalisation)",
-        "Seed 003's pre-normalisation Q' = Q/‖Q‖, K' = K/‖K‖, V' = V: the scores become cosine "
+        "The self-attention blog post's pre-normalisation Q' = Q/‖Q‖, K' = K/‖K‖, V' = V: the scores become cosine "
         "similarities in [-1, 1] and no other factor applies. cat·milk = 8/(√8·√10) = " +
         f3(cos[0, 1]) + ", cat·sweet = 8/(√8·4) = " + f3(cos[0, 3]) + ". Lengths no longer "
         "count, so sweet (length 4) no longer dominates: its row is " +
         ", ".join(f3(x) for x in w_c[3]) + ". V is not normalised, so the outputs keep the "
         "words' scale.",
-        SEED003 + ", 'pre-normalisation'",
+        SRC_BLOG + ", 'pre-normalisation'",
         {"X": X, "scale": "cosine", "labels": SWEET}, o, w_c,
         "F.normalize, matmul and softmax")
 
@@ -570,7 +570,7 @@ def scalings():
         "factor 10 disappears and both heads get identical weights; only the outputs (from the "
         "unnormalised V) differ by 10. Normalising the whole 4-wide row instead would shrink "
         "head 0's scores to cos/101 and head 1's to 100·cos/101, and the heads would differ.",
-        SEED003 + ", 'pre-normalisation', per head as in nn.MultiheadAttention's split",
+        SRC_BLOG + ", 'pre-normalisation', per head as in nn.MultiheadAttention's split",
         {"X": Xh, "heads": 2, "variant": "dot", "scale": "cosine", "labels": SWEET},
         torch.cat(outs, dim=-1), torch.stack(ws), "F.normalize per head, matmul and softmax")
 
@@ -578,12 +578,12 @@ def scalings():
     o, w = softmax_attention(X, X, X, 1.0 / float(fro))
     example(
         "scale_norm", "scale norm: S/‖S‖_F, the scores divided by their Frobenius norm",
-        "Seed 003's 'normalise the attention scores': QKᵀ of the sentence has Frobenius norm "
+        "The self-attention blog post's 'normalise the attention scores': QKᵀ of the sentence has Frobenius norm "
         "√1412 = " + f3(fro) + ", so every score lands in [0, 1] (16 → " + f3(16 / fro) +
         ") and the weights are nearly uniform: sweet's row is " +
         ", ".join(f3(x) for x in w[3]) + ". The norm is taken per (batch, head), over every "
         "score, masked ones included.",
-        SEED003 + ", 'normalise the attention scores to [0, 1]'",
+        SRC_BLOG + ", 'normalise the attention scores to [0, 1]'",
         {"X": X, "scale": "norm", "labels": SWEET}, o, w,
         "torch.linalg.norm, matmul and softmax")
 
@@ -592,12 +592,12 @@ def scalings():
     o, w = softmax_attention(X5, X5, X5, 1.0 / math.sqrt(4 * 5))
     example(
         "scale_long_seq", "scale long_seq: softmax(QKᵀ/(√d_k·√T))·V for long sequences",
-        "Seed 003's long-sequence scaling divides by √d_k·√T, T the number of keys, so that a "
+        "The self-attention blog post's long-sequence scaling divides by √d_k·√T, T the number of keys, so that a "
         "longer sequence does not widen the range of scores. Here all five words of the post "
         "(cat, milk, it, sweet, hungry) attend to each other: T = 5, d_k = 4, factor 1/√20 = " +
         f3(1 / math.sqrt(20)) + ". sweet keeps " + f3(w[3, 3]) + ", hungry " + f3(w[4, 4]) +
         ". T is the total key count, masked keys included.",
-        SEED003 + ", 'long-sequence scaling'",
+        SRC_BLOG + ", 'long-sequence scaling'",
         {"X": X5, "scale": "long_seq", "labels": names5}, o, w, "torch matmul and softmax")
 
     o, w = softmax_attention(X, X, X, 0.1)
@@ -607,7 +607,7 @@ def scalings():
         "(F.scaled_dot_product_attention(..., scale=c)): c = 1/√d_k is sqrt_dk, c = 1 is none. "
         "With c = 0.1 the sentence's scores become 0.8 .. 1.6 and sweet keeps " + f3(w[3, 3]) +
         ". An explicit scale also works with dot and additive.",
-        SEED003 + " ('temperature: replace √d_k by a constant'); PyTorch "
+        SRC_BLOG + " ('temperature: replace √d_k by a constant'); PyTorch "
         "scaled_dot_product_attention's scale argument",
         {"X": X, "scale": 0.1, "labels": SWEET}, o, w, "torch matmul and softmax")
 
@@ -617,27 +617,27 @@ def scalings():
         "temperature divides the scores after the scale: here sqrt_dk (÷2, the default of "
         "scaled_dot) and then ÷3, softmax(QKᵀ/(2·3))·V. A temperature above 1 flattens the "
         "weights (sweet keeps " + f3(w[3, 3]) + " instead of " +
-        f3(torch.softmax(S[3] / 2, -1)[3]) + "), below 1 sharpens them. Seed 003 lists the "
+        f3(torch.softmax(S[3] / 2, -1)[3]) + "), below 1 sharpens them. The self-attention blog post lists the "
         "temperature as replacing √d_k by a constant; that is scale none with a temperature.",
-        SEED003 + ", 'temperature parameter'",
+        SRC_BLOG + ", 'temperature parameter'",
         {"X": X, "temperature": 3, "labels": SWEET}, o, w, "torch matmul and softmax")
 
     w = torch.softmax(S, dim=-1)
     o = w @ T(X) / 2
     example(
-        "scale_at_output", "scale_at output: softmax(QKᵀ)·V/√d, the numbers seed 003 prints",
-        "Seed 003 states softmax(QKᵀ/√d)·V but prints cat (0.625, 1.375), milk (0.089, 1.911), "
+        "scale_at_output", "scale_at output: softmax(QKᵀ)·V/√d, the numbers the self-attention blog post prints",
+        "The self-attention blog post states softmax(QKᵀ/√d)·V but prints cat (0.625, 1.375), milk (0.089, 1.911), "
         "sweet (0.010, 1.990): those are softmax(QKᵀ)·V/√d, the factor applied after the "
         "softmax. scale_at output reproduces that: the weights are those of unscaled scores "
         "and the output of each head is divided by √4 = 2 (and by the temperature). Only "
         "scalar factors (sqrt_dk, dk, long_seq, a number) can move to the output; cosine and "
         "norm cannot.",
-        SEED003 + " example 1 (the printed numbers)",
+        SRC_BLOG + " example 1 (the printed numbers)",
         {"X": X, "scale": "sqrt_dk", "scale_at": "output", "labels": SWEET}, o, w,
         "torch matmul and softmax, then ÷2")
 
     qn = F.normalize(T(X), dim=-1)
-    o, w = seed001_single_layer(qn, qn, T(X), W_SINGLE)
+    o, w = library_single_layer(qn, qn, T(X), W_SINGLE)
     example(
         "scale_cosine_single_layer", "scale cosine with single_layer: rows normalised before "
         "(q_i − k_j)·w",
@@ -645,11 +645,11 @@ def scalings():
         "single_layer then scores LeakyReLU((q_i/‖q_i‖ − k_j/‖k_j‖)·w). Same sentence and w as "
         "single_layer.json; after normalisation the (state − taste) numbers of cat, milk, it, "
         "sweet are 0, -0.632, 0, -1 instead of 0, -2, 0, -4, so the weights are much flatter (cat on sweet: " + f3(w[0, 3]) + " instead of " +
-        f3(seed001_single_layer(X, X, X, W_SINGLE)[1][0, 3]) + "). V is not normalised.",
-        SEED001 + ", SingleLayerAttention; " + SEED003 + ", 'pre-normalisation'",
+        f3(library_single_layer(X, X, X, W_SINGLE)[1][0, 3]) + "). V is not normalised.",
+        SRC_LIBRARY + ", SingleLayerAttention; " + SRC_BLOG + ", 'pre-normalisation'",
         {"variant": "single_layer", "X": X, "scale": "cosine", "labels": SWEET,
          "params": {"w": W_SINGLE}}, o, w,
-        "F.normalize, then seed 001's SingleLayerAttention module")
+        "F.normalize, then the attention library's SingleLayerAttention module")
 
 
 # ---------------------------------------------------------------------------
@@ -692,12 +692,12 @@ def heads():
         "layout)",
         "Words carry (state, taste, noun, pronoun). Q = X·W_q, K = X·W_k, V = X·W_v with "
         "[4][4] weights whose columns are head 0's two then head 1's two. Head 0 projects "
-        "(state, taste) and behaves like the seed 003 example with d_k = 2. Head 1: W_q sends "
+        "(state, taste) and behaves like the blog post's sweet example with d_k = 2. Head 1: W_q sends "
         "'pronoun' to (2, 2) and W_k sends 'noun' to (1, 1), so only it has a non-zero query "
         "and its score for each noun is 4/√2: it gives " + f3(w[1, 2, 0]) + " each to cat and "
         "milk, every other word spreads evenly. W_v is the identity, so head 1's output (last "
         "two columns) says how noun-like and pronoun-like the attended words are.",
-        "Vaswani et al. 2017 (multi-head attention); " + SEED003 + ", multi-head section",
+        "Vaswani et al. 2017 (multi-head attention); " + SRC_BLOG + ", multi-head section",
         {"X": X, "heads": 2, "labels": SWEET,
          "params": {"W_q": W_Q, "W_k": W_K, "W_v": W_V}}, o, w,
         "torch.nn.MultiheadAttention")
@@ -705,7 +705,7 @@ def heads():
     bq = [[0, 0], [0.5, 0.5]]
     bk = [[1, 0], [0, 0]]
     bv = [[0.5, 0.5], [0, 0]]
-    # Per-head oracle, the way seed 001 computes heads: one bmm per head.
+    # Per-head oracle, the way the attention library computes heads: one bmm per head.
     Xt = T(X)
     outs, ws = [], []
     for h in range(2):
@@ -721,27 +721,27 @@ def heads():
     assert G.close(o, o2) and G.close(w, w2), "per-head loop and MHA disagree"
     example(
         "heads_per_head", "per-head weights [heads][in][d_head] with biases [heads][d_head]",
-        "The model of heads_projections.json written one head at a time, as seed 001's "
+        "The model of heads_projections.json written one head at a time, as the attention library's "
         "MultiHeadAttention stores it (w_qs [n_head][d_input][d_k]), plus biases. b_q of head "
         "1 is (0.5, 0.5): now every query looks a little for nouns (in head 1 cat gives " +
         f3(w[1, 0, 0]) + " each to cat and milk, " + f3(w[1, 0, 2]) + " each to it and sweet). b_k of head 0 is (1, 0): it adds "
         "q_i·b_k to every score of row i, the same for every key, so it changes no weight. "
         "b_v of head 0 is (0.5, 0.5): the weights sum to 1, so it adds 0.5 to head 0's outputs.",
-        SEED001 + ", MultiHeadAttention (per-head w_qs, w_ks, w_vs)",
+        SRC_LIBRARY + ", MultiHeadAttention (per-head w_qs, w_ks, w_vs)",
         {"X": X, "heads": 2, "labels": SWEET,
          "params": collections.OrderedDict([
              ("W_q", per_head(W_Q)), ("b_q", bq), ("W_k", per_head(W_K)), ("b_k", bk),
              ("W_v", per_head(W_V)), ("b_v", bv)])},
         o, w, "one softmax(Q_h·K_hᵀ/√2)·V_h per head, checked against nn.MultiheadAttention")
 
-    # seed 001's MultiHeadAttention itself: variant dot (temper = 1), W_o + b_o.
+    # the attention library's MultiHeadAttention itself: variant dot (temper = 1), W_o + b_o.
     Xb = [rows(FEAT, SWEET), rows(FEAT, HUNGRY)]
     wo = [[1, 0, 0.5, 0],
           [0, 1, 0, 0.5],
           [0, 0, 0.5, 0],
           [0, 0, 0, 0.5]]
     bo = [0, 0, 0, 0.25]
-    m = Seed001MultiHeadAttention(n_head=2, d_input=4, d_model=4, dropout=0.1).eval()
+    m = LibraryMultiHeadAttention(n_head=2, d_input=4, d_model=4, dropout=0.1).eval()
     with torch.no_grad():
         m.w_qs.copy_(per_head(W_Q))
         m.w_ks.copy_(per_head(W_K))
@@ -751,9 +751,9 @@ def heads():
         o, attns = m(T(Xb), T(Xb), T(Xb), attn_mask=torch.zeros(2, 4, 4, dtype=torch.bool))
     w = attns.reshape(2, 2, 4, 4).transpose(0, 1)  # (n_head·mb) -> [mb][n_head]
     example(
-        "heads_seed001", "seed 001's MultiHeadAttention: per-head weights, no scaling, W_o and "
+        "heads_output_projection", "the attention library's MultiHeadAttention: per-head weights, no scaling, W_o and "
         "b_o",
-        "Seed 001's module keeps per-head weights [n_head][d_input][d_k], scores with its "
+        "The attention library's module keeps per-head weights [n_head][d_input][d_k], scores with its "
         "DotProductAttention whose temper is 1 (so variant dot: no √d_k), concatenates the "
         "heads and applies proj, an nn.Linear: W_o [h·d_v][d_model] and b_o. The weights are "
         "those of heads_projections.json; the batch holds the sweet sentence and the hungry "
@@ -761,12 +761,12 @@ def heads():
         "two output columns and makes the last two the mean of the two heads' outputs; b_o "
         "adds 0.25 to the last column. Weights are "
         "[batch][heads][q][k].",
-        SEED001 + ", MultiHeadAttention",
+        SRC_LIBRARY + ", MultiHeadAttention",
         {"variant": "dot", "X": Xb, "heads": 2, "labels": ["cat", "milk", "it", "sweet/hungry"],
          "params": collections.OrderedDict([
              ("W_q", per_head(W_Q)), ("W_k", per_head(W_K)), ("W_v", per_head(W_V)),
              ("W_o", wo), ("b_o", bo)])},
-        o, w, "seed 001's MultiHeadAttention module")
+        o, w, "the attention library's MultiHeadAttention module")
 
     # params_layout torch: the numbers as a state_dict holds them.
     in_proj = torch.cat([T(W_Q).T, T(W_K).T, T(W_V).T])
@@ -786,7 +786,7 @@ def heads():
         "out_proj.weight, each [out][in] (Q = X·W_qᵀ). params_layout torch transposes the last "
         "two axes of every weight matrix; vectors and biases stay as they are. The output "
         "equals heads_projections.json's.",
-        "PyTorch nn.MultiheadAttention / nn.Linear weight layout; " + SEED004,
+        "PyTorch nn.MultiheadAttention / nn.Linear weight layout; " + SRC_CROSS,
         {"X": X, "heads": 2, "labels": SWEET, "params_layout": "torch",
          "params": collections.OrderedDict([
              ("W_q", in_proj[0:4]), ("W_k", in_proj[4:8]), ("W_v", in_proj[8:12]),
@@ -807,15 +807,15 @@ def heads():
         "so V = K. heads may be omitted: it is read from the head axis. it attends cat and milk "
         "equally in both heads; the last word keeps " + f3(w[0, 0, 3, 3]) + " (sweet) and " +
         f3(w[0, 1, 3, 3]) + " (hungry).",
-        SEED003 + "; PyTorch scaled_dot_product_attention's 4D layout",
+        SRC_BLOG + "; PyTorch scaled_dot_product_attention's 4D layout",
         {"Q": Q4, "K": Q4, "labels": ["cat", "milk", "it", "sweet/hungry"]}, o, w,
         "torch matmul and softmax on 4D tensors")
 
-    # Cross-attention, seed 004.
+    # Cross-attention, the cross-attention tutorial's module.
     Xq = [rows(FEAT, ["it", "hungry"])]
     Yc = [rows(FEAT, ["cat", "milk", "sweet"])]
     bo = [0.5, 0.5, 0.5, 0.5]
-    m = Seed004CrossAttention(embed_dim=4, hidden_dim=2, num_heads=2).eval()
+    m = TutorialCrossAttention(embed_dim=4, hidden_dim=2, num_heads=2).eval()
     with torch.no_grad():
         m.query_proj.weight.copy_(T(W_Q).T)
         m.key_proj.weight.copy_(T(W_K).T)
@@ -828,7 +828,7 @@ def heads():
     example(
         "cross_attention", "cross-attention with W_q, W_k, W_v, W_o, b_o: queries from X, keys "
         "and values from Y",
-        "Seed 004's CrossAttention with embed_dim 4, 2 heads of hidden_dim 2: the query "
+        "The cross-attention tutorial's CrossAttention with embed_dim 4, 2 heads of hidden_dim 2: the query "
         "sequence X (it, hungry = (4, 0, 0, 0)) attends over the context Y (cat, milk, sweet). "
         "Q = X·W_q, K = Y·W_k, V = Y·W_v with the projections of heads_projections.json. In "
         "head 0 (state, taste) it scores 8, 8, 8 and stays undecided, hungry scores 8, 4, 0 "
@@ -837,12 +837,12 @@ def heads():
         "The heads are concatenated and out_proj applied: W_o "
         "the identity, b_o = 0.5 added to every output number. The output has X's shape "
         "[1][2][4], the weights are [batch][heads][len_x][len_y] = [1][2][2][3].",
-        SEED004 + "; Vaswani et al. 2017 (encoder-decoder attention)",
+        SRC_CROSS + "; Vaswani et al. 2017 (encoder-decoder attention)",
         {"X": Xq, "Y": Yc, "heads": 2,
          "labels": {"queries": ["it", "hungry"], "keys": ["cat", "milk", "sweet"]},
          "params": collections.OrderedDict([
              ("W_q", W_Q), ("W_k", W_K), ("W_v", W_V), ("W_o", torch.eye(4)), ("b_o", bo)])},
-        o, w, "seed 004's CrossAttention module")
+        o, w, "the cross-attention tutorial's CrossAttention module")
 
     # V absent: V = K.
     Qv = [WORDS2["it"]]
@@ -854,7 +854,7 @@ def heads():
         "is no V, so V = K and the output is a blend of the key vectors: (" +
         ", ".join(f3(x) for x in o[0]) + "). Scores 8, 8, 8 are equal, so it averages the "
         "three keys.",
-        SEED003 + "; " + SEED000,
+        SRC_BLOG + "; " + SRC_SHAPES,
         {"Q": Qv, "K": Kv, "labels": {"queries": ["it"], "keys": ["cat", "milk", "sweet"]}},
         o, w, "d2l DotProductAttention with values = keys")
 
@@ -869,13 +869,13 @@ def heads():
         "dropout", "dropout 0.5 with seed 7: inverted dropout on the weights",
         "scaled_dot.json with dropout p = 0.5: each weight is kept with probability 1 − p and "
         "then multiplied by 1/(1 − p) = 2, or set to 0, before the weights meet V (nn.Dropout in "
-        "training mode, as in seed 001's and d2l's modules). The weights reported are those "
+        "training mode, as in the attention library's and d2l's modules). The weights reported are those "
         "before dropout; the cells kept (query: keys) are " +
         "; ".join(SWEET[i] + ": " + ",".join(SWEET[j] for j in range(4) if keep[i, j])
                   for i in range(4)) + ". attn's generator is its own (SplitMix64 of the seed "
         "and the cell's index), so seed 7 gives these numbers on every platform, but not "
         "PyTorch's.",
-        SEED001 + " and " + SEED002 + " (nn.Dropout on the attention weights)",
+        SRC_LIBRARY + " and " + SRC_D2L + " (nn.Dropout on the attention weights)",
         {"X": X, "dropout": p, "seed": seed, "labels": SWEET}, o, w,
         "softmax weights times a keep mask from attn's documented generator re-implemented in "
         "Python (make_golden.dropout_keep), scaled by 1/(1-p)")

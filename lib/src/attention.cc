@@ -10,6 +10,7 @@
 #include "attn/error.h"
 #include "attn/number_text.h"
 #include "engine.h"
+#include "score_range.h"
 
 namespace attn {
 
@@ -160,10 +161,10 @@ class Engine {
   const std::vector<std::string>& klabels() const { return p_.key_labels; }
 
   template <class M>
-  void emit(const std::string& id, const std::string& title, const std::string& formula,
-            int64_t b, int64_t h, const M& values, const std::vector<std::string>& rows,
+  void emit(const std::string& id, const std::string& title, const std::string& formula, int64_t b,
+            int64_t h, const M& values, const std::vector<std::string>& rows,
             const std::vector<std::string>& cols = {}, const std::string& note = "",
-            const std::vector<uint8_t>* masked = nullptr) {
+            const std::vector<uint8_t>* masked = nullptr, std::vector<double> numbers = {}) {
     TraceStep s;
     s.id = id;
     s.title = title;
@@ -175,7 +176,55 @@ class Engine {
     s.col_labels = cols;
     s.note = note;
     if (masked) s.masked = *masked;
+    s.numbers = std::move(numbers);
     obs_->step(s);
+  }
+
+  std::string window_note() const {
+    const Masks& m = p_.masks;
+    auto side = [](int64_t w) { return w < 0 ? std::string("unbounded") : std::to_string(w); };
+    return "window: query i sees keys i − " + side(m.window_left) + " … i + " +
+           side(m.window_right);
+  }
+
+  // RoPE on one head's queries and keys (before any scoring).
+  void rotate(int64_t b, int64_t h, Mat<T>& q, Mat<T>& k) {
+    const Rope& r = *p_.rope;
+    detail::apply_rope(q, r, r.q_offset);
+    detail::apply_rope(k, r, r.k_offset);
+    if (!observing()) return;
+    const int64_t half = r.dims / 2;
+    const int64_t n = std::max(q.rows() + r.q_offset, k.rows() + r.k_offset);
+    const int64_t first = std::min(r.q_offset, r.k_offset);
+    Mat<T> angles(n - first, half), cosines(n - first, half), sines(n - first, half);
+    std::vector<std::string> rows, cols;
+    for (int64_t t = first; t < n; ++t) rows.push_back("t=" + std::to_string(t));
+    for (int64_t p = 0; p < half; ++p) {
+      const int64_t a = r.layout == RopeLayout::kHalf ? p : 2 * p;
+      const int64_t c = r.layout == RopeLayout::kHalf ? p + half : 2 * p + 1;
+      cols.push_back("(" + std::to_string(a) + "," + std::to_string(c) + ")");
+    }
+    for (int64_t t = first; t < n; ++t) {
+      for (int64_t p = 0; p < half; ++p) {
+        const double w = 1.0 / std::pow(r.theta, static_cast<double>(2 * p) / static_cast<double>(r.dims));
+        const double a = static_cast<double>(t) * w;
+        angles(t - first, p) = static_cast<T>(a);
+        cosines(t - first, p) = static_cast<T>(std::cos(a));
+        sines(t - first, p) = static_cast<T>(std::sin(a));
+      }
+    }
+    const std::string layout = std::string(name(r.layout));
+    const std::string note = "theta " + format_shortest(r.theta) + ", " + std::to_string(r.dims) +
+                             " of " + std::to_string(q.cols()) + " features rotate, layout " +
+                             layout + "; query i is at position " + std::to_string(r.q_offset) +
+                             " + i, key j at " + std::to_string(r.k_offset) + " + j";
+    emit("rope_angles", "RoPE angles", "θ_tp = t·theta^(−2p/dims)", b, h, angles, rows, cols, note);
+    emit("rope_cos", "RoPE cosines", "cos θ_tp", b, h, cosines, rows, cols);
+    emit("rope_sin", "RoPE sines", "sin θ_tp", b, h, sines, rows, cols);
+    emit("rope_q", "Rotated queries", "(a, b) → (a·cos θ − b·sin θ, b·cos θ + a·sin θ)", b, h, q,
+         qlabels());
+    emit("rope_k", "Rotated keys", "(a, b) → (a·cos θ − b·sin θ, b·cos θ + a·sin θ)", b, h, k,
+         klabels());
   }
 
   // Head suffix for formulas: "" with one head, "_h" otherwise.
@@ -211,24 +260,34 @@ class Engine {
     Mat<T> q = dot_family ? project(xq, Wq_, bq_, "Q", p_.query_name, "W_q", b, qlabels()) : xq;
     Mat<T> k = dot_family ? project(xk, Wk_, bk_, "K", p_.key_name, "W_k", b, klabels()) : xk;
     Mat<T> v = project(xv, Wv_, bv_, "V", p_.value_name, "W_v", b, klabels());
+    if (observing() && b == 0) emit_sources(dot_family && Wq_, dot_family && Wk_, Wv_.has_value());
 
     const int64_t H = p_.heads;
-    const int64_t dq = q.cols() / H, dv = v.cols() / H;
-    Mat<T> concat(p_.len_q, v.cols());
+    // Keys and values have kv_heads column blocks; query head h reads
+    // block kv_head(h) (the same block as h without grouping).
+    const int64_t KV = p_.kv();
+    const int64_t dq = q.cols() / H, dk = k.cols() / KV, dv = v.cols() / KV;
+    Mat<T> concat(p_.len_q, H * dv);
     for (int64_t h = 0; h < H; ++h) {
+      const int64_t g = p_.kv_head(h);
       Mat<T> qh = q.middleCols(h * dq, dq);
-      Mat<T> kh = k.middleCols(h * (k.cols() / H), k.cols() / H);
-      Mat<T> vh = v.middleCols(h * dv, dv);
+      Mat<T> kh = k.middleCols(g * dk, dk);
+      Mat<T> vh = v.middleCols(g * dv, dv);
       if (observing() && H > 1) {
-        emit("head_q", "Head " + std::to_string(h) + " queries",
+        std::string note;
+        if (p_.grouped()) {
+          note = "query head " + std::to_string(h) + " reads key/value head " + std::to_string(g) +
+                 " of " + std::to_string(KV) + " (kv_heads)";
+        }
+        emit("head_q", "Query block",
              "Q" + hs(h) + " = Q[:, " + std::to_string(h * dq) + ":" + std::to_string((h + 1) * dq) + "]",
              b, h, qh, qlabels());
-        emit("head_k", "Head " + std::to_string(h) + " keys",
-             "K" + hs(h) + " = K[:, " + std::to_string(h * dq) + ":" + std::to_string((h + 1) * dq) + "]",
-             b, h, kh, klabels());
-        emit("head_v", "Head " + std::to_string(h) + " values",
-             "V" + hs(h) + " = V[:, " + std::to_string(h * dv) + ":" + std::to_string((h + 1) * dv) + "]",
-             b, h, vh, klabels());
+        emit("head_k", "Key block",
+             "K" + hs(h) + " = K[:, " + std::to_string(g * dk) + ":" + std::to_string((g + 1) * dk) + "]",
+             b, h, kh, klabels(), {}, note);
+        emit("head_v", "Value block",
+             "V" + hs(h) + " = V[:, " + std::to_string(g * dv) + ":" + std::to_string((g + 1) * dv) + "]",
+             b, h, vh, klabels(), {}, note);
       }
       Mat<T> oh = attend(b, h, qh, kh, vh);
       concat.middleCols(h * dv, dv) = oh;
@@ -246,7 +305,8 @@ class Engine {
     if (bo_) out.rowwise() += bo_->transpose();
     if (observing() && (Wo_ || bo_)) {
       std::string src = H > 1 ? "C" : "O";
-      std::string formula = "Y = " + src + (Wo_ ? "·W_o" : "") + (bo_ ? " + b_o" : "");
+      // Z, not Y: Y is the context of cross attention.
+      std::string formula = "Z = " + src + (Wo_ ? "·W_o" : "") + (bo_ ? " + b_o" : "");
       emit("output_projection", "Output projection", formula, b, -1, out, qlabels());
     }
     if (observing()) emit("output", "Output", "output", b, -1, out, qlabels());
@@ -259,13 +319,19 @@ class Engine {
     const Tensor<double>& vi = p_.value_in;
     for (int64_t h = 0; h < p_.heads; ++h) {
       const int64_t bh = b * p_.heads + h;
+      const int64_t bg = b * p_.kv() + p_.kv_head(h);  // K/V have kv_heads on axis 1
       Mat<T> qh = slice<T>(qi, bh, qi.dim(2), qi.dim(3));
-      Mat<T> kh = slice<T>(ki, bh, ki.dim(2), ki.dim(3));
-      Mat<T> vh = slice<T>(vi, bh, vi.dim(2), vi.dim(3));
+      Mat<T> kh = slice<T>(ki, bg, ki.dim(2), ki.dim(3));
+      Mat<T> vh = slice<T>(vi, bg, vi.dim(2), vi.dim(3));
       if (observing()) {
+        std::string note;
+        if (p_.grouped()) {
+          note = "query head " + std::to_string(h) + " reads key/value head " +
+                 std::to_string(p_.kv_head(h)) + " of " + std::to_string(p_.kv()) + " (kv_heads)";
+        }
         emit("input_Q", "Input Q", "Q" + hs(h), b, h, qh, qlabels());
-        emit("input_K", "Input K", "K" + hs(h), b, h, kh, klabels());
-        emit("input_V", "Input V", "V" + hs(h), b, h, vh, klabels());
+        emit("input_K", "Input K", "K" + hs(h), b, h, kh, klabels(), {}, note);
+        emit("input_V", "Input V", "V" + hs(h), b, h, vh, klabels(), {}, note);
       }
       const Mat<T> out = attend(b, h, qh, kh, vh);
       if (observing()) emit("output", "Output", "output" + hs(h), b, h, out, qlabels());
@@ -291,6 +357,37 @@ class Engine {
     }
   }
 
+  // Where the unprojected Q, K and V come from ("Q = K = V = X" in self
+  // mode), so that the scores' formula names nothing undefined. Said once,
+  // for every batch entry.
+  void emit_sources(bool q_projected, bool k_projected, bool v_projected) {
+    std::vector<std::pair<std::string, std::string>> groups;  // source, "Q = K = V"
+    auto add = [&](const std::string& name, const std::string& src) {
+      if (name == src) return;  // qkv mode: Q is the given Q
+      for (auto& g : groups) {
+        if (g.first == src) {
+          g.second += " = " + name;
+          return;
+        }
+      }
+      groups.emplace_back(src, name);
+    };
+    if (!q_projected) add("Q", p_.query_name);
+    if (!k_projected) add("K", p_.key_name);
+    if (!v_projected) add("V", p_.value_name);
+    if (groups.empty()) return;
+    TraceStep s;
+    s.id = "sources";
+    s.title = "Queries, keys and values";
+    for (const auto& [src, names] : groups) {
+      s.formula += (s.formula.empty() ? "" : ", ") + names + " = " + src;
+    }
+    if (p_.mode == Mode::kSelf && groups.size() == 1 && groups[0].second == "Q = K = V") {
+      s.note = "self-attention: every row of X is a query, a key and a value";
+    }
+    obs_->step(s);
+  }
+
   void store_output(int64_t b, int64_t h, const Mat<T>& out) {
     const int64_t n = out.rows() * out.cols();
     const int64_t base = (h < 0 ? b : b * p_.heads + h) * n;
@@ -306,8 +403,10 @@ class Engine {
       detail::normalize_rows(q);
       detail::normalize_rows(k);
       if (observing()) {
-        emit("cosine_q", "Normalized queries", "Q̂ = Q / max(‖q_i‖, 1e-12)", b, h, q, qlabels());
-        emit("cosine_k", "Normalized keys", "K̂ = K / max(‖k_j‖, 1e-12)", b, h, k, klabels());
+        emit("cosine_q", "Normalized queries", "Q̂ = Q / max(‖q_i‖, 1e-12)", b, h, q, qlabels(), {},
+             "each row q_i of Q divided by its length");
+        emit("cosine_k", "Normalized keys", "K̂ = K / max(‖k_j‖, 1e-12)", b, h, k, klabels(), {},
+             "each row k_j of K divided by its length");
       }
     }
     switch (p_.variant) {
@@ -327,8 +426,8 @@ class Engine {
         const Mat<T> a = q * *aWq_;  // [Lq][hidden]
         const Mat<T> c = k * *aWk_;  // [Lk][hidden]
         if (observing()) {
-          emit("additive_q", "Query features", "A = Q·W_q", b, h, a, qlabels());
-          emit("additive_k", "Key features", "B = K·W_k", b, h, c, klabels());
+          emit("additive_q", "Query features", "F = Q·W_q", b, h, a, qlabels());
+          emit("additive_k", "Key features", "G = K·W_k", b, h, c, klabels());
         }
         const int64_t hid = a.cols();
         Mat<T> s(Lq, Lk);
@@ -340,8 +439,8 @@ class Engine {
           }
         }
         if (observing()) {
-          emit("scores", "Additive scores", "S_ij = w_vᵀ·tanh(a_i + b_j)", b, h, s, qlabels(),
-               klabels());
+          emit("scores", "Additive scores", "S_ij = w_vᵀ·tanh(f_i + g_j)", b, h, s, qlabels(),
+               klabels(), "f_i: row i of F, g_j: row j of G");
         }
         return s;
       }
@@ -375,7 +474,7 @@ class Engine {
     return scale_factor(p_);
   }
 
-  std::string factor_note(double factor) const {
+  std::string factor_note() const {
     const double dk = static_cast<double>(p_.head_dim_q());
     std::string what;
     switch (p_.scale.kind) {
@@ -399,7 +498,8 @@ class Engine {
         what = "1";
         break;
     }
-    std::string s = "factor " + what + " = " + format_shortest(factor);
+    // "{0}" is the factor: the trace writers print it with --precision.
+    std::string s = what == "scale" ? "factor {0}" : "factor " + what + " = {0}";
     if (p_.temperature != 1.0) s += ", temperature " + format_shortest(p_.temperature);
     return s;
   }
@@ -407,6 +507,7 @@ class Engine {
   // Attention of one head; returns the head output [Lq][dv].
   Mat<T> attend(int64_t b, int64_t h, Mat<T>& q, Mat<T>& k, const Mat<T>& v) {
     const int64_t Lq = q.rows(), Lk = k.rows();
+    if (p_.rope) rotate(b, h, q, k);
     Mat<T> s = raw_scores(b, h, q, k);
     const double factor = head_factor(s);
     const double mult = factor / p_.temperature;
@@ -419,11 +520,29 @@ class Engine {
         s /= static_cast<T>(p_.temperature);
       }
     }
+    // The name of the scores so far: S, or S' once scaled or biased, so
+    // that every formula names a matrix an earlier step defined.
+    std::string sn = "S";
     if (observing() && at_scores && mult != 1.0) {
       std::string f = "S' = S";
-      if (factor != 1.0) f += "·" + format_shortest(factor);
+      if (factor != 1.0) f += "·{0}";
       if (p_.temperature != 1.0) f += " / " + format_shortest(p_.temperature);
-      emit("scaled", "Scaled scores", f, b, h, s, qlabels(), klabels(), factor_note(factor));
+      emit("scaled", "Scaled scores", f, b, h, s, qlabels(), klabels(), factor_note(),
+           nullptr, {factor});
+      sn = "S'";
+    }
+
+    if (p_.softcap > 0) {
+      if (observing()) {
+        emit("softcap_raw", "Scores before capping", "S' (uncapped)", b, h, s, qlabels(),
+             klabels());
+      }
+      const T cap = static_cast<T>(p_.softcap);
+      s = s.unaryExpr([cap](T x) { return detail::softcap_score(x, cap); });
+      if (observing()) {
+        emit("softcap", "Capped scores", "S' = c·tanh(S'/c), c = " + format_shortest(p_.softcap),
+             b, h, s, qlabels(), klabels(), "every score is pulled into (−c, c)");
+      }
     }
 
     const MaskView mv(p_, b, h);
@@ -433,7 +552,24 @@ class Engine {
         for (int64_t j = 0; j < Lk; ++j) s(i, j) += static_cast<T>(br[j]);
       }
       if (observing()) {
-        emit("biased", "Scores plus bias", "S' = S' + attn_bias", b, h, s, qlabels(), klabels());
+        emit("biased", "Scores plus bias", "S' = " + sn + " + attn_bias", b, h, s, qlabels(),
+             klabels());
+        sn = "S'";
+      }
+    }
+    if (!p_.alibi.empty()) {
+      const double m = p_.alibi[static_cast<size_t>(h)];
+      Mat<T> bias(Lq, Lk);
+      for (int64_t i = 0; i < Lq; ++i) {
+        for (int64_t j = 0; j < Lk; ++j) {
+          bias(i, j) = static_cast<T>(-m * static_cast<double>(std::llabs(i - j)));
+        }
+      }
+      s += bias;
+      if (observing()) {
+        emit("alibi_bias", "ALiBi bias", "B_ij = −m·|i − j|, m = " + format_shortest(m), b, h, bias,
+             qlabels(), klabels(), "head " + std::to_string(h) + "'s slope m = " + format_shortest(m));
+        emit("alibi", "Scores plus ALiBi", "S' = S' + B", b, h, s, qlabels(), klabels());
       }
     }
 
@@ -441,7 +577,7 @@ class Engine {
     // heatmap and the trace, which show masked cells as masked, not as a
     // huge negative number.
     const bool any_mask = p_.masks.any() && (mv.has_dense() || p_.masks.causal ||
-                                             !p_.masks.valid_lens.empty());
+                                             !p_.masks.valid_lens.empty() || p_.masks.window);
     std::vector<uint8_t> flags;
     const bool want_flags = keep_maps_ || observing();
     if (want_flags) flags.assign(static_cast<size_t>(Lq * Lk), 0);
@@ -460,7 +596,8 @@ class Engine {
         std::string note = std::isinf(p_.mask_fill)
                                ? "masked cells are set to -inf"
                                : "masked cells are set to mask_fill = " + format_shortest(p_.mask_fill);
-        emit("masked", "Masked scores", "S'_ij = mask_fill where masked", b, h, s, qlabels(),
+        if (p_.masks.window) note += "; " + window_note();
+        emit("masked", "Masked scores", sn + "_ij = mask_fill where masked", b, h, s, qlabels(),
              klabels(), note, &flags);
       }
     }
@@ -481,26 +618,50 @@ class Engine {
       row_sum.resize(Lq);
     }
     int64_t dead_rows = 0;
+    const bool sinks = !p_.sinks.empty();
+    Vec<T> sink_share;
+    if (sinks) sink_share.resize(Lq);
+    const T sink = sinks ? static_cast<T>(p_.sinks[static_cast<size_t>(h)]) : T(0);
     for (int64_t i = 0; i < Lq; ++i) {
       T* row = s.data() + i * Lk;
-      auto st = detail::softmax_row(row, Lk, observing() ? exps.data() + i * Lk : nullptr);
+      T* erow = observing() ? exps.data() + i * Lk : nullptr;
+      auto st = sinks ? detail::softmax_row_sink(row, Lk, sink, erow, &sink_share[i])
+                      : detail::softmax_row(row, Lk, erow);
       if (observing()) {
         row_max[i] = st.max;
         row_sum[i] = st.sum;
       }
-      if (st.fully_masked) {
+      if (st.fully_masked && sinks) {
+        // The sink takes the whole row: zero weights, no warning.
+        std::fill(row, row + Lk, T(0));
+      } else if (st.fully_masked) {
         fully_masked(b, h, i, row, Lk);
         ++dead_rows;
       }
     }
     if (observing()) {
-      emit("row_max", "Row maxima", "m_i = max_j S'_ij", b, h, row_max, qlabels(), {},
-           "subtracted before exp so that exp never overflows");
-      emit("exp", "Exponentials", "E_ij = exp(S'_ij − m_i)", b, h, exps, qlabels(), klabels(), "",
-           display_flags(flags));
-      emit("row_sum", "Row sums", "z_i = Σ_j E_ij", b, h, row_sum, qlabels());
-      emit("weights", "Attention weights", "W_ij = E_ij / z_i", b, h, s, qlabels(), klabels(),
-           weights_note(dead_rows), display_flags(flags));
+      if (sinks) {
+        const std::string sv = format_shortest(static_cast<double>(sink));
+        emit("row_max", "Row maxima", "m_i = max(max_j " + sn + "_ij, s), s = " + sv, b, h, row_max,
+             qlabels(), {}, "the sink logit s takes part in the maximum");
+        emit("exp", "Exponentials", "E_ij = exp(" + sn + "_ij − m_i)", b, h, exps, qlabels(), klabels(), "",
+             display_flags(flags));
+        emit("row_sum", "Row sums with the sink", "z_i = exp(s − m_i) + Σ_j E_ij", b, h, row_sum,
+             qlabels());
+        emit("sink_share", "Sink's share of each row", "σ_i = exp(s − m_i) / z_i", b, h, sink_share,
+             qlabels(), {}, "the weight the sink takes; row i of A sums to 1 − σ_i");
+        emit("weights", "Attention weights", "A_ij = E_ij / z_i", b, h, s, qlabels(), klabels(),
+             "each row sums to 1 minus the sink's share", display_flags(flags));
+      } else {
+        // A, not W: W_q, W_k, W_v and W_o are the projections.
+        emit("row_max", "Row maxima", "m_i = max_j " + sn + "_ij", b, h, row_max, qlabels(), {},
+             "subtracted before exp so that exp never overflows");
+        emit("exp", "Exponentials", "E_ij = exp(" + sn + "_ij − m_i)", b, h, exps, qlabels(), klabels(), "",
+             display_flags(flags));
+        emit("row_sum", "Row sums", "z_i = Σ_j E_ij", b, h, row_sum, qlabels());
+        emit("weights", "Attention weights", "A_ij = E_ij / z_i", b, h, s, qlabels(), klabels(),
+             weights_note(dead_rows), display_flags(flags));
+      }
     }
     if (keep_maps_ && req_.weights) copy_map(weights_, b, h, s);
 
@@ -516,8 +677,9 @@ class Engine {
       }
       if (observing()) {
         emit("dropout", "Weights after dropout",
-             "W̃ = W ⊙ keep / (1 − p), p = " + format_shortest(p_.dropout), b, h, s, qlabels(),
-             klabels(), "seed " + std::to_string(p_.seed));
+             "Ã = A ⊙ keep / (1 − p), p = " + format_shortest(p_.dropout), b, h, s, qlabels(),
+             klabels(),
+             "keep: cells kept by the dropout generator (seed " + std::to_string(p_.seed) + ")");
       }
     }
 
@@ -527,7 +689,7 @@ class Engine {
       TraceStep st;
       st.id = "weighted_sum";
       st.title = "Weighted sum of values";
-      st.formula = "O" + hs(h) + " = W" + hs(h) + "·V" + hs(h);
+      st.formula = "O" + hs(h) + " = " + (p_.dropout > 0 ? "Ã" : "A") + hs(h) + "·V" + hs(h);
       st.batch = p_.batched ? b : -1;
       st.head = p_.heads > 1 ? h : -1;
       st.values = o.template cast<double>();
@@ -542,10 +704,10 @@ class Engine {
       if (p_.temperature != 1.0) o /= static_cast<T>(p_.temperature);
       if (observing()) {
         std::string f = "O" + hs(h) + "' = O" + hs(h);
-        if (factor != 1.0) f += "·" + format_shortest(factor);
+        if (factor != 1.0) f += "·{0}";
         if (p_.temperature != 1.0) f += " / " + format_shortest(p_.temperature);
         emit("output_scaled", "Output scaled (scale_at output)", f, b, h, o, qlabels(), {},
-             factor_note(factor));
+             factor_note(), nullptr, {factor});
       }
     }
     if (observing() && p_.heads > 1) emit("head_output", "Head output", "O" + hs(h), b, h, o, qlabels());
@@ -588,7 +750,7 @@ class Engine {
                         req_.scores ? &scores_ : nullptr, masked_, r);
   }
 
-  // ---- BiAttention (CONTRACT §4) ----------------------------------------------
+  // ---- BiAttention (BiDAF) ----------------------------------------------------
   void biattention(int64_t b) {
     const Tensor<double>& xi = p_.query_in;
     const Tensor<double>& yi = p_.key_in;
@@ -609,11 +771,11 @@ class Engine {
       for (int64_t j = 0; j < Ly; ++j) s(i, j) = input_dot[i] + memory_dot[j] + cross(i, j);
     }
     if (observing()) {
-      emit("bi_input_dot", "Document term", "a_i = x_i·w_in", b, -1, input_dot, qlabels());
-      emit("bi_memory_dot", "Memory term", "c_j = y_j·w_mem", b, -1, memory_dot, klabels());
+      emit("bi_input_dot", "Document term", "t_i = x_i·w_in", b, -1, input_dot, qlabels());
+      emit("bi_memory_dot", "Memory term", "u_j = y_j·w_mem", b, -1, memory_dot, klabels());
       emit("bi_cross_dot", "Cross term", "D_ij = (x_i ⊙ dot_scale)·y_j", b, -1, cross, qlabels(),
            klabels());
-      emit("scores", "BiAttention scores", "S_ij = a_i + c_j + D_ij", b, -1, s, qlabels(),
+      emit("scores", "BiAttention scores", "S_ij = t_i + u_j + D_ij", b, -1, s, qlabels(),
            klabels());
     }
     std::vector<uint8_t> flags(static_cast<size_t>(Lx * Ly), 0);
@@ -646,7 +808,7 @@ class Engine {
     }
     if (keep_maps_ && req_.weights) copy_map(weights_, b, 0, w1);
     if (observing()) {
-      emit("weights", "Document-to-memory weights", "W1 = softmax_j(S)", b, -1, w1, qlabels(),
+      emit("weights", "Document-to-memory weights", "A1 = softmax_j(S)", b, -1, w1, qlabels(),
            klabels(), "each row sums to 1", &flags);
     }
     if (p_.dropout > 0) {
@@ -664,11 +826,11 @@ class Engine {
     detail::softmax_row(w2.data(), Lx);
     const Eigen::Matrix<T, 1, Eigen::Dynamic> o2 = w2.transpose() * x;
     if (observing()) {
-      emit("bi_o1", "Attended memory", "O1 = W1·Y", b, -1, o1, qlabels());
+      emit("bi_o1", "Attended memory", "O1 = A1·Y", b, -1, o1, qlabels());
       emit("bi_row_max", "Best match per document position", "m_i = max_j S_ij", b, -1, row_max,
            qlabels());
-      emit("bi_w2", "Memory-to-document weights", "w2 = softmax_i(m)", b, -1, w2, qlabels());
-      emit("bi_o2", "Attended document", "o2 = w2ᵀ·X", b, -1, o2, {});
+      emit("bi_w2", "Memory-to-document weights", "a2 = softmax_i(m)", b, -1, w2, qlabels());
+      emit("bi_o2", "Attended document", "o2 = a2ᵀ·X", b, -1, o2, {});
     }
     Mat<T> out(Lx, 4 * d);
     for (int64_t i = 0; i < Lx; ++i) {
@@ -703,8 +865,10 @@ class Engine {
 
 }  // namespace
 
-Result compute(const Problem& p, const ComputeRequest& request, Observer* observer) {
-  if (!observer && !request.reference && detail::fast_path_applies(p)) {
+namespace {
+
+Result compute_unchecked(const Problem& p, const ComputeRequest& request, Observer* observer) {
+  if (!observer && !request.reference && detail::fast_path_applies(p, request.dtype)) {
     return request.dtype == DType::kF32 ? detail::compute_fast<float>(p, request)
                                         : detail::compute_fast<double>(p, request);
   }
@@ -714,6 +878,15 @@ Result compute(const Problem& p, const ComputeRequest& request, Observer* observ
   }
   Engine<double> e(p, request, observer);
   return e.run();
+}
+
+}  // namespace
+
+Result compute(const Problem& p, const ComputeRequest& request, Observer* observer) {
+  if (request.check_range) detail::check_score_range(p, request);
+  Result r = compute_unchecked(p, request, observer);
+  if (request.check_range) detail::check_output_range(p, r);
+  return r;
 }
 
 }  // namespace attn

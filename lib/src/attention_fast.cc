@@ -30,22 +30,39 @@ T max_row_norm(const Mat<T>& m) {
 
 }  // namespace
 
-bool fast_path_applies(const Problem& p) {
-  return p.variant == Variant::kScaledDot || p.variant == Variant::kDot;
+bool fast_path_applies(const Problem& p, DType dtype) {
+  if (p.variant != Variant::kScaledDot && p.variant != Variant::kDot) return false;
+  // The kernels pack each head's keys in whole panels of keys: a few very
+  // wide keys (X of 1 x 3,000,000) would be padded to up to 48 times their
+  // size, memory --max-elements never counted. Such problems are cheap for
+  // the reference path, which pads nothing. Small problems keep the fast
+  // path whatever their padding, so its results do not change.
+  constexpr int64_t kSlack = int64_t{1} << 22;  // padding always allowed (32 MiB as f64)
+  const int64_t heads = p.batch * p.heads, dh = p.d_k / p.heads;
+  const int64_t keys = heads * p.len_k * dh;
+  const int64_t packed = heads * (dtype == DType::kF32
+                                      ? kernel::packed_key_elements<float>(p.len_k, dh)
+                                      : kernel::packed_key_elements<double>(p.len_k, dh));
+  return packed - keys <= std::max(keys, kSlack);
 }
 
 template <class T>
 Result compute_fast(const Problem& p, const ComputeRequest& req) {
-  const int64_t B = p.batch, H = p.heads, Lq = p.len_q, Lk = p.len_k;
+  const int64_t B = p.batch, H = p.heads, KV = p.kv(), Lq = p.len_q, Lk = p.len_k;
   const int64_t n_heads = B * H;
-  std::vector<Mat<T>> qh(static_cast<size_t>(n_heads)), kh(qh.size()), vh(qh.size());
+  // Queries per (batch, head); keys and values per (batch, kv head): with
+  // grouped-query attention a group of query heads shares one K/V head.
+  std::vector<Mat<T>> qh(static_cast<size_t>(n_heads));
+  std::vector<Mat<T>> kh(static_cast<size_t>(B * KV)), vh(kh.size());
   for (int64_t b = 0; b < B; ++b) {
     if (p.four_d) {
       for (int64_t h = 0; h < H; ++h) {
-        const size_t bh = static_cast<size_t>(b * H + h);
-        qh[bh] = slice<T>(p.query_in, b * H + h, Lq, p.query_in.dim(3));
-        kh[bh] = slice<T>(p.key_in, b * H + h, Lk, p.key_in.dim(3));
-        vh[bh] = slice<T>(p.value_in, b * H + h, Lk, p.value_in.dim(3));
+        qh[static_cast<size_t>(b * H + h)] = slice<T>(p.query_in, b * H + h, Lq, p.query_in.dim(3));
+      }
+      for (int64_t g = 0; g < KV; ++g) {
+        const size_t bg = static_cast<size_t>(b * KV + g);
+        kh[bg] = slice<T>(p.key_in, b * KV + g, Lk, p.key_in.dim(3));
+        vh[bg] = slice<T>(p.value_in, b * KV + g, Lk, p.value_in.dim(3));
       }
       continue;
     }
@@ -53,19 +70,22 @@ Result compute_fast(const Problem& p, const ComputeRequest& req) {
     const Mat<T> q = project<T>(slice<T>(p.query_in, b, Lq, p.query_in.dim(2)), w.W_q, w.b_q);
     const Mat<T> k = project<T>(slice<T>(p.key_in, b, Lk, p.key_in.dim(2)), w.W_k, w.b_k);
     const Mat<T> v = project<T>(slice<T>(p.value_in, b, Lk, p.value_in.dim(2)), w.W_v, w.b_v);
-    const int64_t dq = q.cols() / H, dv = v.cols() / H;
-    for (int64_t h = 0; h < H; ++h) {
-      const size_t bh = static_cast<size_t>(b * H + h);
-      qh[bh] = q.middleCols(h * dq, dq);
-      kh[bh] = k.middleCols(h * dq, dq);
-      vh[bh] = v.middleCols(h * dv, dv);
+    const int64_t dq = q.cols() / H, dk = k.cols() / KV, dv = v.cols() / KV;
+    for (int64_t h = 0; h < H; ++h) qh[static_cast<size_t>(b * H + h)] = q.middleCols(h * dq, dq);
+    for (int64_t g = 0; g < KV; ++g) {
+      const size_t bg = static_cast<size_t>(b * KV + g);
+      kh[bg] = k.middleCols(g * dk, dk);
+      vh[bg] = v.middleCols(g * dv, dv);
     }
   }
+  // RoPE while the heads are prepared, once per K/V head, before cosine.
+  if (p.rope) {
+    for (Mat<T>& m : qh) apply_rope(m, *p.rope, p.rope->q_offset);
+    for (Mat<T>& m : kh) apply_rope(m, *p.rope, p.rope->k_offset);
+  }
   if (p.scale.kind == ScaleKind::kCosine) {
-    for (size_t i = 0; i < qh.size(); ++i) {
-      normalize_rows(qh[i]);
-      normalize_rows(kh[i]);
-    }
+    for (Mat<T>& m : qh) normalize_rows(m);
+    for (Mat<T>& m : kh) normalize_rows(m);
   }
 
   const bool at_scores = p.scale_at == ScaleAt::kScores;
@@ -78,14 +98,13 @@ Result compute_fast(const Problem& p, const ComputeRequest& req) {
   rules.fully_masked = p.fully_masked;
   rules.dropout = p.dropout;
   rules.seed = p.seed;
+  rules.softcap = p.softcap;
 
   // |q·k| <= ‖q‖‖k‖: when a score could overflow T, the reference path,
   // which gives infinite scores their limit, computes instead.
   T qmax = 0, kmax = 0;
-  for (size_t i = 0; i < qh.size(); ++i) {
-    qmax = std::max(qmax, max_row_norm(qh[i]));
-    kmax = std::max(kmax, max_row_norm(kh[i]));
-  }
+  for (const Mat<T>& m : qh) qmax = std::max(qmax, max_row_norm(m));
+  for (const Mat<T>& m : kh) kmax = std::max(kmax, max_row_norm(m));
   const double limit = static_cast<double>(std::numeric_limits<T>::max()) / 16;
   const double bound = static_cast<double>(qmax) * static_cast<double>(kmax);
   const double scaled = rules.norm ? 1.0 : bound * std::fabs(rules.mult);
@@ -131,16 +150,22 @@ Result compute_fast(const Problem& p, const ComputeRequest& req) {
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t h = 0; h < H; ++h) {
       const size_t bh = static_cast<size_t>(b * H + h);
-      oh[bh].resize(Lq, vh[bh].cols());
+      const size_t bg = static_cast<size_t>(b * KV + p.kv_head(h));
+      oh[bh].resize(Lq, vh[bg].cols());
       kernel::HeadTask<T> t;
       t.q = qh[bh].data();
-      t.k = kh[bh].data();
-      t.v = vh[bh].data();
+      t.k = kh[bg].data();
+      t.v = vh[bg].data();
       t.out = oh[bh].data();
       t.len_q = Lq;
       t.len_k = Lk;
       t.d = qh[bh].cols();
-      t.dv = vh[bh].cols();
+      t.dv = vh[bg].cols();
+      if (!p.alibi.empty()) t.alibi = p.alibi[static_cast<size_t>(h)];
+      if (!p.sinks.empty()) {
+        t.has_sink = true;
+        t.sink = p.sinks[static_cast<size_t>(h)];
+      }
       const int64_t off = static_cast<int64_t>(bh) * Lq * Lk;
       if (keep) {
         t.weights = wbuf + off;

@@ -135,6 +135,7 @@ std::vector<std::string> expand_batch_inputs(const std::vector<std::string>& inp
 }
 
 int run_batch(const BatchRequest& b, Console& console) {
+  refuse_conflicting_flags(b.run);
   if (b.out_dir.empty()) {
     if (b.inputs.size() > 1) {
       throw_usage(std::to_string(b.inputs.size()) +
@@ -143,7 +144,7 @@ int run_batch(const BatchRequest& b, Console& console) {
     RunRequest one = b.run;
     one.input = b.inputs.empty() ? "" : b.inputs.front();
     if (is_directory(one.input)) {
-      // A file error as for any unreadable input (CONTRACT §7), with the way out.
+      // A file error as for any unreadable input (exit 4), with the way out.
       throw_file(one.input, "cannot read: Is a directory (to run each of its files, add "
                             "--out-dir DIR for the results)");
     }

@@ -8,11 +8,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "attn/dropout.h"
 #include "attn/error.h"
+#include "attn/limits.h"
 #include "attn/number_text.h"
 #include "kernel/attention_kernel.h"
 #include "kernel/parallel.h"
@@ -35,6 +37,43 @@ double peak_rss_mb() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+// Refuses, before anything is allocated, a benchmark whose inputs, weights
+// or packed keys would hold more than o.max_elements elements, or whose
+// heads would cost more in bookkeeping: --n 100000 keeps 10^10 weights.
+template <class T>
+void check_bench_limits(const BenchOptions& o) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  auto mul = [](int64_t a, int64_t b) { return a > kMax / b ? kMax : a * b; };
+  const int64_t heads = mul(o.batch, o.heads);
+  const std::string bh =
+      "batch " + std::to_string(o.batch) + " × heads " + std::to_string(o.heads);
+  const std::string n = std::to_string(o.n), d = std::to_string(o.d);
+  const int64_t packed_rows = kernel::packed_key_elements<T>(o.n, 1);
+  struct Need {
+    std::string what;
+    int64_t count;
+    std::string factors, advice;
+  };
+  const Need needs[] = {
+      {"keeping the weights needs", o.weights ? mul(heads, mul(o.n, o.n)) : 0,
+       "weights (" + bh + " × " + n + " × " + n + ")", " or use --no-weights"},
+      {"Q, K, V and the output need", mul(heads, mul(o.n, o.d)),
+       "elements each (" + bh + " × " + n + " × " + d + ")", " or lower --n or --d"},
+      {"the packed keys need", mul(heads, mul(packed_rows, o.d)),
+       "elements (" + bh + " × " + std::to_string(packed_rows) + " × " + d + ")",
+       " or lower --d"},
+      {bh + " need", mul(heads, kHeadElements),
+       "elements (" + std::to_string(kHeadElements) + " per head of working memory)",
+       " or lower --heads or --batch"},
+  };
+  for (const Need& need : needs) {
+    if (need.count <= o.max_elements) continue;
+    throw_input("bench", need.what + " " + std::to_string(need.count) + " " + need.factors +
+                             ", more than --max-elements " + std::to_string(o.max_elements) +
+                             "; raise --max-elements" + need.advice);
+  }
 }
 
 template <class T>
@@ -125,6 +164,11 @@ BenchResult bench(const BenchOptions& o) {
 BenchResult run_bench(const BenchOptions& o) {
   if (o.n < 1 || o.d < 1 || o.heads < 1 || o.batch < 1) {
     throw_usage("bench: --n, --d, --heads and --batch must be positive");
+  }
+  if (o.dtype == DType::kF32) {
+    check_bench_limits<float>(o);
+  } else {
+    check_bench_limits<double>(o);
   }
   return o.dtype == DType::kF32 ? bench<float>(o) : bench<double>(o);
 }

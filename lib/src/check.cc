@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "attn/error.h"
+#include "attn/escape.h"
 #include "attn/number_text.h"
 
 namespace attn {
@@ -87,15 +88,17 @@ std::optional<CheckAlternative> explain_mismatch(const Problem& p, const Expecte
     alt.scale_at = ScaleAt::kOutput;
     Result r;
     if (passes(alt, r)) {
+      // "f = 1/√d_k = 0.5" names the factor apart from the formula, so
+      // "V·1/√d_k = 0.5" cannot read as the whole product being 0.5.
       const std::string f = p.scale.kind == ScaleKind::kSqrtDk
-                                ? "1/√d_k = " + format_shortest(factor)
-                                : format_shortest(factor);
+                                ? "f = 1/√d_k = " + format_shortest(factor)
+                                : "f = " + format_shortest(factor);
       return CheckAlternative{
           "--scale-at output",
-          "The expected numbers are softmax(QKᵀ)·V·" + f +
-              ": the scale factor is applied after the softmax (scale_at: output), not to the "
-              "scores. The formula softmax(QKᵀ/√d_k)·V gives the numbers computed here. Run with "
-              "--scale-at output to reproduce the expected numbers exactly.",
+          "The expected numbers are softmax(QKᵀ)·V·f with the scale factor " + f +
+              " applied after the softmax (scale_at: output), not to the scores. The formula "
+              "softmax(QKᵀ/√d_k)·V gives the numbers computed here. Run with --scale-at output "
+              "to reproduce the expected numbers exactly.",
           std::move(r)};
     }
   }
@@ -114,9 +117,9 @@ std::optional<CheckAlternative> explain_mismatch(const Problem& p, const Expecte
   return std::nullopt;
 }
 
-std::string format_check_report(const CheckReport& rep, const Problem& p) {
+std::string format_check_report(const CheckReport& rep, const Problem& p, bool mismatches_only) {
   std::vector<const CheckItem*> shown;
-  const bool all = rep.items.size() <= 32;
+  const bool all = rep.items.size() <= 32 && !mismatches_only;
   for (const CheckItem& it : rep.items) {
     if (all || !it.ok) shown.push_back(&it);
     if (!all && shown.size() >= 20) break;
@@ -126,10 +129,10 @@ std::string format_check_report(const CheckReport& rep, const Problem& p) {
     std::string s = it.tensor + index_text(it.index);
     if (!p.batched && it.index.size() == 2 && !p.query_labels.empty() &&
         it.index[0] < static_cast<int64_t>(p.query_labels.size())) {
-      s += " (" + p.query_labels[static_cast<size_t>(it.index[0])];
+      s += " (" + terminal_text(p.query_labels[static_cast<size_t>(it.index[0])]);
       if (it.tensor == "weights" && !p.key_labels.empty() &&
           it.index[1] < static_cast<int64_t>(p.key_labels.size())) {
-        s += "→" + p.key_labels[static_cast<size_t>(it.index[1])];
+        s += "→" + terminal_text(p.key_labels[static_cast<size_t>(it.index[1])]);
       }
       s += ")";
     }
@@ -149,8 +152,15 @@ std::string format_check_report(const CheckReport& rep, const Problem& p) {
       w[c] = std::max(w[c], n);
     }
   }
-  std::string out = "check against expected (tolerance " + format_shortest(rep.tolerance) +
-                    ", |got − expected| ≤ tol·max(1, |expected|))\n";
+  // No rows to show (a passed check of many values, or --quiet): the
+  // summary line alone, not a table header over nothing.
+  std::string out;
+  if (shown.empty()) {
+    rows.clear();
+  } else {
+    out = "check against expected (tolerance " + format_shortest(rep.tolerance) +
+          ", |got − expected| ≤ tol·max(1, |expected|))\n";
+  }
   for (const auto& r : rows) {
     for (size_t c = 0; c < r.size(); ++c) {
       size_t n = 0;

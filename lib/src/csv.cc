@@ -5,7 +5,9 @@
 #include <cstring>
 
 #include "attn/error.h"
+#include "attn/json.h"
 #include "attn/number_text.h"
+#include "attn/utf8.h"
 
 namespace attn {
 
@@ -40,13 +42,20 @@ class CsvParser {
 
     CsvMatrix m;
     m.delimiter = delimiter_;
-    const bool label_column = has_label_column();
+    // pandas' df.to_csv() writes the index as a first column under an empty
+    // header cell: a header whose first cell is empty heads a label column,
+    // whatever the labels look like (0, 1, 2, ...), and its other cells are
+    // the column names, numbers included.
+    const bool index_column =
+        rows_.size() > 1 && rows_[0].cells.size() > 1 && rows_[0].cells[0].text.empty();
+    const bool label_column = index_column || has_label_column();
     const size_t first_value = label_column ? 1 : 0;
     // A header row has a name where the values are.
-    bool header = false;
+    bool header = index_column;
     for (size_t i = first_value; i < rows_[0].cells.size(); ++i) {
       if (looks_like_name(rows_[0].cells[i])) header = true;
     }
+    if (header && !index_column) refuse_mixed_quoted_numbers(rows_[0], first_value);
     const size_t data_begin = header ? 1 : 0;
     if (data_begin >= rows_.size()) {
       fail(rows_[0].line_offset, "a header row but no data rows");
@@ -234,6 +243,21 @@ class CsvParser {
                     "and .npy)");
       }
     }
+    const size_t bad_utf8 = invalid_utf8_offset(text_.substr(pos));
+    if (bad_utf8 != std::string_view::npos) {
+      const auto c = static_cast<unsigned char>(text_[pos + bad_utf8]);
+      static const char* hex = "0123456789abcdef";
+      fail(pos + bad_utf8, std::string("byte 0x") + hex[c >> 4] + hex[c & 15] +
+                               " is not UTF-8 (a Latin-1 or Windows file?); save the file as "
+                               "UTF-8");
+    }
+    // Classic Mac OS line endings: one long line to every other reader.
+    if (text_.find('\n', pos) == std::string_view::npos) {
+      const size_t cr = text_.find('\r', pos);
+      if (cr != std::string_view::npos && text_.find_first_not_of(" \t\r", cr) != std::string_view::npos) {
+        fail(cr, "lines end with a lone CR (old Mac line endings); convert them to LF or CRLF");
+      }
+    }
     const size_t first = text_.find_first_not_of(" \t\r\n", pos);
     if (first != std::string_view::npos && (text_[first] == '{' || text_[first] == '[')) {
       fail(first, "this looks like JSON, not CSV; give the file a .json name");
@@ -408,6 +432,36 @@ class CsvParser {
     return !digits || c.text.find_first_not_of("0123456789+-.,;eE \t") != std::string_view::npos;
   }
 
+  // A cell holding a number inside quotes ("1.5"): text by the CSV rules.
+  bool quoted_number(const Cell& c) const {
+    if (!c.quoted) return false;
+    double v;
+    const std::string t = unquote(c);
+    return parse_plain(t, &v) || parse_number_word(t, &v);
+  }
+
+  // A first row of numbers only, some in quotes and some not ("1.5",2): a
+  // header of names quotes them all or none is a number, a data row quotes
+  // none. Taking it as a header would drop a row without a word.
+  void refuse_mixed_quoted_numbers(const Row& r, size_t first_value) const {
+    const Cell* quoted = nullptr;
+    bool bare = false;
+    for (size_t i = first_value; i < r.cells.size(); ++i) {
+      const Cell& c = r.cells[i];
+      if (quoted_number(c)) {
+        if (!quoted) quoted = &c;
+      } else if (!c.quoted && looks_numeric(c)) {
+        bare = true;
+      } else {
+        return;  // a real name: a header
+      }
+    }
+    if (!quoted || !bare) return;
+    fail(quoted->offset, "the first row mixes quoted and bare numbers, so it is neither a "
+                         "header nor data; a number in quotes is text: write data without "
+                         "quotes, or quote every name of a header");
+  }
+
   // A label column has a name first in every row after the first (the
   // first may be a header); the first row then has a label too, or is a
   // header (a name among its other cells).
@@ -441,9 +495,12 @@ class CsvParser {
       if (c.text == "true") return 1;
       if (c.text == "false") return 0;
     }
+    if (quoted_number(c)) {
+      fail(c.offset, "expected a number, got the quoted text \"" + message_text(unquote(c)) +
+                         "\"; a number in quotes is text in CSV: remove the quotes");
+    }
     // A long cell (a whole line that failed to split) is shortened.
-    const std::string shown =
-        c.text.size() > 40 ? std::string(c.text.substr(0, 37)) + "..." : std::string(c.text);
+    const std::string shown = message_text(c.text);
     std::string what = "expected a number, got '" + shown + "'";
     if (delimiter_ == ';' && c.text.find(',') != std::string_view::npos) {
       what += " (decimal commas are not supported; write '.')";

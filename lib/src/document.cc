@@ -16,8 +16,10 @@ const std::vector<std::string>& document_keys() {
       "variant",     "heads",       "scale",     "temperature",
       "scale_at",    "mask",        "key_padding_mask", "valid_lens",
       "causal",      "mask_convention", "attn_bias", "mask_fill",
-      "fully_masked", "dropout",    "seed",      "labels",
-      "title",       "description", "source",    "expected"};
+      "fully_masked", "dropout",    "seed",      "kv_heads",
+      "rope",        "alibi",       "window",    "softcap",
+      "sinks",       "labels",      "title",     "description",
+      "source",      "expected"};
   return keys;
 }
 
@@ -53,9 +55,39 @@ std::optional<std::string> check_dropout(double p) {
   return std::nullopt;
 }
 
+std::optional<std::string> check_softcap(double c) {
+  if (!(c > 0 && std::isfinite(c))) {
+    return "must be a finite number > 0 (the cap c in c·tanh(S/c)), got " + format_shortest(c);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_rope_theta(double t) {
+  if (!(t > 0 && std::isfinite(t))) {
+    return "must be a finite number > 0 (10000 in most models), got " + format_shortest(t);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_window_side(double w, bool pair) {
+  const double lo = pair ? -1 : 0;
+  if (!(w >= lo && w == std::floor(w) && w <= 9007199254740992.0)) {
+    return pair ? "must be an integer >= 0, or -1 for unbounded, got " + format_shortest(w)
+                : "must be an integer >= 0 (or give [left, right]), got " + format_shortest(w);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_count(double n) {
+  if (!(n >= 0 && n == std::floor(n) && n <= 9007199254740992.0)) {
+    return "must be a non-negative integer, got " + format_shortest(n);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> check_heads(double h) {
   if (!(h >= 1 && h == std::floor(h) && h <= 1e6)) {
-    return "must be a positive integer, got " + format_shortest(h);
+    return "must be a positive integer up to 1000000, got " + format_shortest(h);
   }
   return std::nullopt;
 }
@@ -65,9 +97,10 @@ namespace {
 // The message for an unknown key: always names the closest accepted key.
 std::string unknown_key(const std::string& key, const std::vector<std::string>& accepted) {
   std::string near = closest_name(key, accepted);
-  if (!near.empty()) return "unknown key \"" + key + "\"; did you mean \"" + near + "\"?";
+  const std::string shown = message_text(key);
+  if (!near.empty()) return "unknown key \"" + shown + "\"; did you mean \"" + near + "\"?";
   // Nothing close: still name the nearest by edit distance, and the list.
-  std::string s = "unknown key \"" + key + "\" (closest accepted key: \"" +
+  std::string s = "unknown key \"" + shown + "\" (closest accepted key: \"" +
                   nearest_name(key, accepted) + "\"); accepted keys: ";
   for (size_t i = 0; i < accepted.size(); ++i) {
     if (i) s += ", ";
@@ -84,11 +117,14 @@ class Reader {
     InputDocument doc;
     doc.source = source_;
     doc.settings_place = source_;
+    if (root.is_array()) {
+      // A bare matrix is X, as a CSV or .npy file is.
+      doc.X = tensor(root, "X", CellKind::kFinite);
+      return doc;
+    }
     if (!root.is_object()) {
-      std::string what = "expected a JSON object with keys such as X, Q, K, V, got " +
-                         json::type_name(root.type());
-      if (root.is_array()) what += R"( (for a bare matrix as X, write {"X": [...]} or give it with --x))";
-      throw_input(source_, what);
+      throw_input(source_, "expected a JSON object with keys such as X, Q, K, V, or a matrix, got " +
+                               json::type_name(root.type()));
     }
     for (const json::Member& m : root.members()) {
       const std::string& k = m.key;
@@ -153,6 +189,22 @@ class Reader {
           fail(k, "must be a non-negative integer (at most 2^53), got " + json::describe(v));
         }
         doc.settings.seed = static_cast<uint64_t>(s);
+      } else if (k == "kv_heads") {
+        double h = number(v, k);
+        if (auto e = check_heads(h)) fail(k, *e);
+        doc.settings.kv_heads = static_cast<int64_t>(h);
+      } else if (k == "rope") {
+        read_rope(v, doc.settings);
+      } else if (k == "alibi") {
+        read_alibi(v, doc.settings);
+      } else if (k == "window") {
+        doc.settings.window = window(v, k);
+      } else if (k == "softcap") {
+        double c = number(v, k);
+        if (auto e = check_softcap(c)) fail(k, *e);
+        doc.settings.softcap = c;
+      } else if (k == "sinks") {
+        doc.settings.sinks = numbers(v, k, "a number or an array of one number per head");
       } else if (k == "labels") {
         doc.labels = labels(v, k);
       } else if (k == "title") {
@@ -190,6 +242,99 @@ class Reader {
     double x = 0;
     if (v.is_string() && parse_number_word(v.as_string(), &x) && !std::isfinite(x)) return x;
     fail(path, "expected a number or \"-inf\", got " + json::describe(v));
+  }
+
+  // A number or a non-empty array of finite numbers, as a list.
+  std::vector<double> numbers(const json::Value& v, const std::string& path,
+                              const std::string& forms) const {
+    if (v.is_number()) return {number(v, path)};
+    if (!v.is_array() || v.size() == 0) fail(path, "expected " + forms + ", got " + json::describe(v));
+    std::vector<double> out;
+    for (size_t i = 0; i < v.size(); ++i) {
+      out.push_back(number(v.element(i), path + "[" + std::to_string(i) + "]"));
+    }
+    return out;
+  }
+
+  int64_t count(const json::Value& v, const std::string& path) const {
+    const double n = number(v, path);
+    if (auto e = check_count(n)) fail(path, *e);
+    return static_cast<int64_t>(n);
+  }
+
+  void read_rope(const json::Value& v, RunSettings& s) const {
+    const std::string path = "rope";
+    if (v.is_bool()) {
+      s.rope = v.as_bool();
+      return;
+    }
+    if (!v.is_object()) {
+      fail(path, "expected true or an object with theta, dims, layout, q_offset, k_offset, got " +
+                     json::describe(v));
+    }
+    s.rope = true;
+    static const std::vector<std::string> accepted = {"theta", "dims", "layout", "q_offset",
+                                                      "k_offset"};
+    for (const json::Member& m : v.members()) {
+      const std::string p = path + "." + m.key;
+      if (m.key == "theta") {
+        const double t = number(m.value, p);
+        if (auto e = check_rope_theta(t)) fail(p, *e);
+        s.rope_theta = t;
+      } else if (m.key == "dims") {
+        const double d = number(m.value, p);
+        if (!(d >= 2 && d == std::floor(d) && d <= 1e9) || std::fmod(d, 2) != 0) {
+          fail(p, "must be an even integer >= 2 (the rotated features of each head), got " +
+                      format_shortest(d));
+        }
+        s.rope_dims = static_cast<int64_t>(d);
+      } else if (m.key == "layout") {
+        s.rope_layout = enumeration(m.value, p, parse_rope_layout, rope_layout_names());
+      } else if (m.key == "q_offset") {
+        s.rope_q_offset = count(m.value, p);
+      } else if (m.key == "k_offset") {
+        s.rope_k_offset = count(m.value, p);
+      } else {
+        fail(path, unknown_key(m.key, accepted));
+      }
+    }
+  }
+
+  void read_alibi(const json::Value& v, RunSettings& s) const {
+    if (v.is_bool()) {
+      s.alibi = v.as_bool();
+      s.alibi_slopes.reset();
+      return;
+    }
+    if (!v.is_array()) {
+      fail("alibi", "expected true (the ALiBi paper's slopes) or an array of one slope per head, got " +
+                        json::describe(v));
+    }
+    s.alibi = true;
+    s.alibi_slopes = numbers(v, "alibi", "true or an array of one slope per head");
+  }
+
+  std::pair<int64_t, int64_t> window(const json::Value& v, const std::string& path) const {
+    if (v.is_number()) {
+      const double w = number(v, path);
+      if (auto e = check_window_side(w, false)) fail(path, *e);
+      return {static_cast<int64_t>(w), static_cast<int64_t>(w)};
+    }
+    if (!v.is_array()) {
+      fail(path, "expected an integer w >= 0 or [left, right], got " + json::describe(v));
+    }
+    if (v.size() != 2) {
+      fail(path, "expected [left, right] (two integers, -1 for unbounded), got " +
+                     std::to_string(v.size()) + (v.size() == 1 ? " number" : " numbers"));
+    }
+    int64_t side[2];
+    for (size_t i = 0; i < 2; ++i) {
+      const std::string p = path + "[" + std::to_string(i) + "]";
+      const double w = number(v.element(i), p);
+      if (auto e = check_window_side(w, true)) fail(p, *e);
+      side[i] = static_cast<int64_t>(w);
+    }
+    return {side[0], side[1]};
   }
 
   std::string string(const json::Value& v, const std::string& path) const {
@@ -237,6 +382,7 @@ class Reader {
 
   std::vector<std::string> string_list(const json::Value& v, const std::string& path) const {
     if (!v.is_array()) fail(path, "expected a list of strings, got " + json::describe(v));
+    if (v.size() == 0) fail(path, "an empty list; give one label per row, or leave the key out");
     std::vector<std::string> out;
     for (size_t i = 0; i < v.size(); ++i) {
       json::Value e = v.element(i);

@@ -1,5 +1,7 @@
 #include "attn/error.h"
 
+#include "attn/utf8.h"
+
 namespace attn {
 
 std::string at(std::string_view place, std::string_view what) {
@@ -22,6 +24,56 @@ void throw_file(std::string_view path, std::string_view what) {
 
 void throw_internal(std::string_view what) {
   throw Error(ErrorKind::kInternal, "internal error: " + std::string(what));
+}
+
+namespace {
+
+void append_hex_byte(std::string& out, const char* prefix, unsigned char c) {
+  static const char* hex = "0123456789abcdef";
+  out += prefix;
+  out += hex[c >> 4];
+  out += hex[c & 15];
+}
+
+}  // namespace
+
+std::string message_text(std::string_view s) {
+  constexpr size_t kMaxChars = 60;
+  std::string out;
+  size_t chars = 0;
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* end = p + s.size();
+  while (p < end) {
+    if (chars == kMaxChars) {
+      out += "...";
+      break;
+    }
+    const unsigned char c = *p;
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7F) {
+      append_hex_byte(out, "\\u00", c);
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else {
+      const size_t n = utf8_sequence_length(p, end);
+      if (n == 0) {
+        append_hex_byte(out, "\\x", c);
+      } else {
+        out.append(reinterpret_cast<const char*>(p), n);
+        p += n;
+        ++chars;
+        continue;
+      }
+    }
+    ++p;
+    ++chars;
+  }
+  return out;
 }
 
 }  // namespace attn

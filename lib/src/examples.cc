@@ -58,14 +58,15 @@ std::string cross_shapes_example() {
   Draw d(4);
   const double w = 1 / std::sqrt(512.0);
   std::string s =
-      "{\n\"title\": \"Seed 004: cross-attention shapes, 8 heads of 64, output projection\",\n"
+      "{\n\"title\": \"Cross-attention shapes: 8 heads of 64 and an output projection\",\n"
       "\"description\": \"A query sequence (2,10,512) attends to a context (2,20,512) through "
       "projections W_q, W_k, W_v (512 -> 8 heads x 64), and W_o brings the concatenated heads "
       "back to 512: output (2,10,512), weights (2,8,10,20). The numbers are made up: inputs "
       "uniform in [-1, 1], weights uniform in +-1/sqrt(512) as nn.Linear initializes them, drawn "
-      "with attn's SplitMix64 generator from seed 4 and rounded to 4 decimals. This is "
+      "with attn's SplitMix64 generator (seed value 4) and rounded to 4 decimals. This is "
       "nn.MultiheadAttention(512, 8) with these weights (see --emit-pytorch).\",\n"
-      "\"source\": \"shared/seeds/004 (cross attention with torch.nn)\",\n"
+      "\"source\": \"a PyTorch cross-attention tutorial (a CrossAttention module with query "
+      "(2,10,512), context (2,20,512) and 8 heads of 64)\",\n"
       "\"mode\": \"cross\",\n\"heads\": 8,\n\"X\": ";
   append_array(s, d, {2, 10, 512}, 0, 1.0);
   s += ",\n\"Y\": ";
@@ -91,8 +92,8 @@ const std::vector<Example>& examples() {
       v.push_back(Example{name, title_of(text, name), [text] { return text; }});
     }
     v.push_back(Example{"cross_shapes",
-                        "Seed 004: cross-attention shapes, 8 heads of 64, output projection "
-                        "(generated from a fixed seed)",
+                        "Cross-attention shapes: 8 heads of 64 and an output projection "
+                        "(weights drawn from a fixed random seed)",
                         cross_shapes_example});
     std::sort(v.begin(), v.end(), [](const Example& a, const Example& b) { return a.name < b.name; });
     return v;

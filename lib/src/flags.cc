@@ -5,7 +5,10 @@
 
 #include "attn/document.h"
 #include "attn/error.h"
+#include "attn/json.h"
+#include "attn/file_io.h"
 #include "attn/number_text.h"
+#include "kernel/instruction_set.h"
 
 #ifndef ATTN_VERSION
 #define ATTN_VERSION "0.0.0"
@@ -29,29 +32,73 @@ E choice(std::string_view flag, const std::string& text, P parse,
 
 double number(std::string_view flag, const std::string& text) {
   double v = 0;
-  if (!parse_number_word(text, &v)) bad(flag, "expected a number, got '" + text + "'");
+  if (!parse_number_word(text, &v)) bad(flag, "expected a number, got '" + message_text(text) + "'");
   return v;
+}
+
+// "1,2" -> {1, 2}: between lo and hi comma-separated finite numbers.
+std::vector<double> number_list(std::string_view flag, const std::string& text, size_t lo,
+                                size_t hi) {
+  std::vector<double> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos
+                                                                            : comma - start);
+    const double v = number(flag, part);
+    if (!std::isfinite(v)) bad(flag, "expected a finite number, got '" + part + "'");
+    out.push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (out.size() < lo || out.size() > hi) {
+    bad(flag, "expected " + (hi == 2 ? std::string("one or two numbers (A or A,B)")
+                                     : std::string("one or more numbers")) +
+                  ", got '" + text + "'");
+  }
+  return out;
 }
 
 }  // namespace
 
 const std::vector<SettingFlag>& setting_flags() {
+  // Each help ends with the default; the choices follow after ": " (the
+  // completion tests read them there).
   static const std::vector<SettingFlag> flags = {
-      {"--mode", "where Q, K, V come from", mode_names()},
-      {"--variant", "scoring function", variant_names()},
-      {"--heads", "number of heads (splits Q, K, V into column blocks)", {}},
-      {"--scale", "score scaling: a name or a number that multiplies the scores", scale_names()},
-      {"--temperature", "divide the scaled scores by this (> 0)", {}},
-      {"--scale-at", "apply the scale factor to the scores or to the output", scale_at_names()},
-      {"--causal", "query i attends to keys 0..i only (true/false)", {"true", "false"}},
-      {"--mask-convention", "block: true = masked; keep: true = takes part (PyTorch SDPA)",
+      {"--mode", "NAME", "where Q, K, V come from (default: qkv with Q, cross with Y, else self)",
+       mode_names()},
+      {"--variant", "NAME", "scoring function (default scaled_dot)", variant_names()},
+      {"--heads", "N", "number of heads: Q, K, V are split into N column blocks (default 1)", {}},
+      {"--scale", "NAME",
+       "score scaling, a name or a number > 0 that multiplies the scores (default sqrt_dk "
+       "for scaled_dot, none for the others)",
+       scale_names()},
+      {"--temperature", "T", "divide the scaled scores by T > 0 (default 1)", {}},
+      {"--scale-at", "NAME",
+       "apply the scale factor to the scores or to the output (default scores)", scale_at_names()},
+      {"--causal", "", "query i attends to keys 0..i only (default: off)", {"true", "false"}},
+      {"--mask-convention", "NAME",
+       "block: true = masked; keep: true = takes part, as PyTorch SDPA (default block)",
        mask_convention_names()},
-      {"--mask-fill", "value a masked score is replaced by (default -inf)", {}},
-      {"--fully-masked", "what a row with every key masked gets", fully_masked_names()},
-      {"--dropout", "dropout probability on the weights, 0 <= p < 1", {}},
-      {"--seed", "seed of the dropout generator", {}},
-      {"--params-layout", "math: W is [in][out]; torch: W is [out][in] (nn.Linear)",
+      {"--mask-fill", "X", "value a masked score is replaced by (default -inf)", {}},
+      {"--fully-masked", "NAME", "what a row with every key masked gets (default zero)",
+       fully_masked_names()},
+      {"--dropout", "P", "dropout probability on the weights, 0 <= P < 1 (default 0)", {}},
+      {"--seed", "S", "seed of the dropout generator (default 0)", {}},
+      {"--params-layout", "NAME",
+       "math: W is [in][out]; torch: W is [out][in] as nn.Linear (default math)",
        params_layout_names()},
+      {"--kv-heads", "N", "key/value heads (grouped-query attention; 1 = multi-query) (default: heads)", {}},
+      {"--rope", "", "rotary position embedding on Q and K (true/false; default false)", {"true", "false"}},
+      {"--rope-theta", "X", "RoPE base (default 10000; implies --rope)", {}},
+      {"--rope-dims", "N", "rotated features of each head, even (default all; implies --rope)", {}},
+      {"--rope-layout", "NAME", "RoPE feature pairs: half (HF Llama) or interleaved (Meta Llama) (default half)",
+       rope_layout_names()},
+      {"--rope-offset", "Q[,K]", "RoPE positions of query 0 and key 0: Q or Q,K, implies --rope (default 0,0)", {}},
+      {"--alibi", "", "ALiBi with the paper's slopes (true/false; default false)", {"true", "false"}},
+      {"--window", "W|L,R", "sliding window: W, or L,R keys before/after each query, -1 unbounded (default none)", {}},
+      {"--softcap", "C", "soft-cap the scores: c·tanh(S/c), c > 0 (default none)", {}},
+      {"--sinks", "X[,X...]", "attention sink logits: one number, or one per head (X,X,...) (default none)", {}},
   };
   return flags;
 }
@@ -98,13 +145,63 @@ void set_setting_flag(RunSettings& s, std::string_view flag, const std::string& 
     if (auto e = check_dropout(p)) bad(flag, *e);
     s.dropout = p;
   } else if (flag == "--seed") {
-    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
-        text.size() > 19) {
-      bad(flag, "expected a non-negative integer, got '" + text + "'");
+    const auto seed = parse_unsigned_text(text);
+    if (!seed) {
+      bad(flag, "expected an integer from 0 to 18446744073709551615, got '" + message_text(text) +
+                    "'");
     }
-    s.seed = std::stoull(text);
+    s.seed = *seed;
   } else if (flag == "--params-layout") {
     s.params_layout = choice<ParamsLayout>(flag, text, parse_params_layout, params_layout_names());
+  } else if (flag == "--kv-heads") {
+    const double h = number(flag, text);
+    if (auto e = check_heads(h)) bad(flag, *e);
+    s.kv_heads = static_cast<int64_t>(h);
+  } else if (flag == "--rope" || flag == "--alibi") {
+    bool on = true;
+    if (text == "false" || text == "0") {
+      on = false;
+    } else if (!(text == "true" || text == "1" || text.empty())) {
+      bad(flag, "expected true or false, got '" + text + "'");
+    }
+    if (flag == "--rope") {
+      s.rope = on;
+    } else {
+      s.alibi = on;
+      s.alibi_slopes.reset();  // the flag means the paper's slopes
+    }
+  } else if (flag == "--rope-theta") {
+    const double t = number(flag, text);
+    if (auto e = check_rope_theta(t)) bad(flag, *e);
+    s.rope_theta = t;
+  } else if (flag == "--rope-dims") {
+    const double d = number(flag, text);
+    if (!(d >= 2 && d == std::floor(d) && d <= 1e9) || std::fmod(d, 2) != 0) {
+      bad(flag, "expected an even integer >= 2, got '" + text + "'");
+    }
+    s.rope_dims = static_cast<int64_t>(d);
+  } else if (flag == "--rope-layout") {
+    s.rope_layout = choice<RopeLayout>(flag, text, parse_rope_layout, rope_layout_names());
+  } else if (flag == "--rope-offset") {
+    const std::vector<double> v = number_list(flag, text, 1, 2);
+    for (double x : v) {
+      if (auto e = check_count(x)) bad(flag, *e);
+    }
+    s.rope_q_offset = static_cast<int64_t>(v[0]);
+    s.rope_k_offset = static_cast<int64_t>(v.size() == 2 ? v[1] : 0);
+  } else if (flag == "--window") {
+    const std::vector<double> v = number_list(flag, text, 1, 2);
+    for (double x : v) {
+      if (auto e = check_window_side(x, v.size() == 2)) bad(flag, *e);
+    }
+    const auto left = static_cast<int64_t>(v[0]);
+    s.window = std::make_pair(left, v.size() == 2 ? static_cast<int64_t>(v[1]) : left);
+  } else if (flag == "--softcap") {
+    const double c = number(flag, text);
+    if (auto e = check_softcap(c)) bad(flag, *e);
+    s.softcap = c;
+  } else if (flag == "--sinks") {
+    s.sinks = number_list(flag, text, 1, 1 << 20);
   } else {
     throw_internal("unknown setting flag " + std::string(flag));
   }
@@ -131,17 +228,44 @@ int parse_int_flag(const std::string& flag, const std::string& text, int lo, int
   return static_cast<int>(v);
 }
 
-int64_t parse_max_elements_flag(const std::string& text) {
+namespace {
+
+// A limit: a positive integer, plainly (268435456), in exponent form (1e9)
+// or as a power of two (2^28); `example` shows the plain and 2^ forms.
+int64_t parse_limit_flag(const std::string& flag, const std::string& text,
+                         const std::string& example) {
   double v = 0;
   if (text.size() > 2 && text.compare(0, 2, "2^") == 0) {
-    const int e = parse_int_flag("--max-elements", text.substr(2), 0, 62);
+    const int e = parse_int_flag(flag, text.substr(2), 0, 62);
     return int64_t{1} << e;
   }
-  v = number("--max-elements", text);
+  v = number(flag, text);
   if (!(v >= 1 && v <= 4.6e18 && v == std::floor(v))) {
-    bad("--max-elements", "expected a positive integer such as 67108864 or 2^26, got '" + text + "'");
+    bad(flag, "expected a positive integer such as " + example + ", got '" + text + "'");
   }
   return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
+int64_t parse_max_elements_flag(const std::string& text) {
+  return parse_limit_flag("--max-elements", text, "67108864 or 2^26");
+}
+
+int64_t parse_max_input_bytes_flag(const std::string& text) {
+  return parse_limit_flag("--max-input-bytes", text, "1073741824 or 2^30");
+}
+
+void check_path_flag(std::string_view flag, const std::string& path, PathFlag kind) {
+  if (!path.empty()) return;
+  switch (kind) {
+    case PathFlag::kInput:
+      bad(flag, "empty file name; give a file, or - for stdin");
+    case PathFlag::kOutput:
+      bad(flag, "empty file name; give a file, or - for stdout");
+    case PathFlag::kDirectory:
+      bad(flag, "empty directory name");
+  }
 }
 
 std::string version_text() {
@@ -154,11 +278,80 @@ std::string version_text() {
   s += ", GCC " + std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
        std::to_string(__GNUC_PATCHLEVEL__);
 #endif
-#if defined(__AVX2__) && defined(__FMA__)
-  s += ", AVX2+FMA";
-#endif
-  s += ")";
+  s += ", kernels: " + kernel::instruction_set() + ")";
   return s;
+}
+
+const std::vector<std::string>& color_names() {
+  static const std::vector<std::string> names = {"auto", "always", "never"};
+  return names;
+}
+
+ColorMode parse_color_flag(const std::string& text) {
+  if (text == "auto") return ColorMode::kAuto;
+  if (text == "always") return ColorMode::kAlways;
+  if (text == "never") return ColorMode::kNever;
+  bad("--color", not_one_of(text, color_names()));
+}
+
+namespace {
+
+// What -o's extension says about the format; "" when it says nothing.
+std::string format_of_extension(const std::string& ext, bool trace) {
+  if (trace) {
+    if (ext == "json") return "json";
+    if (ext == "md") return "markdown";
+    if (ext == "tex") return "latex";
+    return "";
+  }
+  if (ext == "json" || ext == "csv" || ext == "npy") return ext;
+  return "";
+}
+
+}  // namespace
+
+void resolve_formats(const FormatFlags& flags, RunRequest& req) {
+  const bool to_file = !req.output_path.empty() && req.output_path != "-";
+  const std::string ext = to_file ? extension(req.output_path) : "";
+  const bool trace = req.trace.enabled;
+  if (!flags.trace_format.empty() && !trace) throw_usage("--trace-format needs --trace");
+  if (!flags.format.empty()) req.output.format = parse_format_flag(flags.format);
+  if (!flags.trace_format.empty()) {
+    req.trace.options.format = parse_trace_format_flag(flags.trace_format);
+  }
+  if (trace && (ext == "csv" || ext == "npy")) {
+    throw_usage("-o " + req.output_path + ": --trace prints a trace, not " +
+                (ext == "csv" ? std::string("CSV") : std::string(".npy")) +
+                "; write it to a .txt, .md, .tex or .json file");
+  }
+  if (trace && !flags.format.empty() && flags.trace_format.empty()) {
+    // --trace --format json means the JSON trace; a CSV trace does not exist.
+    if (req.output.format == Format::kCsv) {
+      throw_usage(
+          "--trace prints a trace, not CSV; use --trace-format text, markdown, latex or json");
+    }
+    if (req.output.format == Format::kJson) req.trace.options.format = TraceFormat::kJson;
+  }
+  if (req.emit_pytorch) return;  // a Python program, whatever the name
+  const std::string implied = format_of_extension(ext, trace);
+  if (implied.empty()) return;
+  // The format flag that decides, and what it said.
+  const std::string& flag_text =
+      trace && !flags.trace_format.empty() ? flags.trace_format : flags.format;
+  const char* flag_name = trace && !flags.trace_format.empty() ? "--trace-format" : "--format";
+  if (!flag_text.empty()) {
+    const bool table_npy = ext == "npy";  // a .npy file takes no --format at all
+    if (table_npy || flag_text != implied) {
+      throw_usage(std::string(flag_name) + " " + flag_text + " contradicts -o " + req.output_path +
+                  " (a ." + ext + " file); drop " + flag_name + " or change the file's extension");
+    }
+    return;
+  }
+  if (trace) {
+    req.trace.options.format = parse_trace_format_flag(implied);
+  } else if (ext != "npy") {  // run_command writes .npy by the extension itself
+    req.output.format = parse_format_flag(implied);
+  }
 }
 
 }  // namespace attn

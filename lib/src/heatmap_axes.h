@@ -19,10 +19,17 @@ struct Ticks {
 };
 Ticks colorbar_ticks(double lo, double hi, int want);
 
-// A tick value with as many decimals as its step needs ("0.2", "-1", "250").
+// The most characters a colorbar label may have: the room the layout keeps
+// beside the bar (kTickTextWidth), so labels never run into its title.
+constexpr int kTickChars = 8;
+
+// A tick value with as many decimals as its step needs ("0.2", "-1", "250"),
+// or in short scientific notation ("5e307", "2e-12") when that would take
+// more than kTickChars; "" when even that does not fit (the tick is left out).
 std::string tick_text(double v, double step);
 
-// A range end with three significant digits ("0.0156", "0.853", "2048").
+// A range end with three significant digits ("0.0156", "0.853", "2048",
+// "1.7e308"), fewer when needed to stay within kTickChars.
 std::string end_text(double v);
 
 // A cell value with `decimals` digits after the point; "nan"/"inf" as such.

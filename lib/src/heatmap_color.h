@@ -13,8 +13,14 @@ const Rgb* colormap_lut(Colormap c);
 
 // Index into the table for a value, given the colour range [lo, hi]; values
 // outside the range take the end colours.
+// Where v lies in [lo, hi], 0 to 1, computed on halves: v - lo and hi - lo
+// overflow for ranges such as ±1.7e308, their halves never do.
+inline double range_fraction(double v, double lo, double hi) {
+  return (v / 2 - lo / 2) / (hi / 2 - lo / 2);
+}
+
 inline int lut_index(double v, double lo, double hi) {
-  const double t = (v - lo) / (hi - lo);
+  const double t = range_fraction(v, lo, hi);
   if (!(t > 0)) return 0;  // also catches NaN, which callers draw separately
   if (t >= 1) return kLutSize - 1;
   return static_cast<int>(t * (kLutSize - 1) + 0.5);

@@ -56,7 +56,8 @@ struct Loaded {
 // CSV/.npy matrix with its labels.
 Loaded load(const HeatmapCommandRequest& req, const std::string& name) {
   const std::string text =
-      read_file(req.input, progress_task(req.progress, "reading " + name, ProgressUnit::kBytes));
+      read_file(req.input, progress_task(req.progress, "reading " + name, ProgressUnit::kBytes),
+                req.max_input_bytes);
   Loaded l;
   if (matrix_format(req.input, text) != MatrixFormat::kJson) {
     if (!req.key.empty()) throw_usage("--key " + req.key + ": " + name + " is not a JSON document");
@@ -112,7 +113,14 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
   }
   const std::string name = display_name(req.input);
   const Loaded l = load(req, name);
+  if (l.values.size() == 0) {
+    // [] or [[]] would be drawn as a frame around nothing.
+    throw_input(l.key.empty() ? name : name + ": " + l.key,
+                "nothing to draw: the array is empty (shape " + shape_string(l.values.shape()) +
+                    ")");
+  }
   HeatmapData d = heatmap_from_tensor(l.values);
+  d.source = name;
   d.row_labels = l.row_labels;
   d.col_labels = l.col_labels;
   if (!req.labels.empty()) {
@@ -143,7 +151,8 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
 
 void request_heatmap_maps(const HeatmapRequest& h, ComputeRequest& creq) {
   if (!h.wanted()) return;
-  if (h.stage == HeatmapStage::kWeights) creq.weights = true;
+  // The bias figure takes its masked cells from the weights' flags.
+  if (h.stage == HeatmapStage::kWeights || h.stage == HeatmapStage::kBias) creq.weights = true;
   if (h.stage == HeatmapStage::kScores) creq.scores = true;
 }
 

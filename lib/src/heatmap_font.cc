@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 // stb_easy_font defines static functions; not all of them are used here.
 #pragma GCC diagnostic push
@@ -46,17 +47,70 @@ int text_extent(std::string_view utf8, int scale) {
   return std::max(text_width(s, scale), mono);
 }
 
-std::string fit_text(std::string_view utf8, int max_width, int scale) {
-  if (text_extent(utf8, scale) <= max_width) return std::string(utf8);
-  // Cut whole code points until the text and ".." fit.
-  std::string s(utf8);
-  while (!s.empty()) {
-    size_t cut = s.size() - 1;
-    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-    s.resize(cut);
-    if (text_extent(s + "..", scale) <= max_width) return s + "..";
+namespace {
+
+// The pixel font's advance of the character ascii_text() draws for a byte
+// (a code point's first byte: '?' for non-ASCII, ' ' for control codes).
+int advance(unsigned char c) {
+  const char drawn = c >= 0x80 ? '?' : c < 0x20 || c == 0x7F ? ' ' : static_cast<char>(c);
+  return stb_easy_font_charinfo[drawn - 32].advance & 15;
+}
+
+// text_extent() of a text of `chars` characters whose advances sum to `adv`:
+// both widths add up character by character, so a prefix is measured by
+// extending the previous one.
+int extent_of(int64_t adv, int64_t chars, int scale) {
+  if (chars == 0) return 0;
+  const int64_t w = std::max(adv - 1, chars * 6 - 1) * scale;
+  return static_cast<int>(std::min<int64_t>(w, std::numeric_limits<int>::max()));
+}
+
+}  // namespace
+
+int text_extent_upto(std::string_view utf8, int scale, int limit) {
+  int64_t adv = 0, chars = 0;
+  bool in_code_point = false;  // after a non-ASCII byte: continuation bytes belong to it
+  for (size_t i = 0; i < utf8.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(utf8[i]);
+    if (in_code_point && (c & 0xC0) == 0x80) continue;
+    in_code_point = c >= 0x80;
+    adv += advance(c);
+    ++chars;
+    if (extent_of(adv, chars, scale) > limit) return limit + 1;
   }
-  return "";
+  const int e = extent_of(adv, chars, scale);
+  return e > limit ? limit + 1 : e;
+}
+
+std::string fit_text(std::string_view utf8, int max_width, int scale) {
+  // One pass over whole code points (a first byte and its continuation
+  // bytes, as ascii_text() groups them), measuring each prefix from the
+  // last: `cut` is the longest prefix that fits with "..". Once a prefix is
+  // too wide on its own, nothing longer fits, so a label of a megabyte is
+  // read only as far as max_width reaches.
+  const int64_t dots_adv = 2 * advance('.');
+  int64_t adv = 0, chars = 0;
+  size_t cut = 0;
+  bool cut_fits = false;
+  size_t i = 0;
+  while (i < utf8.size()) {
+    if (extent_of(adv + dots_adv, chars + 2, scale) <= max_width) {
+      cut = i;
+      cut_fits = true;
+    }
+    const unsigned char c = static_cast<unsigned char>(utf8[i]);
+    size_t next = i + 1;
+    if (c >= 0x80) {
+      while (next < utf8.size() && (static_cast<unsigned char>(utf8[next]) & 0xC0) == 0x80) ++next;
+    }
+    adv += advance(c);
+    ++chars;
+    i = next;
+    if (extent_of(adv, chars, scale) > max_width) {
+      return cut_fits ? std::string(utf8.substr(0, cut)) + ".." : std::string();
+    }
+  }
+  return std::string(utf8);  // the whole text fits
 }
 
 std::vector<GlyphQuad> text_quads(std::string_view utf8) {

@@ -26,6 +26,10 @@ int text_width(std::string_view utf8, int scale);
 // unit of scale), whichever is wider. Layout measures with this.
 int text_extent(std::string_view utf8, int scale);
 
+// text_extent(), or limit + 1 when it is wider than limit: reads only as far
+// as the limit reaches (a megabyte of title is measured by its start).
+int text_extent_upto(std::string_view utf8, int scale, int limit);
+
 // The text cut to an extent of at most max_width pixels, ending in ".."
 // when cut.
 std::string fit_text(std::string_view utf8, int max_width, int scale);

@@ -9,11 +9,18 @@ namespace attn::heatmap {
 
 namespace {
 
-// Greedy word wrap to `width` pixels in at most max_lines lines.
+// Greedy word wrap to `width` pixels in at most max_lines lines. Reads the
+// text only as far as it can be shown: it stops once a line past max_lines
+// has begun, and keeps of a word only the code points that can fit in a
+// line (a longer word is cut by fit_text all the same), so a title of a
+// megabyte costs what its first lines do.
 std::vector<std::string> wrap(const std::string& text, int width, int max_lines) {
   std::vector<std::string> lines;
   if (text.empty()) return lines;
+  // Every character is at least 6 units wide (text_extent's monospace).
+  const size_t word_cap = static_cast<size_t>(std::max(width, 0) / (6 * kScale) + 2);
   std::string line, word;
+  size_t word_chars = 0;
   auto flush_word = [&]() {
     if (word.empty()) return;
     std::string candidate = line.empty() ? word : line + " " + word;
@@ -24,16 +31,27 @@ std::vector<std::string> wrap(const std::string& text, int width, int max_lines)
       line = word;
     }
     word.clear();
+    word_chars = 0;
   };
+  bool cut_short = false;
   for (char c : text) {
     if (c == ' ' || c == '\n') {
       flush_word();
+      if (static_cast<int>(lines.size()) > max_lines) {
+        cut_short = true;  // the rest cannot be shown
+        break;
+      }
     } else {
-      word += c;
+      const bool continuation = (static_cast<unsigned char>(c) & 0xC0) == 0x80;
+      if (!continuation) ++word_chars;
+      // Whole code points only: the continuation bytes of a kept one stay.
+      if (word_chars <= word_cap) word += c;
     }
   }
-  flush_word();
-  if (!line.empty()) lines.push_back(line);
+  if (!cut_short) {
+    flush_word();
+    if (!line.empty()) lines.push_back(line);
+  }
   if (static_cast<int>(lines.size()) > max_lines) {
     lines.resize(static_cast<size_t>(max_lines));
     lines.back() = fit_text(lines.back() + " ...", width, kScale);
@@ -86,7 +104,9 @@ Geometry geometry(const GeometryInput& cx, int cell, int64_t factor) {
   g.grid_w = cx.plan.grid_cols * g.slot_w + (cx.plan.grid_cols - 1) * kPanelGap;
   g.right_w = kBarGap + kBarWidth + kTickLen + 4 + cx.tick_w + 10 + kTextH;
   const int content = g.left_w + g.grid_w + g.right_w;
-  const int title_w = std::max(text_extent(d.title, kScale), text_extent(d.subtitle, kScale));
+  // Only widths up to max_size matter below.
+  const int title_w = std::max(text_extent_upto(d.title, kScale, cx.max_size),
+                               text_extent_upto(d.subtitle, kScale, cx.max_size));
   // A long title widens a narrow figure (up to 720 px) before it wraps.
   g.width = 2 * kMargin + std::max(content, std::min({title_w, 720, cx.max_size - 2 * kMargin}));
   const int text_w = g.width - 2 * kMargin;

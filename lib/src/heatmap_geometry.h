@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attn/heatmap.h"
+#include "heatmap_axes.h"
 #include "heatmap_font.h"
 #include "heatmap_panels.h"
 
@@ -22,7 +23,7 @@ constexpr int kLabelGap = 6;                 // labels to matrix
 constexpr int kPanelGap = 28;
 constexpr int kMaxLabelWidth = 16 * 6 * kScale;  // about 16 characters
 constexpr int kBarGap = 24, kBarWidth = 22, kTickLen = 4;
-constexpr int kTickTextWidth = 8 * 6 * kScale - kScale;  // room for 8 characters
+constexpr int kTickTextWidth = kTickChars * 6 * kScale - kScale;  // room for 8 characters
 constexpr int kMaxCell = 96;
 constexpr Rgb kInk{34, 34, 34};
 constexpr Rgb kSoft{100, 100, 100};

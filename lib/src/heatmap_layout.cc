@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attn/error.h"
 #include "heatmap_axes.h"
 #include "heatmap_color.h"
 #include "heatmap_font.h"
@@ -68,7 +69,7 @@ void add_colorbar(Scene& s, const Panels& p, const HeatmapData& d, int x, int y,
   (void)d;
   s.bars.push_back({x, y, kBarWidth, h, p.colormap});
   auto y_of = [&](double v) {
-    const double t = (p.hi - v) / (p.hi - p.lo);
+    const double t = (p.hi / 2 - v / 2) / (p.hi / 2 - p.lo / 2);  // halves: see range_fraction
     return y + static_cast<int>(std::lround(t * (h - 1)));
   };
   auto tick = [&](double v, std::string label) {
@@ -82,7 +83,9 @@ void add_colorbar(Scene& s, const Panels& p, const HeatmapData& d, int x, int y,
   for (double v : ticks.values) {
     const int ty = y_of(v);
     if (ty - y < kPitch + 8 || y + h - 1 - ty < kPitch + 8) continue;  // crowds an end label
-    tick(v, tick_text(v, ticks.step));
+    std::string label = tick_text(v, ticks.step);
+    if (label.empty()) continue;  // too long to fit beside the bar
+    tick(v, std::move(label));
   }
 }
 
@@ -96,6 +99,17 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
   cx.notes = 1 + (d.masked ? 1 : 0);  // at most: block note, legend
   cx.max_size = o.max_size;
   Geometry g = choose_geometry(cx);
+  // A panel keeps at least 96 px a side, so panels beyond what --max-size
+  // holds would grow the image without bound (1000 heads: 5988 x 5468 px,
+  // 262,144 heads: gigabytes). One panel may pass the limit by its labels
+  // and colorbar only, which are bounded.
+  if (plan.refs.size() > 1 && (g.width > o.max_size || g.height > o.max_size)) {
+    throw_input(d.source, "the heatmap of " + std::to_string(plan.refs.size()) + " panels needs " +
+                              std::to_string(g.width) + " × " + std::to_string(g.height) +
+                              " pixels, more than --max-size " + std::to_string(o.max_size) +
+                              "; draw fewer panels with --head or --batch" +
+                              (o.max_size < kLargestMaxSize ? ", or raise --max-size" : ""));
+  }
   const Panels p = build_panels(d, o, plan, g.factor);
 
   // With the panels known, size the notes and tick labels as they are.
@@ -210,7 +224,11 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
   const int bar_h = std::max(last_mat_bottom - first_mat_y, 160);
   const int tick_x = bar_x + kBarWidth + kTickLen + 4;
   add_colorbar(s, p, d, bar_x, first_mat_y, bar_h, tick_x);
-  TextItem bar_title = text(tick_x + cx.tick_w + 10, first_mat_y + bar_h / 2, p.scale_name,
+  // The colorbar's title (a --key name may be long) is centred on the bar
+  // and cut to stay between the figure's title and its bottom margin.
+  const int bar_mid = first_mat_y + bar_h / 2;
+  const int bar_room = 2 * std::min(bar_mid - (kMargin + g.title_h), g.height - kMargin - bar_mid);
+  TextItem bar_title = text(tick_x + cx.tick_w + 10, bar_mid, fit_text(p.scale_name, bar_room, kScale),
                             Anchor::kMiddle, "axis", kSoft);
   bar_title.vertical = true;
   s.texts.push_back(bar_title);

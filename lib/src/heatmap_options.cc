@@ -42,7 +42,7 @@ int64_t integer(std::string_view flag, const std::string& text, int64_t lo, int6
 
 const std::vector<std::string> kNormalizeNames = {"none", "row", "col"};
 const std::vector<std::string> kReduceNames = {"mean", "max"};
-const std::vector<std::string> kStageNames = {"weights", "scores", "output"};
+const std::vector<std::string> kStageNames = {"weights", "scores", "output", "bias"};
 
 }  // namespace
 
@@ -77,7 +77,7 @@ void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::strin
   } else if (flag == "--head") {
     o.head = integer(flag, text, 0, INT32_MAX);
   } else if (flag == "--max-size") {
-    o.max_size = static_cast<int>(integer(flag, text, 256, 16384));
+    o.max_size = static_cast<int>(integer(flag, text, kMinMaxSize, kLargestMaxSize));
   } else if (flag == "--reduce") {
     o.reduce = choice<Reduce>(flag, text, kReduceNames, {Reduce::kMean, Reduce::kMax});
   } else {
@@ -92,7 +92,7 @@ void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::strin
 HeatmapStage parse_heatmap_stage_flag(const std::string& text) {
   return choice<HeatmapStage>(
       "--of", text, kStageNames,
-      {HeatmapStage::kWeights, HeatmapStage::kScores, HeatmapStage::kOutput});
+      {HeatmapStage::kWeights, HeatmapStage::kScores, HeatmapStage::kOutput, HeatmapStage::kBias});
 }
 
 }  // namespace attn

@@ -29,6 +29,15 @@ void check_index(const char* flag, const std::optional<int64_t>& i, int64_t n, c
   }
 }
 
+// 2^-k for the smallest k with 2^k >= n. Summing n finite values each scaled
+// by it cannot overflow (two values of 1.7e308 do), and since scaling by a
+// power of two is exact, the mean rounds to the same bits as the plain sum's.
+double sum_scale(int64_t n) {
+  int k = 0;
+  while (k < 62 && (int64_t{1} << k) < n) ++k;
+  return std::ldexp(1.0, -k);
+}
+
 // One matrix of the source (a head), or the mean over the heads of a batch:
 // the cell at (r, c) with its state. A masked cell counts as 0 in the mean,
 // as a masked weight is 0 (so the mean of weights is PyTorch's
@@ -45,6 +54,7 @@ struct Source {
       *v = values[offset];
       return std::isnan(*v) ? kMissing : kValue;
     }
+    const double scale = sum_scale(planes);
     double sum = 0;
     int64_t masked_heads = 0;
     bool nan = false;
@@ -55,10 +65,10 @@ struct Source {
         continue;
       }
       nan = nan || std::isnan(values[at]);
-      sum += values[at];
+      sum += values[at] * scale;
     }
     if (masked_heads == planes) return kMasked;
-    *v = sum / static_cast<double>(planes);
+    *v = sum / static_cast<double>(planes) / scale;
     return nan ? kMissing : kValue;
   }
 };
@@ -92,6 +102,7 @@ void reduce_into(const Source& s, int64_t rows, int64_t cols, int64_t f, Reduce 
   std::vector<double> acc(static_cast<size_t>(sc));
   std::vector<int64_t> count(static_cast<size_t>(sc)), masked(static_cast<size_t>(sc));
   const double start = how == Reduce::kMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  const double scale = sum_scale(f * f);  // a block's sum, see sum_scale
   for (int64_t br = 0; br < sr; ++br) {
     std::fill(acc.begin(), acc.end(), start);
     std::fill(count.begin(), count.end(), 0);
@@ -112,7 +123,7 @@ void reduce_into(const Source& s, int64_t rows, int64_t cols, int64_t f, Reduce 
           }
           if (st == kMissing) continue;
           v /= col_div ? (*col_div)[static_cast<size_t>(c)] : rd;
-          a = how == Reduce::kMax ? std::max(a, v) : a + v;
+          a = how == Reduce::kMax ? std::max(a, v) : a + v * scale;
           ++n;
         }
         acc[static_cast<size_t>(bc)] = a;
@@ -129,7 +140,8 @@ void reduce_into(const Source& s, int64_t rows, int64_t cols, int64_t f, Reduce 
       } else if (count[k] == 0) {
         out.state[i] = kMissing;
       } else {
-        out.values[i] = how == Reduce::kMax ? acc[k] : acc[k] / static_cast<double>(count[k]);
+        out.values[i] =
+            how == Reduce::kMax ? acc[k] : acc[k] / static_cast<double>(count[k]) / scale;
       }
     }
   }
@@ -175,6 +187,9 @@ void choose_range(const HeatmapData& d, const HeatmapOptions& o, Panels& p) {
       lo -= pad;
       hi += pad;
     }
+    // Widening 1.7e308 by half of itself overflows: the range stays finite.
+    lo = std::max(lo, std::numeric_limits<double>::lowest());
+    hi = std::min(hi, std::numeric_limits<double>::max());
   }
   p.lo = lo;
   p.hi = hi;
@@ -183,6 +198,10 @@ void choose_range(const HeatmapData& d, const HeatmapOptions& o, Panels& p) {
 }  // namespace
 
 PanelPlan plan_panels(const HeatmapData& d, const HeatmapOptions& o) {
+  if (d.batch < 1 || d.heads < 1 || d.rows < 1 || d.cols < 1) {
+    throw_input(d.source, "nothing to draw: the matrix is empty (" + std::to_string(d.rows) +
+                              " rows, " + std::to_string(d.cols) + " columns)");
+  }
   check_index("--batch", o.batch, d.batch, "batch", "batches");
   check_index("--head", o.head, d.heads, "head", "heads");
   PanelPlan plan;

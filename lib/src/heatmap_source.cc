@@ -1,6 +1,10 @@
 // What a heatmap draws, from a computed result (weights, scores or output,
 // named with the problem's labels and settings) or from a bare tensor, and
 // the choice of file format by extension.
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "attn/heatmap.h"
@@ -24,12 +28,83 @@ void set_dims(HeatmapData& d, const Shape& s, bool has_batch, bool has_head) {
   d.head_axis = d.heads > 1;
 }
 
+std::vector<std::string> with_indices(const std::vector<std::string>& labels, int64_t n) {
+  if (!labels.empty()) return labels;
+  std::vector<std::string> out;
+  for (int64_t j = 0; j < n; ++j) out.push_back(std::to_string(j));
+  return out;
+}
+
+// attn_bias plus ALiBi of every (batch, head), in the weights' layout.
+void bias_values(const Problem& p, const Result& r, HeatmapData& d) {
+  if (p.masks.bias.empty() && p.alibi.empty()) {
+    throw_usage("--of bias: this run has no attn_bias and no alibi to draw");
+  }
+  const int64_t B = p.batch, H = p.heads, Lq = p.len_q, Lk = p.len_k;
+  auto values = std::make_shared<std::vector<double>>(static_cast<size_t>(B * H * Lq * Lk), 0.0);
+  const Tensor<double>& bias = p.masks.bias;
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t h = 0; h < H; ++h) {
+      double* out = values->data() + (b * H + h) * Lq * Lk;
+      if (!bias.empty()) {
+        const int64_t bb = bias.dim(0) == 1 ? 0 : b, bh = bias.dim(1) == 1 ? 0 : h;
+        const double* src = bias.data() + (bb * bias.dim(1) + bh) * Lq * Lk;
+        for (int64_t c = 0; c < Lq * Lk; ++c) out[c] = src[c];
+      }
+      if (!p.alibi.empty()) {
+        const double m = p.alibi[static_cast<size_t>(h)];
+        for (int64_t i = 0; i < Lq; ++i) {
+          for (int64_t j = 0; j < Lk; ++j) out[i * Lk + j] -= m * static_cast<double>(std::llabs(i - j));
+        }
+      }
+    }
+  }
+  d.values = values->data();
+  d.owned_values = values;
+  // The weights' flags mark the masked cells (window, causal, masks).
+  if (r.masked && r.masked->size() == B * H * Lq * Lk) d.masked = r.masked->data();
+  const bool batched = p.batched || p.four_d;
+  Shape s = {Lq, Lk};
+  if (p.four_d || H > 1) s.insert(s.begin(), H);
+  if (batched) s.insert(s.begin(), B);
+  set_dims(d, s, batched, p.four_d || H > 1);
+  d.col_labels = p.key_labels;
+  d.head_average = d.heads > 1;
+  d.value_name = "bias";
+}
+
+// Weights with one more column, "sink": the share of each row the sink
+// took, 1 - the row's sum (the reported weights are before dropout).
+void add_sink_column(HeatmapData& d) {
+  const int64_t panels = d.batch * d.heads, R = d.rows, C = d.cols;
+  auto values = std::make_shared<std::vector<double>>(static_cast<size_t>(panels * R * (C + 1)));
+  auto masked = std::make_shared<std::vector<uint8_t>>(values->size(), 0);
+  for (int64_t k = 0; k < panels * R; ++k) {
+    double sum = 0;
+    for (int64_t j = 0; j < C; ++j) {
+      const double w = d.values[k * C + j];
+      (*values)[static_cast<size_t>(k * (C + 1) + j)] = w;
+      sum += w;
+      if (d.masked) (*masked)[static_cast<size_t>(k * (C + 1) + j)] = d.masked[k * C + j];
+    }
+    (*values)[static_cast<size_t>(k * (C + 1) + C)] = std::max(0.0, 1.0 - sum);
+  }
+  d.col_labels = with_indices(d.col_labels, C);
+  d.col_labels.push_back("sink");
+  d.cols = C + 1;
+  d.values = values->data();
+  d.owned_values = values;
+  d.masked = masked->data();
+  d.owned_masked = masked;
+}
+
 }  // namespace
 
 HeatmapData heatmap_from_result(const Problem& p, const Result& r, HeatmapStage stage) {
   HeatmapData d;
   d.value_name = std::string(name(stage));
   d.title = p.title.empty() ? p.source : p.title;
+  d.source = p.source;
   d.subtitle = d.value_name + ": " + describe_run(p);
   d.row_labels = p.query_labels;
   if (stage == HeatmapStage::kOutput) {
@@ -38,6 +113,10 @@ HeatmapData heatmap_from_result(const Problem& p, const Result& r, HeatmapStage 
     // Output: [q][d], [batch][q][d], or [batch][heads][q][d_v] for 4D input.
     set_dims(d, t.shape(), p.batched || p.four_d, p.four_d);
     d.col_title = "features";
+    return d;
+  }
+  if (stage == HeatmapStage::kBias) {
+    bias_values(p, r, d);
     return d;
   }
   const std::optional<Tensor<double>>& t = stage == HeatmapStage::kWeights ? r.weights : r.scores;
@@ -51,6 +130,7 @@ HeatmapData heatmap_from_result(const Problem& p, const Result& r, HeatmapStage 
   d.col_labels = p.key_labels;
   d.head_average = d.heads > 1;
   d.zero_based = stage == HeatmapStage::kWeights;
+  if (stage == HeatmapStage::kWeights && !p.sinks.empty()) add_sink_column(d);
   return d;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "attn/escape.h"
 #include "attn/heatmap.h"
 #include "attn/number_text.h"
 #include "heatmap_color.h"
@@ -24,42 +25,6 @@ namespace {
 constexpr int64_t kMaxRectCells = 128 * 128;
 
 std::string num(int v) { return std::to_string(v); }
-
-// Text content and attribute values: escaped, control characters and
-// invalid UTF-8 replaced, so the file is always well-formed XML.
-std::string xml_text(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    bool valid = len > 0 && i + len <= s.size();
-    for (size_t k = 1; valid && k < len; ++k) {
-      valid = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-    }
-    if (!valid) {
-      out += '?';
-      ++i;
-      continue;
-    }
-    if (len > 1) {
-      out.append(s.substr(i, len));
-    } else if (c == '&') {
-      out += "&amp;";
-    } else if (c == '<') {
-      out += "&lt;";
-    } else if (c == '>') {
-      out += "&gt;";
-    } else if (c == '"') {
-      out += "&quot;";
-    } else if (c < 0x20 || c == 0x7F) {
-      out += ' ';
-    } else {
-      out += static_cast<char>(c);
-    }
-    i += len;
-  }
-  return out;
-}
 
 std::string base64(const std::string& data) {
   static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -111,7 +76,7 @@ void write_text(std::string& out, const TextItem& t) {
   const char* anchor = t.anchor == Anchor::kMiddle ? "middle"
                        : t.anchor == Anchor::kEnd  ? "end"
                                                    : "start";
-  out += "<text class=\"" + t.role + "\"";
+  out += "<text class=\"" + xml_attribute(t.role) + "\"";
   if (t.vertical) {
     out += " transform=\"translate(" + num(t.x + kCapHeight * t.scale) + " " + num(t.y) +
            ") rotate(-90)\"";
@@ -121,6 +86,7 @@ void write_text(std::string& out, const TextItem& t) {
   out += " font-size=\"" + num(10 * t.scale) + "\"";
   if (t.anchor != Anchor::kStart) out += std::string(" text-anchor=\"") + anchor + "\"";
   if (t.bold) out += " font-weight=\"bold\"";
+  // Titles and labels come from the input: xml_text keeps them character data.
   out += " fill=\"" + hex(t.color) + "\">" + xml_text(t.text) + "</text>\n";
 }
 

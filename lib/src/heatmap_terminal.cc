@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "attn/escape.h"
 #include "attn/heatmap.h"
 #include "heatmap_axes.h"
 #include "heatmap_color.h"
@@ -46,8 +47,10 @@ std::string pad(const std::string& s, size_t width) {
   return t + std::string(width - code_points(t), ' ');
 }
 
+// Labels come from the input: terminal_text keeps escape sequences in them
+// from reaching the terminal.
 std::string label(const std::vector<std::string>& names, int64_t i, int64_t n) {
-  return static_cast<int64_t>(names.size()) == n ? names[static_cast<size_t>(i)]
+  return static_cast<int64_t>(names.size()) == n ? terminal_text(names[static_cast<size_t>(i)])
                                                  : std::to_string(i);
 }
 
@@ -106,10 +109,10 @@ std::string render_terminal(const HeatmapData& d, const HeatmapOptions& o,
   const bool labels_fit = f == 1 && w >= 3;
 
   std::string out;
-  if (!d.title.empty()) out += d.title + "\n";
-  if (!d.subtitle.empty()) out += d.subtitle + "\n";
+  if (!d.title.empty()) out += terminal_text(d.title) + "\n";
+  if (!d.subtitle.empty()) out += terminal_text(d.subtitle) + "\n";
   for (const heatmap::Panel& panel : p.panels) {
-    if (!panel.caption.empty()) out += panel.caption + "\n";
+    if (!panel.caption.empty()) out += terminal_text(panel.caption) + "\n";
     // Column labels, or source column numbers at round steps.
     std::string head(lw + 1, ' ');
     if (labels_fit) {

@@ -1,69 +1,79 @@
 #include "attn/json.h"
 
 #include <cctype>
-#include <cerrno>
-#include <charconv>
-#include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <unordered_set>
 
 #include "attn/error.h"
 #include "attn/number_text.h"
+#include "attn/utf8.h"
 
 namespace attn::json {
 
-Value Value::null(size_t offset) {
-  Value v;
-  v.offset_ = offset;
-  return v;
-}
+Value Value::null() { return Value(); }
 
-Value Value::boolean(bool b, size_t offset) {
+Value Value::boolean(bool b) {
   Value v;
   v.type_ = Type::kBool;
   v.bool_ = b;
-  v.offset_ = offset;
   return v;
 }
 
-Value Value::number(double x, size_t offset) {
+Value Value::number(double x) {
   Value v;
   v.type_ = Type::kNumber;
   v.number_ = x;
-  v.offset_ = offset;
   return v;
 }
 
-Value Value::string(std::string s, size_t offset) {
+Value Value::string(std::string s) {
   Value v;
   v.type_ = Type::kString;
   v.string_ = std::move(s);
-  v.offset_ = offset;
   return v;
 }
 
-Value Value::array(size_t offset) {
+Value Value::array() {
   Value v;
   v.type_ = Type::kArray;
   v.packed_ = true;
-  v.offset_ = offset;
+  v.dims_ = {0};
   return v;
 }
 
-Value Value::object(size_t offset) {
+Value Value::object() {
   Value v;
   v.type_ = Type::kObject;
-  v.offset_ = offset;
   return v;
 }
 
 size_t Value::size() const {
   if (type_ == Type::kObject) return members_.size();
-  return packed_ ? numbers_.size() : items_.size();
+  return packed_ ? static_cast<size_t>(dims_[0]) : items_.size();
 }
 
+namespace {
+
+int64_t product_from(const std::vector<int64_t>& dims, size_t first) {
+  int64_t n = 1;
+  for (size_t i = first; i < dims.size(); ++i) n *= dims[i];
+  return n;
+}
+
+}  // namespace
+
 Value Value::element(size_t i) const {
-  if (packed_) return Value::number(numbers_[i], offset_);
-  return items_[i];
+  if (!packed_) return items_[i];
+  if (dims_.size() == 1) return Value::number(numbers_[i]);
+  // Rebuild the slice's shape exactly (it may hold zero numbers).
+  Value e = Value::array();
+  e.dims_.assign(dims_.begin() + 1, dims_.end());
+  const int64_t n = product_from(dims_, 1);
+  auto first = numbers_.begin() + static_cast<std::ptrdiff_t>(i) * n;
+  e.numbers_.assign(first, first + n);
+  return e;
 }
 
 const Value* Value::find(std::string_view key) const {
@@ -73,28 +83,40 @@ const Value* Value::find(std::string_view key) const {
   return nullptr;
 }
 
-void Value::push_number(double x) {
-  if (packed_) {
-    numbers_.push_back(x);
-  } else {
-    items_.push_back(Value::number(x, offset_));
-  }
-}
-
 void Value::push(Value v) {
-  if (packed_ && v.is_number()) {
-    numbers_.push_back(v.number_);
-    return;
-  }
   if (packed_) {
-    // The first non-number: unpack what came before.
-    items_.reserve(numbers_.size() + 1);
-    for (double x : numbers_) items_.push_back(Value::number(x, offset_));
-    numbers_.clear();
-    numbers_.shrink_to_fit();
-    packed_ = false;
+    const bool empty = dims_.size() == 1 && dims_[0] == 0;
+    if (v.is_number() && dims_.size() == 1) {
+      numbers_.push_back(v.number_);
+      ++dims_[0];
+      return;
+    }
+    if (v.packed_ && empty) {
+      dims_.assign(1, 1);
+      dims_.insert(dims_.end(), v.dims_.begin(), v.dims_.end());
+      numbers_ = std::move(v.numbers_);
+      return;
+    }
+    if (v.packed_ && dims_.size() == v.dims_.size() + 1 &&
+        std::equal(v.dims_.begin(), v.dims_.end(), dims_.begin() + 1)) {
+      numbers_.insert(numbers_.end(), v.numbers_.begin(), v.numbers_.end());
+      ++dims_[0];
+      return;
+    }
+    unpack();
   }
   items_.push_back(std::move(v));
+}
+
+void Value::unpack() {
+  std::vector<Value> items;
+  items.reserve(static_cast<size_t>(dims_[0]) + 1);
+  for (size_t i = 0; i < static_cast<size_t>(dims_[0]); ++i) items.push_back(element(i));
+  items_ = std::move(items);
+  numbers_.clear();
+  numbers_.shrink_to_fit();
+  dims_.clear();
+  packed_ = false;
 }
 
 void Value::add_member(std::string key, Value v) {
@@ -119,6 +141,17 @@ std::string type_name(Type t) {
   return "a value";
 }
 
+namespace {
+
+void append_hex_byte(std::string& out, const char* prefix, unsigned char c) {
+  static const char* hex = "0123456789abcdef";
+  out += prefix;
+  out += hex[c >> 4];
+  out += hex[c & 15];
+}
+
+}  // namespace
+
 std::string describe(const Value& v) {
   switch (v.type()) {
     case Type::kNull:
@@ -127,11 +160,8 @@ std::string describe(const Value& v) {
       return v.as_bool() ? "true" : "false";
     case Type::kNumber:
       return format_shortest(v.as_number());
-    case Type::kString: {
-      std::string s = v.as_string();
-      if (s.size() > 40) s = s.substr(0, 37) + "...";
-      return "\"" + s + "\"";
-    }
+    case Type::kString:
+      return "\"" + message_text(v.as_string()) + "\"";
     case Type::kArray:
       return "an array";
     case Type::kObject:
@@ -165,425 +195,457 @@ std::pair<int64_t, int64_t> line_column(std::string_view text, size_t offset) {
 
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+using Json = nlohmann::json;
 
-// Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid.
-size_t utf8_length(const unsigned char* p, const unsigned char* end) {
-  unsigned char c = p[0];
-  if (c < 0x80) return 1;
-  size_t n;
-  uint32_t cp;
-  if ((c & 0xE0) == 0xC0) {
-    n = 2;
-    cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    n = 3;
-    cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (static_cast<size_t>(end - p) < n) return 0;
-  for (size_t i = 1; i < n; ++i) {
-    if ((p[i] & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (p[i] & 0x3F);
-  }
-  // Reject overlong forms, surrogates and values past U+10FFFF.
-  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000)) return 0;
-  if (cp >= 0xD800 && cp <= 0xDFFF) return 0;
-  if (cp > 0x10FFFF) return 0;
-  return n;
-}
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-class Parser {
+// An input iterator over the text that tells the reader how far nlohmann's
+// lexer has read: the SAX events carry no positions, and messages need them.
+class Cursor {
  public:
-  Parser(std::string_view text, std::string_view source)
-      : text_(text), source_(source), p_(text.data()), end_(text.data() + text.size()) {}
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
 
-  Value parse_document() {
-    if (text_.size() >= 2 && (std::memcmp(p_, "\xFF\xFE", 2) == 0 || std::memcmp(p_, "\xFE\xFF", 2) == 0)) {
-      fail(p_, "the file is UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8");
+  Cursor(const char* p, const char** read_up_to) : p_(p), read_up_to_(read_up_to) {}
+  reference operator*() const { return *p_; }
+  Cursor& operator++() {
+    *read_up_to_ = ++p_;
+    return *this;
+  }
+  Cursor operator++(int) {
+    Cursor old = *this;
+    ++*this;
+    return old;
+  }
+  bool operator==(const Cursor& o) const { return p_ == o.p_; }
+  bool operator!=(const Cursor& o) const { return p_ != o.p_; }
+
+ private:
+  const char* p_;
+  const char** read_up_to_;
+};
+
+bool is_number_char(char c) {
+  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
+
+// Builds the document tree from nlohmann's SAX events, and turns its parse
+// errors into attn's messages: nlohmann says whether the text is JSON; the
+// wording (and the hints for NaN, comments, trailing commas, quotes) is ours,
+// found by looking at the text around the place nlohmann stopped.
+class Reader final : public nlohmann::json_sax<Json> {
+ public:
+  Reader(std::string_view text, std::string_view source, const Limits& limits)
+      : text_(text), source_(source), limits_(limits), read_up_to_(text.data()) {}
+
+  Value run() {
+    if (text_.size() >= 2 && (std::memcmp(text_.data(), "\xFF\xFE", 2) == 0 ||
+                              std::memcmp(text_.data(), "\xFE\xFF", 2) == 0)) {
+      fail(0, "the file is UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8");
     }
-    if (text_.size() >= 3 && std::memcmp(p_, "\xEF\xBB\xBF", 3) == 0) p_ += 3;
-    skip_ws();
-    if (p_ == end_) fail(p_, "empty document; expected a JSON value");
-    Value v = parse_value();
-    skip_ws();
-    if (p_ != end_) fail(p_, "unexpected " + token_at(p_) + " after the end of the document");
-    return v;
+    size_t start = text_.size() >= 3 && std::memcmp(text_.data(), "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    while (start < text_.size() && is_space(text_[start])) ++start;
+    if (start == text_.size()) fail(start, "empty document; expected a JSON value");
+    Cursor first(text_.data(), &read_up_to_);
+    Cursor last(text_.data() + text_.size(), &read_up_to_);
+    Json::sax_parse(first, last, this);
+    return std::move(root_);
+  }
+
+  bool null() override { return add(Value::null()); }
+  bool boolean(bool b) override { return add(Value::boolean(b)); }
+  bool number_integer(number_integer_t v) override { return add_number(static_cast<double>(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return add_number(static_cast<double>(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return add_number(v); }
+  bool string(string_t& s) override {
+    check_string(s);
+    return add(Value::string(std::move(s)));
+  }
+  bool binary(binary_t&) override { return true; }  // not produced by the JSON lexer
+
+  bool start_object(std::size_t) override {
+    enter();
+    stack_.push_back(Frame{Value::object(), {}, {}});
+    return true;
+  }
+  bool key(string_t& k) override {
+    check_string(k);
+    Frame& f = stack_.back();
+    if (!f.keys.insert(k).second) {
+      fail(opening_quote(consumed() - 1), "duplicate key \"" + message_text(k) + "\"");
+    }
+    f.key = std::move(k);
+    return true;
+  }
+  bool end_object() override { return leave(); }
+  bool start_array(std::size_t) override {
+    enter();
+    stack_.push_back(Frame{Value::array(), {}, {}});
+    return true;
+  }
+  bool end_array() override { return leave(); }
+
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& ex) override {
+    diagnose(position, ex);
   }
 
  private:
-  [[noreturn]] void fail(const char* at_ptr, const std::string& what) const {
-    auto [line, col] = line_column(text_, static_cast<size_t>(at_ptr - text_.data()));
+  struct Frame {
+    Value value;
+    std::string key;                       // the member being read, in an object
+    std::unordered_set<std::string> keys;  // an object's keys so far
+  };
+
+  static bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+  size_t consumed() const { return static_cast<size_t>(read_up_to_ - text_.data()); }
+
+  [[noreturn]] void fail(size_t offset, const std::string& what) const {
+    auto [line, col] = line_column(text_, offset);
     std::string place(source_);
     place += ':' + std::to_string(line) + ':' + std::to_string(col);
     throw_input(place, what);
   }
 
-  // A description of what stands at p, for "expected X, got Y" messages.
-  std::string token_at(const char* p) const {
-    if (p >= end_) return "end of input";
-    unsigned char c = static_cast<unsigned char>(*p);
+  void enter() {
+    if (static_cast<int>(stack_.size()) >= limits_.max_depth) {
+      fail(consumed() - 1, "nesting deeper than " + std::to_string(limits_.max_depth) + " levels");
+    }
+  }
+
+  bool leave() {
+    Value v = std::move(stack_.back().value);
+    stack_.pop_back();
+    return add(std::move(v));
+  }
+
+  void check_string(const std::string& s) const {
+    if (s.size() > limits_.max_string_bytes) {
+      fail(opening_quote(consumed() - 1),
+           "a string of " + std::to_string(s.size()) + " bytes; strings are limited to " +
+               std::to_string(limits_.max_string_bytes) + " bytes");
+    }
+  }
+
+  bool add_number(double x) {
+    if (++numbers_ > limits_.max_numbers) {
+      fail(number_begin(), "more than " + std::to_string(limits_.max_numbers) +
+                               " numbers in one document; use .npy or safetensors for big tensors");
+    }
+    // -0 reaches us as the integer 0: keep its sign, as the text has it.
+    if (x == 0 && negative_zero()) x = -0.0;
+    return add(Value::number(x));
+  }
+
+  // Where the number just read begins. The lexer has read one character
+  // past the number, unless the text ends there.
+  size_t number_begin() const {
+    size_t end = consumed();
+    if (end > 0 && !is_number_char(text_[end - 1])) --end;
+    while (end > 0 && is_number_char(text_[end - 1])) --end;
+    return end;
+  }
+
+  // Whether the integer just read was written with a minus sign.
+  bool negative_zero() const {
+    const size_t begin = number_begin();
+    return begin < text_.size() && text_[begin] == '-';
+  }
+
+  bool add(Value v) {
+    if (!v.is_number() && !v.is_array()) count_nodes(1);
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return true;
+    }
+    Frame& f = stack_.back();
+    if (f.value.is_object()) {
+      f.value.add_member(std::move(f.key), std::move(v));
+      return true;
+    }
+    // An array about to unpack turns each of its elements into a node.
+    const size_t before = f.value.packed() ? 0 : f.value.size();
+    f.value.push(std::move(v));
+    count_nodes(f.value.packed() ? 0 : static_cast<int64_t>(f.value.size() - before));
+    return true;
+  }
+
+  void count_nodes(int64_t n) {
+    nodes_ += n;
+    if (nodes_ > limits_.max_nodes) {
+      fail(consumed() - 1, "more than " + std::to_string(limits_.max_nodes) +
+                               " values outside arrays of numbers in one document");
+    }
+  }
+
+  // The opening quote of the string whose closing quote is at `close`: the
+  // nearest quote before it that no backslash escapes.
+  size_t opening_quote(size_t close) const {
+    size_t i = close;
+    while (i > 0) {
+      --i;
+      if (text_[i] != '"') continue;
+      size_t slashes = 0;
+      while (i > slashes && text_[i - slashes - 1] == '\\') ++slashes;
+      if (slashes % 2 == 0) return i;
+    }
+    return 0;
+  }
+
+  size_t previous_non_space(size_t i) const {
+    while (i > 0 && is_space(text_[i - 1])) --i;
+    return i == 0 ? std::string_view::npos : i - 1;
+  }
+
+  // A description of what stands at offset i, for "expected X, got Y".
+  std::string token_at(size_t i) const {
+    if (i >= text_.size()) return "end of input";
+    unsigned char c = static_cast<unsigned char>(text_[i]);
     if (c >= 0x20 && c < 0x7F) return std::string("'") + static_cast<char>(c) + "'";
     if (c == '\n') return "end of line";
     if (c == '\t') return "a tab";
     if (c >= 0x80) {
-      size_t n = utf8_length(reinterpret_cast<const unsigned char*>(p),
-                             reinterpret_cast<const unsigned char*>(end_));
-      if (n > 1) return "'" + std::string(p, n) + "'";
+      const auto* p = reinterpret_cast<const unsigned char*>(text_.data() + i);
+      const size_t n = utf8_sequence_length(p, reinterpret_cast<const unsigned char*>(text_.end()));
+      if (n > 1) return "'" + std::string(text_.substr(i, n)) + "'";
     }
-    static const char* hex = "0123456789abcdef";
-    std::string s = "byte 0x";
-    s += hex[c >> 4];
-    s += hex[c & 15];
+    std::string s;
+    append_hex_byte(s, "byte 0x", c);
     return s;
   }
 
-  void skip_ws() {
-    while (p_ != end_) {
-      char c = *p_;
-      if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-        ++p_;
-      } else if (c == '/' && p_ + 1 != end_ && (p_[1] == '/' || p_[1] == '*')) {
-        fail(p_, "comments are not allowed in JSON");
-      } else {
-        return;
-      }
-    }
+  bool starts_with(size_t i, std::string_view word) const {
+    return text_.substr(i, word.size()) == word;
   }
 
-  bool starts_with(const char* p, std::string_view word) const {
-    return static_cast<size_t>(end_ - p) >= word.size() &&
-           std::memcmp(p, word.data(), word.size()) == 0;
-  }
-
-  Value parse_value() {
-    const size_t offset = static_cast<size_t>(p_ - text_.data());
-    switch (*p_) {
-      case '{':
-        return parse_object();
-      case '[':
-        return parse_array();
-      case '"':
-        return Value::string(parse_string(), offset);
-      case 't':
-        if (starts_with(p_, "true")) {
-          p_ += 4;
-          return Value::boolean(true, offset);
-        }
-        break;
-      case 'f':
-        if (starts_with(p_, "false")) {
-          p_ += 5;
-          return Value::boolean(false, offset);
-        }
-        break;
-      case 'n':
-        if (starts_with(p_, "null")) {
-          p_ += 4;
-          return Value::null(offset);
-        }
-        break;
-      default:
-        if (*p_ == '-' || is_digit(*p_)) return Value::number(parse_number(), offset);
-        break;
-    }
-    bad_value();
-  }
-
-  [[noreturn]] void bad_value() const {
+  // A value was expected at offset i and something else stands there.
+  [[noreturn]] void bad_value(size_t i) const {
     for (std::string_view w : {"NaN", "nan", "-NaN", "-nan"}) {
-      if (starts_with(p_, w)) {
-        fail(p_, "'" + std::string(w) +
-                     "' is not valid JSON; write the string \"nan\" where a non-finite value "
-                     "is meant");
+      if (starts_with(i, w)) {
+        fail(i, "'" + std::string(w) +
+                    "' is not valid JSON; write the string \"nan\" where a non-finite value "
+                    "is meant");
       }
     }
     for (std::string_view w : {"Infinity", "-Infinity", "inf", "-inf", "+Infinity"}) {
-      if (starts_with(p_, w)) {
-        fail(p_, "'" + std::string(w) +
-                     "' is not valid JSON; write the string \"inf\" or \"-inf\" where an "
-                     "infinite value is meant");
+      if (starts_with(i, w)) {
+        fail(i, "'" + std::string(w) +
+                    "' is not valid JSON; write the string \"inf\" or \"-inf\" where an "
+                    "infinite value is meant");
       }
     }
-    if (*p_ == '\'') fail(p_, "strings must be in double quotes, not single quotes");
-    if (*p_ == '+') fail(p_, "invalid number: a leading '+' is not allowed");
-    if (*p_ == '.') fail(p_, "invalid number: write a digit before '.' (0.5, not .5)");
-    if (*p_ == ']' || *p_ == '}') fail(p_, "expected a value, got " + token_at(p_));
-    if (std::isalpha(static_cast<unsigned char>(*p_))) {
-      const char* q = p_;
-      while (q != end_ && (std::isalnum(static_cast<unsigned char>(*q)) || *q == '_')) ++q;
-      fail(p_, "expected a value, got '" + std::string(p_, static_cast<size_t>(q - p_)) +
-                   "' (strings need double quotes; literals are true, false, null)");
+    const char c = i < text_.size() ? text_[i] : '\0';
+    if (c == '\'') fail(i, "strings must be in double quotes, not single quotes");
+    if (c == '+') fail(i, "invalid number: a leading '+' is not allowed");
+    if (c == '.') fail(i, "invalid number: write a digit before '.' (0.5, not .5)");
+    if (i < text_.size() && is_alpha(c)) {
+      size_t j = i;
+      while (j < text_.size() &&
+             (std::isalnum(static_cast<unsigned char>(text_[j])) || text_[j] == '_')) {
+        ++j;
+      }
+      fail(i, "expected a value, got '" + message_text(text_.substr(i, j - i)) +
+                  "' (strings need double quotes; literals are true, false, null)");
     }
-    fail(p_, "expected a value, got " + token_at(p_));
+    fail(i, "expected a value, got " + token_at(i));
   }
 
-  void enter(const char* at_ptr) {
-    if (++depth_ > kMaxDepth) {
-      fail(at_ptr, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+  // Where the token nlohmann could not use begins, given the last character
+  // it read (e) and its description of that token.
+  size_t token_start(size_t e, const std::string& got) const {
+    if (got.rfind("number literal", 0) == 0) {
+      size_t t = e;
+      while (t > 0 && is_number_char(text_[t - 1])) --t;
+      return t;
     }
+    if (got.rfind("string literal", 0) == 0) return opening_quote(e);
+    for (std::string_view w : {"true", "false", "null"}) {
+      if (got.rfind(std::string(w) + " literal", 0) == 0) return e + 1 - w.size();
+    }
+    return e;
   }
 
-  Value parse_array() {
-    Value arr = Value::array(static_cast<size_t>(p_ - text_.data()));
-    enter(p_);
-    ++p_;  // '['
-    skip_ws();
-    if (p_ == end_) fail(p_, "unexpected end of input inside an array; expected a value or ']'");
-    if (*p_ == ']') {
-      ++p_;
-      --depth_;
-      return arr;
+  // Start of the literal nlohmann gave up on at e: a partial true, false or
+  // null it was reading (nan, tru), or the character at e.
+  size_t literal_start(size_t e) const {
+    size_t t = e;
+    if (e < text_.size() && is_alpha(text_[e])) {
+      while (t > 0 && is_alpha(text_[t - 1])) --t;
+      return t;
     }
-    for (;;) {
-      if (p_ == end_) fail(p_, "unexpected end of input inside an array; expected a value");
-      if (*p_ == '-' || is_digit(*p_)) {
-        arr.push_number(parse_number());
-      } else {
-        arr.push(parse_value());
+    while (t > 0 && is_alpha(text_[t - 1])) --t;
+    const std::string_view run = text_.substr(t, e - t);
+    for (std::string_view w : {"true", "false", "null"}) {
+      if (!run.empty() && run.size() < w.size() && w.substr(0, run.size()) == run) return t;
+    }
+    return e;
+  }
+
+  [[noreturn]] void end_of_input(const std::string& context) const {
+    const size_t end = text_.size();
+    const size_t last = previous_non_space(end);
+    const char before = last == std::string_view::npos ? '\0' : text_[last];
+    const bool in_object = !stack_.empty() && stack_.back().value.is_object();
+    if (context == "object separator") {
+      fail(end, "expected ':' after the key \"" + message_text(stack_.back().key) + "\", got end of input");
+    }
+    if (in_object) {
+      if (before == ':') {
+        fail(end, "unexpected end of input; expected a value for \"" + message_text(stack_.back().key) +
+                      "\"");
       }
-      skip_ws();
-      if (p_ == end_) fail(p_, "unexpected end of input inside an array; expected ',' or ']'");
-      if (*p_ == ',') {
-        const char* comma = p_;
-        ++p_;
-        skip_ws();
-        if (p_ != end_ && *p_ == ']') fail(comma, "trailing comma before ']'");
-        continue;
+      if (before == '{') fail(end, "unexpected end of input inside an object; expected a key or '}'");
+      if (before == ',') fail(end, "unexpected end of input inside an object; expected a key");
+      fail(end, "unexpected end of input inside an object; expected ',' or '}'");
+    }
+    if (before == '[') fail(end, "unexpected end of input inside an array; expected a value or ']'");
+    if (before == ',') fail(end, "unexpected end of input inside an array; expected a value");
+    fail(end, "unexpected end of input inside an array; expected ',' or ']'");
+  }
+
+  // Something other than what the grammar allows stands at t.
+  [[noreturn]] void unexpected(size_t t, const std::string& context, bool after_document) const {
+    const char c = text_[t];
+    if (c == ']' || c == '}') {
+      const size_t prev = previous_non_space(t);
+      if (prev != std::string_view::npos && text_[prev] == ',') {
+        fail(prev, std::string("trailing comma before '") + c + "'");
       }
-      if (*p_ == ']') {
-        ++p_;
+    }
+    // nlohmann reads 01 as the numbers 0 and 1 side by side.
+    const size_t zero = c == '-' ? t + 1 : t;
+    if (zero + 1 < text_.size() && text_[zero] == '0' &&
+        std::isdigit(static_cast<unsigned char>(text_[zero + 1]))) {
+      fail(t, "invalid number: leading zeros are not allowed");
+    }
+    if (after_document) fail(t, "unexpected " + token_at(t) + " after the end of the document");
+    if (context == "object key") {
+      if (c == '\'') fail(t, "keys must be in double quotes, not single quotes");
+      fail(t, "expected a key in double quotes, got " + token_at(t));
+    }
+    if (context == "object separator") {
+      fail(t, "expected ':' after the key \"" + message_text(stack_.back().key) + "\", got " + token_at(t));
+    }
+    if (context == "array") fail(t, "expected ',' or ']' after an array element, got " + token_at(t));
+    if (context == "object") fail(t, "expected ',' or '}' after an object member, got " + token_at(t));
+    bad_value(t);
+  }
+
+  [[noreturn]] void bad_string(size_t e, bool eof, const std::string& what) const {
+    if (eof) {
+      size_t slashes = 0;
+      while (slashes < text_.size() && text_[text_.size() - 1 - slashes] == '\\') ++slashes;
+      if (slashes % 2 == 1) fail(text_.size(), "unexpected end of input inside a string escape");
+      fail(text_.size(), "unexpected end of input inside a string; missing '\"'");
+    }
+    if (what.find("U+000A") != std::string::npos) {
+      fail(e, "end of line inside a string; missing '\"' or write \\n");
+    }
+    if (what.find("control character") != std::string::npos) {
+      fail(e, "control character in a string; escape it (e.g. \\t, \\u0001)");
+    }
+    if (what.find("after backslash") != std::string::npos) {
+      fail(e - 1, "invalid escape '\\" + message_text(text_.substr(e, 1)) + "' in a string");
+    }
+    if (what.find("4 hex digits") != std::string::npos) {
+      fail(e, "invalid \\u escape: expected 4 hex digits");
+    }
+    if (what.find("must follow") != std::string::npos) {
+      fail(e >= 5 ? e - 5 : 0, "invalid \\u escape: unpaired low surrogate");
+    }
+    if (what.find("must be followed by") != std::string::npos) {
+      size_t i = e;
+      while (i > 0 && !(text_[i] == '\\' && i + 2 < text_.size() && text_[i + 1] == 'u' &&
+                        (text_[i + 2] == 'd' || text_[i + 2] == 'D'))) {
+        --i;
+      }
+      fail(i, "invalid \\u escape: a high surrogate must be followed by a low one");
+    }
+    // Ill-formed UTF-8: point at the first byte of the broken sequence.
+    size_t t = e;
+    for (size_t back = 1; back <= 3 && back <= e; ++back) {
+      const auto b = static_cast<unsigned char>(text_[e - back]);
+      if (b >= 0xC0) {
+        t = e - back;
         break;
       }
-      fail(p_, "expected ',' or ']' after an array element, got " + token_at(p_));
+      if ((b & 0xC0) != 0x80) break;
     }
-    --depth_;
-    return arr;
+    fail(t, "invalid UTF-8 in a string");
   }
 
-  Value parse_object() {
-    Value obj = Value::object(static_cast<size_t>(p_ - text_.data()));
-    enter(p_);
-    ++p_;  // '{'
-    skip_ws();
-    if (p_ == end_) fail(p_, "unexpected end of input inside an object; expected a key or '}'");
-    if (*p_ == '}') {
-      ++p_;
-      --depth_;
-      return obj;
+  [[noreturn]] void diagnose(size_t position, const nlohmann::detail::exception& ex) const {
+    const bool eof = position > text_.size();
+    const size_t e = eof ? text_.size() : (position == 0 ? 0 : position - 1);
+    const std::string what = ex.what();
+    if (ex.id == 406) {  // a number past the double range
+      size_t t = e;
+      while (t > 0 && is_number_char(text_[t - 1])) --t;
+      fail(t, "number out of the double range: " + message_text(text_.substr(t, e + 1 - t)));
     }
-    for (;;) {
-      if (p_ == end_) fail(p_, "unexpected end of input inside an object; expected a key");
-      if (*p_ != '"') {
-        if (*p_ == '\'') fail(p_, "keys must be in double quotes, not single quotes");
-        fail(p_, "expected a key in double quotes, got " + token_at(p_));
-      }
-      const char* key_at = p_;
-      std::string key = parse_string();
-      for (const Member& m : obj.members()) {
-        if (m.key == key) fail(key_at, "duplicate key \"" + key + "\"");
-      }
-      skip_ws();
-      if (p_ == end_ || *p_ != ':') {
-        fail(p_, "expected ':' after the key \"" + key + "\", got " + token_at(p_));
-      }
-      ++p_;
-      skip_ws();
-      if (p_ == end_) fail(p_, "unexpected end of input; expected a value for \"" + key + "\"");
-      obj.add_member(std::move(key), parse_value());
-      skip_ws();
-      if (p_ == end_) fail(p_, "unexpected end of input inside an object; expected ',' or '}'");
-      if (*p_ == ',') {
-        const char* comma = p_;
-        ++p_;
-        skip_ws();
-        if (p_ != end_ && *p_ == '}') fail(comma, "trailing comma before '}'");
-        continue;
-      }
-      if (*p_ == '}') {
-        ++p_;
-        break;
-      }
-      fail(p_, "expected ',' or '}' after an object member, got " + token_at(p_));
+    if (!eof && text_[e] == '/' && e + 1 < text_.size() &&
+        (text_[e + 1] == '/' || text_[e + 1] == '*')) {
+      fail(e, "comments are not allowed in JSON");
     }
-    --depth_;
-    return obj;
-  }
-
-  // Validates the JSON number grammar, then converts with from_chars (which
-  // in libstdc++ 12 is the fast, correctly rounded Eisel-Lemire algorithm).
-  double parse_number() {
-    const char* start = p_;
-    const char* p = p_;
-    if (*p == '-') {
-      ++p;
-      if (p == end_ || !is_digit(*p)) {
-        if (p != end_ && (*p == 'I' || *p == 'i' || *p == 'N' || *p == 'n')) bad_value();
-        fail(p, "invalid number: expected a digit after '-'");
-      }
+    // "... while parsing <context> - <problem>; expected ..."
+    std::string context;
+    const size_t at = what.find("while parsing ");
+    const size_t dash = what.find(" - ", at);
+    if (at != std::string::npos && dash != std::string::npos) {
+      context = what.substr(at + 14, dash - at - 14);
     }
-    if (*p == '0') {
-      ++p;
-      if (p != end_ && is_digit(*p)) fail(start, "invalid number: leading zeros are not allowed");
-    } else {
-      while (p != end_ && is_digit(*p)) ++p;
-    }
-    if (p != end_ && *p == '.') {
-      ++p;
-      if (p == end_ || !is_digit(*p)) fail(p, "invalid number: expected a digit after '.'");
-      while (p != end_ && is_digit(*p)) ++p;
-    }
-    if (p != end_ && (*p == 'e' || *p == 'E')) {
-      ++p;
-      if (p != end_ && (*p == '+' || *p == '-')) ++p;
-      if (p == end_ || !is_digit(*p)) fail(p, "invalid number: expected a digit in the exponent");
-      while (p != end_ && is_digit(*p)) ++p;
-    }
-    p_ = p;
-    return parse_double_text(start, p);
-  }
-
-  std::string parse_string() {
-    ++p_;  // opening quote
-    std::string out;
-    for (;;) {
-      // Fast path: copy a run of plain ASCII characters.
-      const char* run = p_;
-      while (p_ != end_) {
-        unsigned char c = static_cast<unsigned char>(*p_);
-        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) break;
-        ++p_;
+    const std::string problem = dash == std::string::npos ? what : what.substr(dash + 3);
+    const bool after_document = what.find("; expected end of input") != std::string::npos;
+    if (problem.rfind("invalid string", 0) == 0) bad_string(e, eof, problem);
+    if (problem.rfind("invalid number", 0) == 0) {
+      if (problem.find("after '-'") != std::string::npos) {
+        if (!eof && std::strchr("IiNn", text_[e]) != nullptr && e > 0) bad_value(e - 1);
+        fail(e, "invalid number: expected a digit after '-'");
       }
-      out.append(run, static_cast<size_t>(p_ - run));
-      if (p_ == end_) fail(p_, "unexpected end of input inside a string; missing '\"'");
-      unsigned char c = static_cast<unsigned char>(*p_);
-      if (c == '"') {
-        ++p_;
-        return out;
+      if (problem.find("after '.'") != std::string::npos) {
+        fail(e, "invalid number: expected a digit after '.'");
       }
-      if (c == '\\') {
-        parse_escape(out);
-        continue;
-      }
-      if (c < 0x20) {
-        if (c == '\n') fail(p_, "end of line inside a string; missing '\"' or write \\n");
-        fail(p_, "control character in a string; escape it (e.g. \\t, \\u0001)");
-      }
-      size_t n = utf8_length(reinterpret_cast<const unsigned char*>(p_),
-                             reinterpret_cast<const unsigned char*>(end_));
-      if (n == 0) fail(p_, "invalid UTF-8 in a string");
-      out.append(p_, n);
-      p_ += n;
+      fail(e, "invalid number: expected a digit in the exponent");
     }
-  }
-
-  uint32_t parse_hex4(const char* p) {
-    if (end_ - p < 4) fail(p, "invalid \\u escape: expected 4 hex digits");
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) {
-      char c = p[i];
-      v <<= 4;
-      if (c >= '0' && c <= '9') {
-        v |= static_cast<uint32_t>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        v |= static_cast<uint32_t>(c - 'a' + 10);
-      } else if (c >= 'A' && c <= 'F') {
-        v |= static_cast<uint32_t>(c - 'A' + 10);
-      } else {
-        fail(p + i, "invalid \\u escape: expected 4 hex digits");
-      }
+    if (!eof && problem.rfind("unexpected end of input", 0) == 0) {
+      // nlohmann takes a NUL byte for the end of the input.
+      const size_t nul = text_.find('\0');
+      const size_t at = nul == std::string_view::npos ? e : nul;
+      if (context == "value") bad_value(at);
+      unexpected(at, context, after_document);
     }
-    return v;
-  }
-
-  void parse_escape(std::string& out) {
-    const char* esc = p_;
-    ++p_;
-    if (p_ == end_) fail(p_, "unexpected end of input inside a string escape");
-    char c = *p_++;
-    switch (c) {
-      case '"':
-        out += '"';
-        return;
-      case '\\':
-        out += '\\';
-        return;
-      case '/':
-        out += '/';
-        return;
-      case 'b':
-        out += '\b';
-        return;
-      case 'f':
-        out += '\f';
-        return;
-      case 'n':
-        out += '\n';
-        return;
-      case 'r':
-        out += '\r';
-        return;
-      case 't':
-        out += '\t';
-        return;
-      case 'u': {
-        uint32_t cp = parse_hex4(p_);
-        p_ += 4;
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-          if (end_ - p_ < 6 || p_[0] != '\\' || p_[1] != 'u') {
-            fail(esc, "invalid \\u escape: a high surrogate must be followed by a low one");
-          }
-          uint32_t lo = parse_hex4(p_ + 2);
-          if (lo < 0xDC00 || lo > 0xDFFF) {
-            fail(esc, "invalid \\u escape: a high surrogate must be followed by a low one");
-          }
-          p_ += 6;
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-          fail(esc, "invalid \\u escape: unpaired low surrogate");
-        }
-        append_utf8(out, cp);
-        return;
-      }
-      default:
-        fail(esc, "invalid escape '\\" + std::string(1, c) + "' in a string");
+    if (problem.rfind("unexpected end of input", 0) == 0 || eof) end_of_input(context);
+    if (problem.rfind("invalid literal", 0) == 0) {
+      const size_t t = literal_start(e);
+      if (t == e || context != "value") unexpected(t, context, after_document);
+      bad_value(t);
     }
+    if (problem.rfind("unexpected ", 0) == 0) {
+      const std::string got = problem.substr(11);
+      unexpected(token_start(e, got), context, after_document);
+    }
+    fail(e, "invalid JSON");
   }
 
   std::string_view text_;
   std::string_view source_;
-  const char* p_;
-  const char* end_;
-  int depth_ = 0;
+  const Limits& limits_;
+  const char* read_up_to_;
+  std::vector<Frame> stack_;
+  Value root_;
+  int64_t nodes_ = 0;
+  int64_t numbers_ = 0;
 };
 
 }  // namespace
 
-Value parse(std::string_view text, std::string_view source) {
-  Parser parser(text, source);
-  return parser.parse_document();
+Value parse(std::string_view text, std::string_view source, const Limits& limits) {
+  Reader reader(text, source, limits);
+  return reader.run();
 }
 
 }  // namespace attn::json

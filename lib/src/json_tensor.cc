@@ -42,8 +42,13 @@ class Converter {
     const json::Value* cur = &v;
     json::Value tmp;
     while (cur->is_array()) {
+      if (cur->packed()) {
+        // A packed block carries the shape of everything below it.
+        shape_.insert(shape_.end(), cur->dims().begin(), cur->dims().end());
+        break;
+      }
       shape_.push_back(static_cast<int64_t>(cur->size()));
-      if (cur->size() == 0 || cur->packed()) break;
+      if (cur->size() == 0) break;
       cur = &cur->items()[0];
       if (shape_.size() > 64) break;
     }
@@ -83,6 +88,20 @@ class Converter {
                       std::to_string(shape_[depth]) + " (ragged array; expected shape " +
                       shape_string(shape_) + ")");
     }
+    if (v.packed() && v.dims().size() > 1) {
+      // Rows of one shape: copied straight when that is the expected shape,
+      // else walked element by element to name the first difference.
+      if (std::equal(v.dims().begin(), v.dims().end(), shape_.begin() + static_cast<std::ptrdiff_t>(depth),
+                     shape_.end())) {
+        for (size_t i = 0; i < v.numbers().size(); ++i) {
+          const double x = v.numbers()[i];
+          out_.push_back(plain(x) ? x : number_cell(x, flat_path(path, v.dims(), i)));
+        }
+        return;
+      }
+      for (size_t i = 0; i < v.size(); ++i) collect(v.element(i), child(path, i), depth + 1);
+      return;
+    }
     if (v.packed()) {
       if (depth + 1 != shape_.size()) {
         // Numbers where arrays were expected.
@@ -94,20 +113,38 @@ class Converter {
         return;
       }
       for (size_t i = 0; i < v.numbers().size(); ++i) {
-        out_.push_back(number_cell(v.numbers()[i], path, i));
+        const double x = v.numbers()[i];
+        out_.push_back(plain(x) ? x : number_cell(x, child(path, i)));
       }
       return;
     }
     for (size_t i = 0; i < v.items().size(); ++i) collect(v.items()[i], child(path, i), depth + 1);
   }
 
-  // A number of a packed array; the path is only built on the error path.
-  double number_cell(double x, const std::string& path, size_t i) {
+  // Whether x is a cell as it stands, with no check that needs its path.
+  bool plain(double x) const {
+    return std::isfinite(x) && (kind_ == CellKind::kFinite || kind_ == CellKind::kExtended);
+  }
+
+  // The path of flat element i of a packed block of shape dims at path.
+  static std::string flat_path(const std::string& path, const std::vector<int64_t>& dims,
+                               size_t i) {
+    std::string suffix;
+    for (size_t d = dims.size(); d-- > 0;) {
+      const auto n = static_cast<size_t>(dims[d]);
+      suffix.insert(0, "[" + std::to_string(i % n) + "]");
+      i /= n;
+    }
+    return path + suffix;
+  }
+
+  // A number of a packed array at path.
+  double number_cell(double x, const std::string& path) {
     if (kind_ == CellKind::kFinite || kind_ == CellKind::kExtended) {
-      if (!std::isfinite(x)) out_of_range(x, child(path, i));
+      if (!std::isfinite(x)) out_of_range(x, path);
       return x;
     }
-    return checked_special(x, child(path, i));
+    return checked_special(x, path);
   }
 
   [[noreturn]] void out_of_range(double x, const std::string& path) {
@@ -122,7 +159,7 @@ class Converter {
                   "mask cells must be true/false or 0/1, got " + format_shortest(x));
     }
     // kCount
-    if (x >= 0 && x == std::floor(x) && x < 9.0e15) return x;
+    if (x >= 0 && x == std::floor(x) && x <= static_cast<double>(kMaxCount)) return x;
     throw_input(place_path(place_, path),
                 "expected a non-negative integer, got " + format_shortest(x));
   }

@@ -31,6 +31,10 @@ class MaskView {
     }
     if (!m.valid_lens.empty()) valid_lens_ = m.valid_lens.data() + b * p.len_q;
     causal_ = m.causal;
+    if (m.window) {
+      left_ = m.window_left;
+      right_ = m.window_right;
+    }
   }
 
   // Keys j >= key_limit(i) are masked for query i (valid_lens and causal);
@@ -39,7 +43,13 @@ class MaskView {
     int64_t lim = len_k_;
     if (valid_lens_) lim = std::min(lim, valid_lens_[i]);
     if (causal_) lim = std::min(lim, i + 1);
-    return lim;
+    if (right_ >= 0) lim = std::min(lim, i + right_ + 1);
+    return std::max<int64_t>(lim, 0);
+  }
+
+  // Keys j < key_start(i) are masked for query i (the window's left edge).
+  int64_t key_start(int64_t i) const {
+    return left_ >= 0 ? std::min(len_k_, std::max<int64_t>(0, i - left_)) : 0;
   }
 
   // Row pointers into the dense masks (null when absent).
@@ -50,7 +60,7 @@ class MaskView {
   bool has_bias() const { return bias_ != nullptr; }
 
   bool masked(int64_t i, int64_t j) const {
-    if (j >= key_limit(i)) return true;
+    if (j >= key_limit(i) || j < key_start(i)) return true;
     if (mask_ && mask_[i * len_k_ + j]) return true;
     if (key_padding_ && key_padding_[j]) return true;
     return false;
@@ -63,6 +73,7 @@ class MaskView {
   const uint8_t* key_padding_ = nullptr;
   const int64_t* valid_lens_ = nullptr;
   bool causal_ = false;
+  int64_t left_ = -1, right_ = -1;  // window sides, -1 unbounded
 };
 
 }  // namespace attn::detail

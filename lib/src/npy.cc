@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "attn/error.h"
+#include "attn/json_tensor.h"
 #include "attn/number_text.h"
 
 namespace attn {
@@ -344,7 +345,7 @@ void check_cells(const std::vector<double>& v, const Shape& shape, const std::st
         }
         break;
       case CellKind::kCount:
-        if (!(x >= 0 && x == std::floor(x) && x < 9.0e15)) {
+        if (!(x >= 0 && x == std::floor(x) && x <= static_cast<double>(kMaxCount))) {
           throw_input(cell_place(name, shape, static_cast<int64_t>(i)),
                       "expected a non-negative integer, got " + text(x));
         }

@@ -113,4 +113,14 @@ bool parse_number_word(std::string_view text, double* out) {
   return true;
 }
 
+std::optional<uint64_t> parse_unsigned_text(std::string_view text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
 }  // namespace attn

@@ -1,5 +1,7 @@
 #include "attn/options.h"
 
+#include "attn/error.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -81,6 +83,12 @@ const Names<DType>& dtypes() {
   return t;
 }
 
+const Names<RopeLayout>& rope_layouts() {
+  static const Names<RopeLayout> t{{"half", "interleaved"},
+                                   {RopeLayout::kHalf, RopeLayout::kInterleaved}};
+  return t;
+}
+
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1), prev2(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
@@ -118,6 +126,7 @@ std::string_view name(MaskConvention m) { return reverse(conventions(), m); }
 std::string_view name(FullyMasked f) { return reverse(fully_maskeds(), f); }
 std::string_view name(ParamsLayout p) { return reverse(layouts(), p); }
 std::string_view name(DType d) { return reverse(dtypes(), d); }
+std::string_view name(RopeLayout l) { return reverse(rope_layouts(), l); }
 
 const std::vector<std::string>& mode_names() { return modes().names; }
 const std::vector<std::string>& variant_names() { return variants().names; }
@@ -127,6 +136,7 @@ const std::vector<std::string>& mask_convention_names() { return conventions().n
 const std::vector<std::string>& fully_masked_names() { return fully_maskeds().names; }
 const std::vector<std::string>& params_layout_names() { return layouts().names; }
 const std::vector<std::string>& dtype_names() { return dtypes().names; }
+const std::vector<std::string>& rope_layout_names() { return rope_layouts().names; }
 
 std::optional<Mode> parse_mode(std::string_view s) { return lookup(modes(), s); }
 std::optional<Variant> parse_variant(std::string_view s) { return lookup(variants(), s); }
@@ -141,6 +151,9 @@ std::optional<ParamsLayout> parse_params_layout(std::string_view s) {
   return lookup(layouts(), s);
 }
 std::optional<DType> parse_dtype(std::string_view s) { return lookup(dtypes(), s); }
+std::optional<RopeLayout> parse_rope_layout(std::string_view s) {
+  return lookup(rope_layouts(), s);
+}
 
 std::optional<Scale> parse_scale(std::string_view s) {
   if (auto k = lookup(scales(), s)) return Scale{*k, 1.0};
@@ -150,6 +163,9 @@ std::optional<Scale> parse_scale(std::string_view s) {
 }
 
 std::string nearest_name(std::string_view word, const std::vector<std::string>& names) {
+  // Names are short: comparing past their length only costs time (the edit
+  // distance is quadratic) and cannot make a long word close.
+  word = word.substr(0, 64);
   std::string best;
   size_t best_d = std::string::npos;
   for (const std::string& n : names) {
@@ -163,6 +179,7 @@ std::string nearest_name(std::string_view word, const std::vector<std::string>& 
 }
 
 std::string closest_name(std::string_view word, const std::vector<std::string>& names) {
+  if (word.size() > 64) return "";
   const std::string best = nearest_name(word, names);
   const size_t best_d = edit_distance(word, best);
   // Close means: at most a third of the longer word changed (at least 1 edit
@@ -176,7 +193,7 @@ std::string closest_name(std::string_view word, const std::vector<std::string>& 
 }
 
 std::string not_one_of(std::string_view got, const std::vector<std::string>& names) {
-  std::string s = "'" + std::string(got) + "' is not one of ";
+  std::string s = "'" + message_text(got) + "' is not one of ";
   for (size_t i = 0; i < names.size(); ++i) {
     if (i) s += ", ";
     s += names[i];
@@ -187,6 +204,22 @@ std::string not_one_of(std::string_view got, const std::vector<std::string>& nam
 }
 
 void RunSettings::merge(const RunSettings& o) {
+  if (o.kv_heads) kv_heads = o.kv_heads;
+  if (o.rope) rope = o.rope;
+  if (o.rope_theta) rope_theta = o.rope_theta;
+  if (o.rope_dims) rope_dims = o.rope_dims;
+  if (o.rope_layout) rope_layout = o.rope_layout;
+  if (o.rope_q_offset) rope_q_offset = o.rope_q_offset;
+  if (o.rope_k_offset) rope_k_offset = o.rope_k_offset;
+  if (o.alibi) {
+    // The flag's form replaces the file's: --alibi alone means the paper's
+    // slopes even when the file lists its own.
+    alibi = o.alibi;
+    alibi_slopes = o.alibi_slopes;
+  }
+  if (o.window) window = o.window;
+  if (o.softcap) softcap = o.softcap;
+  if (o.sinks) sinks = o.sinks;
   if (o.mode) mode = o.mode;
   if (o.variant) variant = o.variant;
   if (o.heads) heads = o.heads;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attn/escape.h"
 #include "attn/number_text.h"
 #include "elide.h"
 
@@ -18,40 +19,6 @@ std::optional<Format> parse_format(std::string_view s) {
 const std::vector<std::string>& format_names() {
   static const std::vector<std::string> names = {"table", "json", "csv"};
   return names;
-}
-
-std::string json_quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          static const char* hex = "0123456789abcdef";
-          out += "\\u00";
-          out += hex[(c >> 4) & 0xF];
-          out += hex[c & 0xF];
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-  return out;
 }
 
 namespace {
@@ -99,12 +66,19 @@ void append_json_level(std::string& out, const double* data, const Shape& shape,
   out += ']';
 }
 
-std::string json_result(const Result& r, const OutputOptions& o) {
+std::string json_result(const Result& r, const OutputOptions& o, const Similarity* sim) {
   std::string out = "{\n  \"output\": ";
   append_json_tensor(out, r.output, r.dtype, 2);
   if (o.weights && r.weights) {
     out += ",\n  \"weights\": ";
     append_json_tensor(out, *r.weights, r.dtype, 2);
+  }
+  if (sim) {
+    out += ",\n  \"similarity\": {\n    \"input\": ";
+    append_json_tensor(out, sim->input, DType::kF64, 4);
+    out += ",\n    \"output\": ";
+    append_json_tensor(out, sim->output, DType::kF64, 4);
+    out += "\n  }";
   }
   out += "\n}\n";
   return out;
@@ -181,7 +155,7 @@ void table_blocks(std::string& out, const std::string& name, const Tensor<double
 
 std::string table_result(const Problem& p, const Result& r, const OutputOptions& o) {
   std::string out;
-  if (!p.title.empty()) out += p.title + "\n";
+  if (!p.title.empty()) out += terminal_text(p.title) + "\n";
   out += "attention: " + describe_run(p) + "\n\n";
   std::vector<std::string> lead;
   if (p.batched) lead.push_back("batch");
@@ -223,10 +197,13 @@ std::string format_table_matrix(const double* values, int64_t rows, int64_t cols
   const std::vector<int64_t> ri = detail::shown_indices(rows, kTableMaxRows);
   const std::vector<int64_t> ci = detail::shown_indices(cols, kTableMaxCols);
   const bool sci = use_scientific(values, rows * cols, precision);
-  const std::vector<std::string> rl =
+  std::vector<std::string> rl =
       static_cast<int64_t>(row_labels.size()) == rows ? row_labels : index_labels(rows);
-  const std::vector<std::string> cl =
+  std::vector<std::string> cl =
       static_cast<int64_t>(col_labels.size()) == cols ? col_labels : index_labels(cols);
+  // Labels come from the input: made safe for a terminal before widths are taken.
+  for (std::string& l : rl) l = terminal_text(l);
+  for (std::string& l : cl) l = terminal_text(l);
   auto cell = [&](int64_t i, int64_t j) -> std::string {
     if (i < 0 || j < 0) return "…";
     const int64_t k = i * cols + j;
@@ -313,13 +290,18 @@ std::string format_csv_tensor(const Tensor<double>& t, DType dtype, const std::s
   return out;
 }
 
-std::string format_result(const Problem& p, const Result& r, const OutputOptions& o) {
+std::string format_result(const Problem& p, const Result& r, const OutputOptions& o,
+                          const Similarity* similarity) {
   switch (o.format) {
     case Format::kJson:
-      return json_result(r, o);
+      return json_result(r, o, similarity);
     case Format::kCsv: {
       std::string out = format_csv_tensor(r.output, r.dtype, "output");
       if (o.weights && r.weights) out += format_csv_tensor(*r.weights, r.dtype, "weights");
+      if (similarity) {
+        out += format_csv_tensor(similarity->input, DType::kF64, "similarity_input");
+        out += format_csv_tensor(similarity->output, DType::kF64, "similarity_output");
+      }
       return out;
     }
     case Format::kTable:

@@ -208,8 +208,14 @@ void resolve_inputs(const InputDocument& doc, Problem& p) {
       }
       if (p.four_d) {
         const int64_t h = p.query_in.dim(1);
+        const int64_t kv = doc.settings.kv_heads.value_or(h);
         for (const Input* other : {&*doc.K, &v}) {
-          if (other->tensor.dim(1) != h) {
+          if (kv != h && other->tensor.dim(1) != kv) {
+            throw_input(other->place, "head count " + std::to_string(other->tensor.dim(1)) +
+                                          " (shape " + shape_string(other->tensor.shape()) +
+                                          ") does not match kv_heads " + std::to_string(kv));
+          }
+          if (kv == h && other->tensor.dim(1) != h) {
             throw_input(other->place, "head count " + std::to_string(other->tensor.dim(1)) +
                                           " (shape " + shape_string(other->tensor.shape()) +
                                           ") does not match Q (shape " +
@@ -250,20 +256,26 @@ void resolve_inputs(const InputDocument& doc, Problem& p) {
 void resolve_labels(const InputDocument& doc, Problem& p) {
   if (!doc.labels) return;
   const LabelSet& l = *doc.labels;
+  // Labels from a flag are the flag's mistake (usage), from a file the file's.
+  const bool flag = l.place.rfind("--", 0) == 0;
+  auto throw_labels = [&](const std::string& what) {
+    if (flag) throw_usage(l.place + ": " + what);
+    throw_input(l.place, what);
+  };
   if (l.shared) {
     if (p.len_q != p.len_k && p.mode != Mode::kSelf) {
-      throw_input(l.place, "one list labels both queries and keys, but there are " +
+      throw_labels("one list labels both queries and keys, but there are " +
                                count(p.len_q, "query", "queries") + " and " +
                                count(p.len_k, "key", "keys") +
                                "; write {\"queries\": [...], \"keys\": [...]}");
     }
   }
   if (!l.queries.empty() && static_cast<int64_t>(l.queries.size()) != p.len_q) {
-    throw_input(l.place, count(l.queries.size(), "label", "labels") + " for " +
+    throw_labels(count(l.queries.size(), "label", "labels") + " for " +
                              count(p.len_q, "query", "queries"));
   }
   if (!l.keys.empty() && static_cast<int64_t>(l.keys.size()) != p.len_k) {
-    throw_input(l.place, count(l.keys.size(), "label", "labels") + " for " +
+    throw_labels(count(l.keys.size(), "label", "labels") + " for " +
                              count(p.len_k, "key", "keys"));
   }
   p.query_labels = l.queries;
@@ -277,7 +289,9 @@ Problem build_problem(const InputDocument& doc) {
   p.source = doc.source;
   resolve_settings(doc, p);
   resolve_inputs(doc, p);
+  detail::resolve_modern(doc, p);
   detail::resolve_params(doc, p);
+  detail::resolve_rope_width(doc, p);
   detail::resolve_masks(doc, p);
   resolve_labels(doc, p);
   p.title = doc.title;
@@ -287,6 +301,34 @@ Problem build_problem(const InputDocument& doc) {
   return p;
 }
 
+namespace {
+
+// " [2, 6]": the valid lengths in the shape they are usually given (one per
+// batch entry, or one per query), so the description follows --valid-lens;
+// "" when there are too many to list.
+std::string valid_lens_text(const Problem& p) {
+  const std::vector<int64_t>& v = p.masks.valid_lens;
+  const int64_t B = p.batch, L = p.len_q;
+  bool per_batch = true;
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t i = 0; i < L; ++i) per_batch = per_batch && v[b * L + i] == v[b * L];
+  }
+  auto list = [&](int64_t from, int64_t n, int64_t step) {
+    std::string s = "[";
+    for (int64_t k = 0; k < n; ++k) s += (k ? ", " : "") + std::to_string(v[from + k * step]);
+    return s + "]";
+  };
+  if (per_batch && !p.batched) return " " + std::to_string(v[0]);
+  if (per_batch) return B <= 8 ? " " + list(0, B, L) : "";
+  if (B * L > 8) return "";
+  if (!p.batched) return " " + list(0, L, 1);
+  std::string s = " [";
+  for (int64_t b = 0; b < B; ++b) s += (b ? ", " : "") + list(b * L, L, 1);
+  return s + "]";
+}
+
+}  // namespace
+
 std::string describe_run(const Problem& p) {
   std::string s = std::string(name(p.variant)) + ", " + std::string(name(p.mode));
   if (p.variant != Variant::kBiattention) {
@@ -294,13 +336,29 @@ std::string describe_run(const Problem& p) {
     if (p.scale_at == ScaleAt::kOutput) s += " at output";
     if (p.temperature != 1.0) s += ", temperature " + format_shortest(p.temperature);
     if (p.heads > 1) s += ", " + std::to_string(p.heads) + " heads";
+    if (p.grouped()) s += ", kv_heads " + std::to_string(p.kv_heads);
+    if (p.rope) {
+      s += ", rope (theta " + format_shortest(p.rope->theta) + ", " +
+           std::string(name(p.rope->layout));
+      if (p.rope->dims != p.head_dim_q()) s += ", dims " + std::to_string(p.rope->dims);
+      if (p.rope->q_offset || p.rope->k_offset) {
+        s += ", offsets " + std::to_string(p.rope->q_offset) + "," + std::to_string(p.rope->k_offset);
+      }
+      s += ")";
+    }
+    if (p.softcap > 0) s += ", softcap " + format_shortest(p.softcap);
+    if (!p.alibi.empty()) s += ", alibi";
   }
   const Masks& m = p.masks;
   if (!m.mask.empty()) s += ", mask";
   if (!m.key_padding.empty()) s += ", key_padding_mask";
-  if (!m.valid_lens.empty()) s += ", valid_lens";
+  if (!m.valid_lens.empty()) s += ", valid_lens" + valid_lens_text(p);
   if (m.causal) s += ", causal";
   if (!m.bias.empty()) s += ", attn_bias";
+  if (m.window) {
+    s += ", window [" + std::to_string(m.window_left) + ", " + std::to_string(m.window_right) + "]";
+  }
+  if (!p.sinks.empty()) s += ", sinks";
   if (m.any() && !std::isinf(p.mask_fill)) s += ", mask_fill " + format_shortest(p.mask_fill);
   if (p.dropout > 0) s += ", dropout " + format_shortest(p.dropout) + " (seed " + std::to_string(p.seed) + ")";
   return s;

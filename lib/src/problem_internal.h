@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "attn/document.h"
 #include "attn/problem.h"
@@ -21,5 +22,18 @@ void resolve_params(const InputDocument& doc, Problem& p);
 // Masks: shapes against [batch][heads][len_q][len_k], broadcasting, the keep
 // convention, d2l valid_lens forms.
 void resolve_masks(const InputDocument& doc, Problem& p);
+
+// The settings of current models' attention (kv_heads, rope, alibi,
+// window, softcap, sinks): checked against the variant and the head count.
+// Runs after the inputs (which fix heads) and before the parameters (which
+// need kv_heads).
+void resolve_modern(const InputDocument& doc, Problem& p);
+
+// RoPE's rotated width against the head width (known once the parameters
+// are resolved).
+void resolve_rope_width(const InputDocument& doc, Problem& p);
+
+// The ALiBi paper's slopes for n heads.
+std::vector<double> alibi_paper_slopes(int64_t n);
 
 }  // namespace attn::detail

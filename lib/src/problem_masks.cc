@@ -1,4 +1,4 @@
-// Masks of a Problem: every mask kind of CONTRACT §1 checked against the
+// Masks of a Problem: every mask kind of docs/spec.md checked against the
 // score shape [batch][heads][len_q][len_k] and stored in one broadcastable
 // form, so the engine sees the same thing whatever the user wrote.
 #include <cmath>

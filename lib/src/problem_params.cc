@@ -3,6 +3,7 @@
 #include <map>
 
 #include "attn/error.h"
+#include "attn/json_tensor.h"
 #include "problem_internal.h"
 
 namespace attn::detail {
@@ -29,7 +30,10 @@ std::string described(const Ctx& c, const Input& in) {
 
 // A weight matrix in math layout [in][out]; per-head [heads][in][d_head]
 // weights are concatenated in head order so head h owns column block h.
-MatrixR weight(const Ctx& c, const Input& in, bool per_head_ok) {
+// `heads` is the head count of a per-head form (kv_heads for W_k and W_v).
+MatrixR weight(const Ctx& c, const Input& in, bool per_head_ok, int64_t heads = 0,
+               const char* heads_name = "heads") {
+  if (heads == 0) heads = c.p.heads;
   const Tensor<double>& t = in.tensor;
   for (int64_t d : t.shape()) {
     if (d == 0) throw_input(in.place, "empty weight (" + described(c, in) + ")");
@@ -42,9 +46,9 @@ MatrixR weight(const Ctx& c, const Input& in, bool per_head_ok) {
   }
   if (t.rank() == 3 && per_head_ok) {
     const int64_t h = t.dim(0), a = t.dim(1), b = t.dim(2);
-    if (h != c.p.heads) {
+    if (h != heads) {
       throw_input(in.place, "per-head weight " + described(c, in) + " has " + std::to_string(h) +
-                                " heads but heads is " + std::to_string(c.p.heads));
+                                " heads but " + heads_name + " is " + std::to_string(heads));
     }
     const int64_t in_dim = c.torch() ? b : a;
     const int64_t d_head = c.torch() ? a : b;
@@ -65,13 +69,15 @@ MatrixR weight(const Ctx& c, const Input& in, bool per_head_ok) {
 }
 
 // A vector; biases may be given per head as [heads][d_head].
-Eigen::VectorXd vec(const Ctx& c, const Input& in, bool per_head_ok) {
+Eigen::VectorXd vec(const Ctx& c, const Input& in, bool per_head_ok, int64_t heads = 0,
+                    const char* heads_name = "heads") {
+  if (heads == 0) heads = c.p.heads;
   const Tensor<double>& t = in.tensor;
   if (t.rank() == 1 || (per_head_ok && t.rank() == 2)) {
-    if (t.rank() == 2 && t.dim(0) != c.p.heads) {
+    if (t.rank() == 2 && t.dim(0) != heads) {
       throw_input(in.place, "per-head bias of shape " + shape_string(t.shape()) + " has " +
-                                std::to_string(t.dim(0)) + " heads but heads is " +
-                                std::to_string(c.p.heads));
+                                std::to_string(t.dim(0)) + " heads but " + heads_name + " is " +
+                                std::to_string(heads));
     }
     if (t.size() == 0) throw_input(in.place, "empty vector");
     return Eigen::Map<const Eigen::VectorXd>(t.data(), t.size());
@@ -87,7 +93,10 @@ int64_t last_dim(const Tensor<double>& t) { return t.dim(t.rank() - 1); }
 // W; returns the projected width.
 int64_t projection(Ctx& c, const char* w_name, const char* b_name, const std::string& src_name,
                    const Tensor<double>& src, const Shape& src_shape, std::optional<MatrixR>& W,
-                   std::optional<Eigen::VectorXd>& b) {
+                   std::optional<Eigen::VectorXd>& b, bool kv = false) {
+  // Keys and values have kv_heads heads (grouped-query attention).
+  const int64_t heads = kv ? c.p.kv() : c.p.heads;
+  const char* heads_name = kv && c.p.grouped() ? "kv_heads" : "heads";
   const Input* wi = c.get(w_name);
   const Input* bi = c.get(b_name);
   const int64_t width = last_dim(src);
@@ -98,7 +107,7 @@ int64_t projection(Ctx& c, const char* w_name, const char* b_name, const std::st
     }
     return width;
   }
-  W = weight(c, *wi, true);
+  W = weight(c, *wi, true, heads, heads_name);
   if (W->rows() != width) {
     throw_input(wi->place, described(c, *wi) + " does not match " + src_name + " width " +
                                std::to_string(width) + " (" + src_name + " has shape " +
@@ -106,7 +115,7 @@ int64_t projection(Ctx& c, const char* w_name, const char* b_name, const std::st
                                std::to_string(width) + " input rows)");
   }
   if (bi) {
-    b = vec(c, *bi, true);
+    b = vec(c, *bi, true, heads, heads_name);
     if (b->size() != W->cols()) {
       throw_input(bi->place, "length " + std::to_string(b->size()) + " (shape " +
                                  shape_string(bi->tensor.shape()) + ") does not match params." +
@@ -133,6 +142,38 @@ void check_heads_divide(const Ctx& c, int64_t width, const std::string& what) {
   }
 }
 
+// Grouped-query widths: the queries split into heads, the keys and values
+// into kv_heads, and a query head as wide as a key head.
+void grouped_widths(Ctx& c) {
+  Problem& p = c.p;
+  const std::string kv = std::to_string(p.kv_heads);
+  if (!p.four_d) {
+    check_heads_divide(c, p.d_q, "query");
+    const std::pair<int64_t, const char*> sides[] = {{p.d_k, "key"}, {p.d_v, "value"}};
+    for (const auto& [width, what] : sides) {
+      if (width % p.kv_heads != 0) {
+        throw_input(place_path(c.doc.settings_place, "kv_heads"),
+                    kv + " does not divide the " + what + " width " + std::to_string(width) +
+                        " (keys and values carry kv_heads heads)");
+      }
+    }
+  }
+  const int64_t dq = p.d_q / p.heads, dk = p.d_k / p.kv_heads;
+  if (dq != dk) {
+    const Input* wk = c.get("W_k");
+    const std::optional<Input>& keys = p.mode == Mode::kQkv     ? c.doc.K
+                                       : p.mode == Mode::kCross ? c.doc.Y
+                                                                : c.doc.X;
+    std::string place = wk ? wk->place : keys ? keys->place : p.source;
+    throw_input(place, "key head width " + std::to_string(dk) + " (key width " +
+                           std::to_string(p.d_k) + " over kv_heads " + kv +
+                           ") does not match the query head width " + std::to_string(dq) +
+                           " (query width " + std::to_string(p.d_q) + " over heads " +
+                           std::to_string(p.heads) + "); variant " +
+                           std::string(name(p.variant)) + " needs equal widths");
+  }
+}
+
 void dot_family(Ctx& c) {
   Problem& p = c.p;
   const bool single = p.variant == Variant::kSingleLayer;
@@ -152,14 +193,15 @@ void dot_family(Ctx& c) {
   Params& w = p.params;
   const std::string q_src = p.query_name, k_src = p.key_name, v_src = p.value_name;
   p.d_q = projection(c, "W_q", "b_q", q_src, p.query_in, p.query_shape, w.W_q, w.b_q);
-  p.d_k = projection(c, "W_k", "b_k", k_src, p.key_in, p.key_shape, w.W_k, w.b_k);
-  p.d_v = projection(c, "W_v", "b_v", v_src, p.value_in, p.value_shape, w.W_v, w.b_v);
+  p.d_k = projection(c, "W_k", "b_k", k_src, p.key_in, p.key_shape, w.W_k, w.b_k, true);
+  p.d_v = projection(c, "W_v", "b_v", v_src, p.value_in, p.value_shape, w.W_v, w.b_v, true);
   if (p.four_d) {
     p.d_q *= p.heads;
-    p.d_k *= p.heads;
-    p.d_v *= p.heads;
+    p.d_k *= p.kv();
+    p.d_v *= p.kv();
   }
-  if (p.d_q != p.d_k) {
+  if (p.grouped() && !single) grouped_widths(c);
+  if (!p.grouped() && p.d_q != p.d_k) {
     const Input* wk = c.get("W_k");
     const Input* wq = c.get("W_q");
     std::string q_desc = wq ? "projected query width " + std::to_string(p.d_q) + " (params.W_q)"
@@ -192,23 +234,28 @@ void dot_family(Ctx& c) {
     p.d_out = p.d_v;
     return;
   }
-  if (!p.four_d) {
+  if (!p.four_d && !p.grouped()) {
     check_heads_divide(c, p.d_q, "query");
     check_heads_divide(c, p.d_v, "value");
   }
-  p.d_out = p.four_d ? p.d_v / p.heads : p.d_v;
+  p.d_out = p.four_d ? p.head_dim_v() : p.concat_width();
   if (const Input* wo = c.get("W_o")) {
     w.W_o = weight(c, *wo, false);
-    if (w.W_o->rows() != p.d_v) {
+    if (w.W_o->rows() != p.concat_width()) {
       throw_input(wo->place, described(c, *wo) + " does not match the concatenated head output "
                                                   "width " +
-                                 std::to_string(p.d_v) + " (heads " + std::to_string(p.heads) +
-                                 " x value width " + std::to_string(p.d_v / p.heads) + ")");
+                                 std::to_string(p.concat_width()) + " (heads " +
+                                 std::to_string(p.heads) + " x value width " +
+                                 std::to_string(p.head_dim_v()) + ")");
     }
     p.d_out = w.W_o->cols();
   }
   if (const Input* bo = c.get("b_o")) {
     if (p.four_d) throw_input(bo->place, "not used with 4D Q/K/V");
+    if (!w.W_o) {
+      throw_input(bo->place, "b_o without W_o: the output bias belongs to the output "
+                             "projection; give W_o too (an identity matrix for a bias alone)");
+    }
     w.b_o = vec(c, *bo, false);
     if (w.b_o->size() != p.d_out) {
       throw_input(bo->place, "length " + std::to_string(w.b_o->size()) +

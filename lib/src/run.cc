@@ -7,6 +7,7 @@
 #include "attn/document.h"
 #include "attn/emit_pytorch.h"
 #include "attn/error.h"
+#include "attn/escape.h"
 #include "attn/examples.h"
 #include "attn/file_io.h"
 #include "attn/heatmap_command.h"
@@ -22,7 +23,9 @@ namespace {
 
 std::string fully_masked_warning(const Problem& p, const FullyMaskedRow& r) {
   std::string s = p.source + ": query " + std::to_string(r.query);
-  if (!p.query_labels.empty()) s += " (\"" + p.query_labels[static_cast<size_t>(r.query)] + "\")";
+  if (!p.query_labels.empty()) {
+    s += " (\"" + terminal_text(p.query_labels[static_cast<size_t>(r.query)]) + "\")";
+  }
   if (p.batched) s += " of batch " + std::to_string(r.batch);
   if (p.heads > 1) s += " in head " + std::to_string(r.head);
   s += " has every key masked; ";
@@ -44,7 +47,7 @@ std::string fully_masked_warning(const Problem& p, const FullyMaskedRow& r) {
 
 std::optional<Expected> load_expected(const RunRequest& req, const Problem& p) {
   if (!req.expect_path.empty()) {
-    const std::string text = read_file(req.expect_path);
+    const std::string text = read_file(req.expect_path, {}, req.max_input_bytes);
     const std::string name = display_name(req.expect_path);
     // A .npy or CSV matrix is the expected output (np.save of a PyTorch result).
     if (matrix_format(req.expect_path, text) != MatrixFormat::kJson) {
@@ -56,9 +59,9 @@ std::optional<Expected> load_expected(const RunRequest& req, const Problem& p) {
     json::Value v = json::parse(text, name);
     // An expected block, an attn JSON result ({"output", "weights"}), or a
     // bare array: the expected output.
-    json::Value wrapped = json::Value::object(0);
+    json::Value wrapped = json::Value::object();
     if (v.is_array()) {
-      json::Value block = json::Value::object(0);
+      json::Value block = json::Value::object();
       block.add_member("output", v);
       v = block;
     }
@@ -106,7 +109,7 @@ void refuse_shared_outputs(const RunRequest& req) {
   }
 }
 
-// Dot products between rows (seed 003's sim(it, milk)): of the output rows
+// Dot products between rows (the blog post's sim(it, milk)): of the output rows
 // and, for comparison, of the query-side input rows; per batch (and head).
 std::vector<TraceStep> similarity_steps(const Problem& p, const Result& r) {
   std::vector<TraceStep> steps;
@@ -135,6 +138,20 @@ std::vector<TraceStep> similarity_steps(const Problem& p, const Result& r) {
   return steps;
 }
 
+// The similarity steps as two tensors, for JSON and CSV documents.
+Similarity similarity_tensors(const std::vector<TraceStep>& steps) {
+  std::vector<double> in, out;
+  int64_t n = 0, blocks = 0;
+  for (const TraceStep& s : steps) {
+    n = s.values.rows();
+    std::vector<double>& dst = s.id == "similarity_input" ? in : out;
+    if (s.id == "similarity_input") ++blocks;
+    dst.insert(dst.end(), s.values.data(), s.values.data() + s.values.size());
+  }
+  const Shape shape = blocks > 1 ? Shape{blocks, n, n} : Shape{n, n};
+  return Similarity{Tensor<double>(shape, std::move(in)), Tensor<double>(shape, std::move(out))};
+}
+
 // The similarity tables after a normal result.
 std::string similarity_text(const std::vector<TraceStep>& steps, const OutputOptions& o) {
   std::string out;
@@ -149,7 +166,7 @@ std::string similarity_text(const std::vector<TraceStep>& steps, const OutputOpt
 }
 
 // In a trace, the document's expected numbers next to the result, and when
-// they differ, the reading of the formula that gives them (seed 003 prints
+// they differ, the reading of the formula that gives them (the self-attention blog post prints
 // softmax(QKᵀ)·V/√d: the scale after the softmax).
 void append_expected_steps(const Problem& p, const Result& r, const Expected& e, DType dtype,
                            std::vector<TraceStep>& steps) {
@@ -177,16 +194,95 @@ void append_expected_steps(const Problem& p, const Result& r, const Expected& e,
     TraceStep a;
     a.id = "expected_reading";
     a.title = "Output under " + alt->setting + " (reproduces the expected numbers)";
-    a.formula = alt->setting == "--scale-at output" ? "O = softmax(Q·Kᵀ)·V·factor" : "O = softmax(Q·Kᵀ)·V";
+    if (alt->setting == "--scale-at output") {
+      a.formula = "O = softmax(Q·Kᵀ)·V·f, f = {0}";
+      a.numbers = {scale_factor(p)};
+    } else {
+      a.formula = "O = softmax(Q·Kᵀ)·V";
+    }
     a.values = Eigen::Map<const MatrixR>(alt->result.output.data(), r.output.dim(0), r.output.dim(1));
     a.row_labels = p.query_labels;
     steps.push_back(a);
   }
 }
 
+void check_index(const char* flag, int64_t i, int64_t n, const char* one, const char* many) {
+  if (i >= n) {
+    throw_usage(std::string(flag) + " " + std::to_string(i) + ": out of range; the input has " +
+                std::to_string(n) + " " + (n == 1 ? one : many) + " (0 to " +
+                std::to_string(n - 1) + ")");
+  }
+}
+
+// --batch, --head and --query of a trace, checked against the problem;
+// fills o.showing for the trace's header.
+TraceSelection trace_selection(const RunRequest& req, const Problem& p, TraceOptions& o) {
+  TraceSelection sel;
+  sel.batch = req.trace.batch;
+  sel.head = req.trace.head;
+  std::vector<std::string> parts;
+  if (sel.batch >= 0) {
+    check_index("--batch", sel.batch, p.batch, "batch entry", "batch entries");
+    parts.push_back("batch " + std::to_string(sel.batch));
+  }
+  if (sel.head >= 0) {
+    check_index("--head", sel.head, p.heads, "head", "heads");
+    parts.push_back("head " + std::to_string(sel.head));
+  }
+  const std::string& q = req.trace.query;
+  if (!q.empty()) {
+    const bool index = q.find_first_not_of("0123456789") == std::string::npos && q.size() < 10;
+    if (index) {
+      sel.query = std::stoll(q);
+      check_index("--query", sel.query, p.len_q, "query", "queries");
+    } else {
+      const auto at = std::find(p.query_labels.begin(), p.query_labels.end(), q);
+      if (at == p.query_labels.end()) {
+        const std::string near = closest_name(q, p.query_labels);
+        throw_usage("--query " + q + ": no query is called '" + q + "'" +
+                    (near.empty() ? "" : "; did you mean '" + near + "'?") +
+                    (p.query_labels.empty() ? " (the queries have no labels; give an index)" : ""));
+      }
+      sel.query = at - p.query_labels.begin();
+    }
+    std::string part = "query " + std::to_string(sel.query);
+    if (static_cast<size_t>(sel.query) < p.query_labels.size()) {
+      part += " (" + p.query_labels[static_cast<size_t>(sel.query)] + ")";
+    }
+    parts.push_back(part);
+  }
+  for (size_t i = 0; i < parts.size(); ++i) o.showing += (i ? ", " : "") + parts[i];
+  return sel;
+}
+
 }  // namespace
 
+void refuse_conflicting_flags(const RunRequest& req) {
+  if (!req.emit_pytorch) return;
+  // The program is printed instead of computing: a flag that asks for the
+  // computation or something drawn from it would be dropped without a word.
+  const std::pair<bool, const char*> needs_result[] = {
+      {req.trace.enabled, "--trace"},
+      {req.trace.similarity, "--similarity"},
+      {!req.expect_path.empty(), "--expect"},
+      {req.check, "--check"},
+      {!req.weights_out.empty(), "--weights-out"},
+      {!req.heatmap.path.empty(), "--heatmap"},
+      {req.heatmap.show, "--show"},
+  };
+  for (const auto& [given, flag] : needs_result) {
+    if (!given) continue;
+    const std::string f = flag;
+    throw_usage(f + " does not go with --emit-pytorch, which prints a program instead of " +
+                "computing" +
+                (f == "--check" || f == "--expect"
+                     ? "; run the program and give its output to --expect in a second run"
+                     : ""));
+  }
+}
+
 int run_command(const RunRequest& req, Console& console) {
+  refuse_conflicting_flags(req);
   refuse_overwrite(req, req.output_path, "-o");
   refuse_overwrite(req, req.weights_out, "--weights-out");
   refuse_overwrite(req, req.heatmap.path, "--heatmap");
@@ -252,10 +348,17 @@ int run_command(const RunRequest& req, Console& console) {
   } else if (req.trace.enabled) {
     std::vector<TraceStep>& steps = recorder.steps();
     steps.insert(steps.end(), extra.begin(), extra.end());
-    text = format_trace(p, steps, req.trace.options);
+    TraceOptions options = req.trace.options;
+    const TraceSelection sel = trace_selection(req, p, options);
+    text = format_trace(p, sel.all() ? steps : select_steps(std::move(steps), sel), options);
   } else {
-    text = format_result(p, r, req.output);
-    if (!extra.empty()) text += similarity_text(extra, req.output);
+    if (req.trace.similarity && req.output.format != Format::kTable) {
+      const Similarity sim = similarity_tensors(extra);
+      text = format_result(p, r, req.output, &sim);
+    } else {
+      text = format_result(p, r, req.output);
+      if (!extra.empty()) text += similarity_text(extra, req.output);
+    }
   }
   std::string weights_text;
   if (!req.weights_out.empty()) {
@@ -269,7 +372,7 @@ int run_command(const RunRequest& req, Console& console) {
   std::string report;
   if (expected) {
     const CheckReport rep = check_result(r, *expected);
-    report = format_check_report(rep, p);
+    report = format_check_report(rep, p, req.quiet);
     if (!rep.passed()) {
       code = 1;
       // Say why when a common misreading of the formula explains it.
@@ -280,7 +383,7 @@ int run_command(const RunRequest& req, Console& console) {
   }
 
   // Named files before stdout, so that one that cannot be written stops
-  // the run before anything reaches stdout (CONTRACT §7).
+  // the run before anything reaches stdout (docs/spec.md, errors).
   const bool weights_file = !req.weights_out.empty() && req.weights_out != "-";
   if (weights_file) write_file_atomic(req.weights_out, weights_text);
   const bool heatmap_file_only =

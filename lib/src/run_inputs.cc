@@ -8,7 +8,10 @@
 #include "attn/examples.h"
 #include "attn/file_io.h"
 #include "attn/json.h"
+#include "attn/json_tensor.h"
 #include "attn/matrix_file.h"
+#include "attn/number_text.h"
+#include "attn/utf8.h"
 #include "run_internal.h"
 
 namespace attn::detail {
@@ -32,8 +35,10 @@ std::vector<std::string> split_list(const std::string& s) {
 
 // Reads an input, reporting the bytes read (large files take a while).
 std::string read_input(const RunRequest& req, const std::string& path) {
-  return read_file(path, progress_task(req.progress, "reading " + display_name(path),
-                                       ProgressUnit::kBytes));
+  return read_file(path,
+                   progress_task(req.progress, "reading " + display_name(path),
+                                 ProgressUnit::kBytes),
+                   req.max_input_bytes);
 }
 
 // Stdin can be read once: a second "-" would read nothing.
@@ -74,6 +79,13 @@ InputDocument load_document(const RunRequest& req) {
     return read_document(ex->text(), "example " + ex->name);
   }
   if (req.input.empty()) {
+    const MatrixFiles& m = req.matrices;
+    if (m.x.empty() && m.y.empty() && m.q.empty() && m.k.empty() && m.v.empty()) {
+      // Nothing to compute is a mistake in the command line, not in data.
+      throw_usage(
+          "no input; usage: attn run FILE... | --example NAME | --x FILE [--y FILE] | "
+          "--q FILE --k FILE [--v FILE] [options] (attn run --help lists the options)");
+    }
     InputDocument doc;
     doc.source = "<flags>";
     doc.settings_place = "<flags>";
@@ -128,17 +140,29 @@ void apply_flags(const RunRequest& req, InputDocument& doc) {
     const std::string& t = req.valid_lens;
     Tensor<double> lens;
     if (t.find('[') != std::string::npos) {
-      lens = json_to_tensor(json::parse(t, "--valid-lens"), "--valid-lens", "", CellKind::kCount, 2);
+      try {
+        lens = json_to_tensor(json::parse(t, "--valid-lens"), "--valid-lens", "", CellKind::kCount, 2);
+      } catch (const Error& e) {
+        throw_usage(e.what());  // a flag's value: a usage error, whatever its form
+      }
     } else {
       std::vector<std::string> parts = split_list(t);
       std::vector<double> v;
       for (const std::string& p : parts) {
-        double x = 0;
-        if (p.empty() || p.find_first_not_of("0123456789") != std::string::npos) {
-          throw_usage("--valid-lens: expected non-negative integers such as 2,6, got '" + t + "'");
+        const auto n = parse_unsigned_text(p);
+        if (!n) {
+          if (!p.empty() && p.find_first_not_of("0123456789") == std::string::npos) {
+            throw_usage("--valid-lens: " + message_text(p) + " is too large; a valid length is at most " +
+                        std::to_string(kMaxCount) + " (any length >= the key count masks nothing)");
+          }
+          throw_usage("--valid-lens: expected non-negative integers such as 2,6, got '" +
+                      message_text(t) + "'");
         }
-        x = std::stod(p);
-        v.push_back(x);
+        if (*n > kMaxCount) {
+          throw_usage("--valid-lens: " + p + " is too large; a valid length is at most " +
+                      std::to_string(kMaxCount) + " (any length >= the key count masks nothing)");
+        }
+        v.push_back(static_cast<double>(*n));
       }
       if (v.size() == 1 && t.find(',') == std::string::npos) {
         lens = Tensor<double>(Shape{}, std::move(v));
@@ -155,6 +179,12 @@ void apply_flags(const RunRequest& req, InputDocument& doc) {
   if (!req.labels.empty() || !req.key_labels.empty()) {
     LabelSet l;
     l.place = !req.labels.empty() ? "--labels" : "--key-labels";
+    for (const auto& [flag, text] : {std::pair{"--labels", &req.labels}, {"--key-labels", &req.key_labels}}) {
+      const size_t bad = invalid_utf8_offset(*text);
+      if (bad != std::string::npos) {
+        throw_usage(std::string(flag) + ": byte " + std::to_string(bad) + " is not UTF-8; labels must be UTF-8 text");
+      }
+    }
     if (!req.labels.empty()) l.queries = split_list(req.labels);
     if (!req.key_labels.empty()) {
       l.keys = split_list(req.key_labels);
@@ -174,8 +204,11 @@ void apply_flags(const RunRequest& req, InputDocument& doc) {
     if (self && l.keys.empty()) l.keys = l.queries;
     doc.labels = l;
   }
+  if (req.title) doc.title = *req.title;
+  if (req.description) doc.description = *req.description;
   doc.settings.merge(req.settings);
-  if (req.settings.mode || req.settings.variant || req.settings.heads || req.settings.scale) {
+  if (req.settings.mode || req.settings.variant || req.settings.heads || req.settings.scale ||
+      req.settings.any_modern()) {
     // Settings now mix two sources; messages about them name both.
     if (doc.settings_place != "<flags>") doc.settings_place = doc.source + " and flags";
   }

@@ -9,6 +9,7 @@ void check_run_limits(const RunRequest& req, const Problem& p, const ComputeRequ
   LimitOptions o;
   o.max_elements = req.max_elements;
   o.trace = req.trace.enabled;
+  o.similarity = req.trace.similarity;
   if (req.output.weights) {
     o.maps_flag = "--weights";
   } else if (!req.weights_out.empty()) {

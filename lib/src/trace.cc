@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "attn/escape.h"
 #include "attn/number_text.h"
 #include "trace_cells.h"
 
@@ -27,6 +28,48 @@ std::optional<TraceFormat> parse_trace_format(std::string_view s) {
 const std::vector<std::string>& trace_format_names() {
   static const std::vector<std::string> names = {"text", "markdown", "latex", "json"};
   return names;
+}
+
+namespace {
+
+// Steps whose rows are the queries, one row each, computed row by row.
+bool query_rows(const std::string& id) {
+  static const std::string ids =
+      " input_Q projection_Q head_q cosine_q additive_q scores scaled biased masked row_max exp"
+      " row_sum weights dropout weighted_sum output_scaled head_output concat output_projection"
+      " output single_layer_pre bi_input_dot bi_cross_dot bi_o1 similarity_output expected"
+      " expected_reading ";
+  return ids.find(" " + id + " ") != std::string::npos;
+}
+
+template <class M>
+M row_of(const M& m, int64_t i) {
+  return m.rows() > i ? M(m.row(i)) : m;
+}
+
+}  // namespace
+
+std::vector<TraceStep> select_steps(std::vector<TraceStep> steps, const TraceSelection& sel) {
+  std::vector<TraceStep> kept;
+  for (TraceStep& s : steps) {
+    if (sel.batch >= 0 && s.batch >= 0 && s.batch != sel.batch) continue;
+    if (sel.head >= 0 && s.head >= 0 && s.head != sel.head) continue;
+    const int64_t q = sel.query;
+    if (q >= 0 && query_rows(s.id) && s.values.rows() > q) {
+      const int64_t cols = s.values.cols();
+      if (!s.masked.empty()) {
+        s.masked =
+            std::vector<uint8_t>(s.masked.begin() + q * cols, s.masked.begin() + (q + 1) * cols);
+      }
+      s.values = row_of(s.values, q);
+      s.weights = row_of(s.weights, q);
+      // The row keeps its name: its label, or its index in the whole input.
+      const size_t qi = static_cast<size_t>(q);
+      s.row_labels = {qi < s.row_labels.size() ? s.row_labels[qi] : std::to_string(q)};
+    }
+    kept.push_back(std::move(s));
+  }
+  return kept;
 }
 
 MatrixR row_similarity(const double* rows, int64_t n, int64_t width) {
@@ -87,22 +130,23 @@ std::string text_grid(const CellGrid& g, const Style& st, const std::string& ind
   return out;
 }
 
-// "0.25·v_cat + 0.25·v_milk = [0, 1.25]" for each query row.
+// "0.25·v_cat + 0.25·v_milk = [0, 1.25]" for each query row; in Markdown
+// each line is a code span in a list item.
 std::string weighted_sum_lines(const TraceStep& s, const TraceOptions& o, bool markdown) {
-  const std::vector<std::string> names = detail::value_names(s);
+  std::vector<std::string> names = detail::value_names(s);
+  for (std::string& n : names) n = terminal_text(n);
   std::string out;
   const int64_t rows = s.weights.rows();
   size_t lw = 0;
   std::vector<std::string> labels;
   for (int64_t i = 0; i < rows; ++i) {
-    labels.push_back(static_cast<int64_t>(s.row_labels.size()) == rows
-                         ? s.row_labels[static_cast<size_t>(i)]
-                         : std::to_string(i));
+    labels.push_back(terminal_text(static_cast<int64_t>(s.row_labels.size()) == rows
+                                       ? s.row_labels[static_cast<size_t>(i)]
+                                       : std::to_string(i)));
     lw = std::max(lw, width_of(labels.back()));
   }
   for (int64_t i = 0; i < rows; ++i) {
-    std::string line = markdown ? "- `" : "   ";
-    line += pad_right(labels[static_cast<size_t>(i)], lw) + " = ";
+    std::string line = pad_right(labels[static_cast<size_t>(i)], lw) + " = ";
     bool first = true;
     for (int64_t j = 0; j < s.weights.cols(); ++j) {
       const double w = s.weights(i, j);
@@ -116,7 +160,7 @@ std::string weighted_sum_lines(const TraceStep& s, const TraceOptions& o, bool m
       line += format_fixed(s.values(i, c), o.precision);
     }
     line += "]";
-    out += line + (markdown ? "`\n" : "\n");
+    out += markdown ? "- " + markdown_code(line) + "\n" : "   " + line + "\n";
   }
   return out;
 }
@@ -125,20 +169,21 @@ bool write_terms(const TraceStep& s) {
   return s.weights.cols() <= 8 && s.values.cols() <= 8 && s.weights.rows() <= 16;
 }
 
-std::string header_text(const Problem& p, const Style& st) {
+std::string header_text(const Problem& p, const Style& st, const std::string& showing) {
   std::string out;
-  out += st.bold(p.title.empty() ? "Attention trace" : p.title) + "\n";
-  if (!p.description.empty()) out += p.description + "\n";
-  if (!p.source_text.empty()) out += "source: " + p.source_text + "\n";
+  out += st.bold(p.title.empty() ? "Attention trace" : terminal_text(p.title)) + "\n";
+  if (!p.description.empty()) out += terminal_text(p.description) + "\n";
+  if (!p.source_text.empty()) out += "source: " + terminal_text(p.source_text) + "\n";
   out += "run:    " + describe_run(p) + "\n";
   out += "shapes: " + detail::input_shapes(p) + " -> output " + detail::output_shape(p) + "\n";
+  if (!showing.empty()) out += "showing: " + showing + " (the other steps are left out)\n";
   return out;
 }
 
 std::string text_trace(const Problem& p, const std::vector<TraceStep>& steps,
                        const TraceOptions& o) {
   const Style st{o.color};
-  std::string out = header_text(p, st);
+  std::string out = header_text(p, st, o.showing);
   int n = 0;
   for (const TraceStep& s : steps) {
     ++n;
@@ -155,37 +200,32 @@ std::string text_trace(const Problem& p, const std::vector<TraceStep>& steps,
       continue;
     }
     if (s.values.size() == 0) continue;
-    out += text_grid(detail::make_grid(s, o.precision, o.max_rows, o.max_cols, "-inf", "…"), st, "   ");
-  }
-  return out;
-}
-
-std::string md_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|' || c == '*' || c == '_' || c == '`') out += '\\';
-    out += c;
+    CellGrid g = detail::make_grid(s, o.precision, o.max_rows, o.max_cols, "-inf", "…");
+    for (std::string& l : g.row_labels) l = terminal_text(l);
+    for (std::string& l : g.col_labels) l = terminal_text(l);
+    out += text_grid(g, st, "   ");
   }
   return out;
 }
 
 std::string markdown_trace(const Problem& p, const std::vector<TraceStep>& steps,
                            const TraceOptions& o) {
-  std::string out = "# " + md_escape(p.title.empty() ? "Attention trace" : p.title) + "\n\n";
-  if (!p.description.empty()) out += md_escape(p.description) + "\n\n";
-  if (!p.source_text.empty()) out += "Source: " + md_escape(p.source_text) + "\n\n";
-  out += "- run: " + md_escape(describe_run(p)) + "\n";
+  std::string out = "# " + markdown_text(p.title.empty() ? "Attention trace" : p.title) + "\n\n";
+  if (!p.description.empty()) out += markdown_text(p.description) + "\n\n";
+  if (!p.source_text.empty()) out += "Source: " + markdown_text(p.source_text) + "\n\n";
+  out += "- run: " + markdown_text(describe_run(p)) + "\n";
   out += "- shapes: " + detail::input_shapes(p) + " → output " + detail::output_shape(p) + "\n";
+  if (!o.showing.empty()) out += "- showing: " + o.showing + "\n";
   int n = 0;
   for (const TraceStep& s : steps) {
     ++n;
-    out += "\n## " + std::to_string(n) + ". " + md_escape(s.title);
+    out += "\n## " + std::to_string(n) + ". " + markdown_text(s.title);
     const std::string scope = detail::step_scope(s);
     if (!scope.empty()) out += " (" + scope + ")";
     const std::string shape = detail::step_shape(s);
     if (!shape.empty()) out += " — " + shape;
-    out += "\n\n`" + s.formula + "`\n\n";
-    if (!s.note.empty()) out += "*" + md_escape(s.note) + "*\n\n";
+    out += "\n\n" + markdown_code(s.formula) + "\n\n";
+    if (!s.note.empty()) out += "*" + markdown_text(s.note) + "*\n\n";
     if (s.id == "weighted_sum" && write_terms(s)) {
       out += weighted_sum_lines(s, o, true);
       continue;
@@ -193,12 +233,12 @@ std::string markdown_trace(const Problem& p, const std::vector<TraceStep>& steps
     if (s.values.size() == 0) continue;
     const CellGrid g = detail::make_grid(s, o.precision, o.max_rows, o.max_cols, "−∞", "…");
     out += "|  |";
-    for (const auto& c : g.col_labels) out += " " + md_escape(c) + " |";
+    for (const auto& c : g.col_labels) out += " " + markdown_text(c) + " |";
     out += "\n|---|";
     for (size_t j = 0; j < g.col_labels.size(); ++j) out += "---:|";
     out += "\n";
     for (size_t i = 0; i < g.cells.size(); ++i) {
-      out += "| **" + md_escape(g.row_labels[i]) + "** |";
+      out += "| **" + markdown_text(g.row_labels[i]) + "** |";
       for (const auto& c : g.cells[i]) out += " " + c + " |";
       out += "\n";
     }
@@ -210,15 +250,24 @@ std::string markdown_trace(const Problem& p, const std::vector<TraceStep>& steps
 
 std::string format_trace(const Problem& p, const std::vector<TraceStep>& steps,
                          const TraceOptions& o) {
+  // The numbers in formulas and notes (scale factors): with the precision
+  // of the tables, all digits in JSON.
+  std::vector<TraceStep> shown = steps;
+  const int digits = o.format == TraceFormat::kJson ? -1 : o.precision;
+  for (TraceStep& s : shown) {
+    if (s.numbers.empty()) continue;
+    s.formula = detail::fill_numbers(s.formula, s.numbers, digits);
+    s.note = detail::fill_numbers(s.note, s.numbers, digits);
+  }
   switch (o.format) {
     case TraceFormat::kText:
-      return text_trace(p, steps, o);
+      return text_trace(p, shown, o);
     case TraceFormat::kMarkdown:
-      return markdown_trace(p, steps, o);
+      return markdown_trace(p, shown, o);
     case TraceFormat::kLatex:
-      return detail::latex_trace(p, steps, o);
+      return detail::latex_trace(p, shown, o);
     case TraceFormat::kJson:
-      return detail::json_trace(p, steps, o);
+      return detail::json_trace(p, shown, o);
   }
   return "";
 }

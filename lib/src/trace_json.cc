@@ -1,5 +1,6 @@
 // JSON traces: every step with its name, formula, shape and full-precision
 // values, for notebooks and other tools.
+#include "attn/escape.h"
 #include "attn/output.h"
 #include "attn/trace.h"
 #include "trace_cells.h"
@@ -15,31 +16,32 @@ void append_matrix(std::string& out, const MatrixR& m) {
 
 void append_strings(std::string& out, const std::vector<std::string>& v) {
   out += '[';
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + json_quote(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + json_string(v[i]);
   out += ']';
 }
 
 }  // namespace
 
 std::string json_trace(const Problem& p, const std::vector<TraceStep>& steps,
-                       const TraceOptions&) {
-  std::string out = "{\n  \"title\": " + json_quote(p.title) + ",\n";
-  out += "  \"description\": " + json_quote(p.description) + ",\n";
-  out += "  \"source\": " + json_quote(p.source_text) + ",\n";
-  out += "  \"run\": " + json_quote(describe_run(p)) + ",\n";
-  out += "  \"shapes\": " + json_quote(input_shapes(p) + " -> output " + output_shape(p)) + ",\n";
+                       const TraceOptions& o) {
+  std::string out = "{\n  \"title\": " + json_string(p.title) + ",\n";
+  out += "  \"description\": " + json_string(p.description) + ",\n";
+  out += "  \"source\": " + json_string(p.source_text) + ",\n";
+  out += "  \"run\": " + json_string(describe_run(p)) + ",\n";
+  out += "  \"shapes\": " + json_string(input_shapes(p) + " -> output " + output_shape(p)) + ",\n";
+  if (!o.showing.empty()) out += "  \"showing\": " + json_string(o.showing) + ",\n";
   out += "  \"steps\": [";
   int n = 0;
   for (const TraceStep& s : steps) {
     out += n ? ",\n    {" : "\n    {";
     ++n;
-    out += "\"index\": " + std::to_string(n) + ", \"id\": " + json_quote(s.id) +
-           ", \"title\": " + json_quote(s.title) + ", \"formula\": " + json_quote(s.formula);
+    out += "\"index\": " + std::to_string(n) + ", \"id\": " + json_string(s.id) +
+           ", \"title\": " + json_string(s.title) + ", \"formula\": " + json_string(s.formula);
     out += ", \"batch\": " + (s.batch >= 0 ? std::to_string(s.batch) : std::string("null"));
     out += ", \"head\": " + (s.head >= 0 ? std::to_string(s.head) : std::string("null"));
     out += ", \"shape\": [" + std::to_string(s.values.rows()) + ", " +
            std::to_string(s.values.cols()) + "]";
-    if (!s.note.empty()) out += ", \"note\": " + json_quote(s.note);
+    if (!s.note.empty()) out += ", \"note\": " + json_string(s.note);
     out += ",\n     \"row_labels\": ";
     append_strings(out, s.row_labels);
     out += ", \"col_labels\": ";

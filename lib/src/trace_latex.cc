@@ -1,7 +1,8 @@
-// LaTeX traces: display-math blocks (array with labels, as in seed 003's
+// LaTeX traces: display-math blocks (array with labels, as in the self-attention blog post's
 // post) a blog author can paste into a document that loads amsmath.
 #include <regex>
 
+#include "attn/escape.h"
 #include "attn/number_text.h"
 #include "attn/trace.h"
 #include "trace_cells.h"
@@ -16,39 +17,9 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
   }
 }
 
-std::string escape_text(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '\\':
-        out += "\\textbackslash{}";
-        break;
-      case '{':
-      case '}':
-      case '#':
-      case '$':
-      case '%':
-      case '&':
-      case '_':
-        out += '\\';
-        out += c;
-        break;
-      case '~':
-        out += "\\textasciitilde{}";
-        break;
-      case '^':
-        out += "\\textasciicircum{}";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string label(const std::string& l) {
   if (l == "…") return "\\cdots";
-  return "\\text{" + escape_text(l) + "}";
+  return "\\text{" + latex_text(l) + "}";
 }
 
 std::string cell(const std::string& c) {
@@ -122,7 +93,7 @@ std::string latex_formula(std::string_view formula) {
   replace_all(s, "output", "\\mathrm{output}");
   replace_all(s, "Q̂", "\\hat{Q}");
   replace_all(s, "K̂", "\\hat{K}");
-  replace_all(s, "W̃", "\\tilde{W}");
+  replace_all(s, "Ã", "\\tilde{A}");
   replace_all(s, "ᵀ", "^\\top");
   replace_all(s, "·", " \\cdot ");
   replace_all(s, "−", "-");
@@ -141,16 +112,19 @@ namespace detail {
 std::string latex_trace(const Problem& p, const std::vector<TraceStep>& steps,
                         const TraceOptions& o) {
   std::string out = "% attn trace in LaTeX; each block is display math (needs \\usepackage{amsmath}).\n";
-  if (!p.title.empty()) out += "% " + p.title + "\n";
-  out += "% run: " + describe_run(p) + "\n";
+  // Text from the input goes through latex_text even in comments: a newline
+  // in it would end the comment and start LaTeX code.
+  if (!p.title.empty()) out += "% " + latex_text(p.title) + "\n";
+  out += "% run: " + latex_text(describe_run(p)) + "\n";
   out += "% shapes: " + input_shapes(p) + " -> output " + output_shape(p) + "\n";
+  if (!o.showing.empty()) out += "% showing: " + o.showing + "\n";
   int n = 0;
   for (const TraceStep& s : steps) {
     ++n;
     std::string scope = step_scope(s);
-    out += "\n% " + std::to_string(n) + ". " + s.title + (scope.empty() ? "" : " (" + scope + ")") +
-           "  " + step_shape(s) + "\n";
-    if (!s.note.empty()) out += "% " + s.note + "\n";
+    out += "\n% " + std::to_string(n) + ". " + latex_text(s.title) +
+           (scope.empty() ? "" : " (" + scope + ")") + "  " + step_shape(s) + "\n";
+    if (!s.note.empty()) out += "% " + latex_text(s.note) + "\n";
     if (s.id == "weighted_sum" && s.weights.cols() <= 8 && s.values.cols() <= 8) {
       const std::vector<std::string> names = value_names(s);
       out += "\\[\n\\begin{aligned}\n";

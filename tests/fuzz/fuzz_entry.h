@@ -24,4 +24,15 @@ void csv_matrix(std::string_view data);
 // A NumPy .npy matrix taken as X (`attn run in.npy`).
 void npy_matrix(std::string_view data);
 
+// Arbitrary bytes as a title and labels, through every function of
+// attn/escape.h and every writer (escape_entry.cc). Unlike the readers'
+// entry points it checks what comes out: an output that does not decode
+// back, or breaks a rule of its language, throws std::logic_error.
+void escape_text(std::string_view data);
+
+// Arbitrary words, one a line, as the arguments of the whole program
+// (`attn WORD...`), run in a scratch directory with a few small inputs
+// (flags_entry.cc). Exit 70, an internal error, throws std::logic_error.
+void flag_words(std::string_view data);
+
 }  // namespace attn::fuzz

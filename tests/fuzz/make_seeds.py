@@ -4,7 +4,12 @@
 OUT_DIR/json, OUT_DIR/csv and OUT_DIR/npy receive the example documents and
 matrices under data/, the JSON documents and CSV texts quoted in the unit
 tests, the .npy fixtures of tests/npy, and hand-written edge cases (bad
-syntax, odd shapes, extreme numbers, every setting). Seeds only start a
+syntax, odd shapes, extreme numbers, every setting). OUT_DIR/escape receives
+the titles of data/ and hostile texts: the end of each output language's
+strings, comments and documents, control characters and invalid UTF-8.
+OUT_DIR/flags receives command lines, one word a line: those the unit tests
+run (literal words only) and hand-written ones naming the inputs the flags
+fuzzer keeps in its scratch directory. Seeds only start a
 campaign; what is kept is the merged corpus in tests/fuzz/<target>/corpus.
 """
 import glob
@@ -134,6 +139,56 @@ def npy_seeds():
     return out
 
 
+ESCAPE_SEEDS = [
+    b"plain title",
+    b't"""\nimport os; print(\'INJECTED\')\n"""',
+    b"it's \\ a \"quote\" \\",
+    b"\\end{document} % # $ & _ { } ~ ^",
+    b"</script><script>alert(1)</script>",
+    b"<!-- --> ]]> <![CDATA[ &amp; &#0;",
+    b"| a | b |\n|---|---|\n- item\n1. item\n# heading\n```",
+    b"`code` ``two`` *em* _em_ [link](u) $x$",
+    b"a,b;c\td \"q\" #c\r\nnext",
+    b"1e5", b"nan", b"-inf", b"e5", b" pad ", b"",
+    b"nul\x00 esc\x1b[2J cr\r del\x7f",
+    b"\xc2\x85 \xc2\x9b \xe2\x80\xa8 \xe2\x80\xae rlo \xef\xbb\xbf",
+    b"\xff\xfe bad \xc3 \xe2\x82 \xf0\x9f\x98",
+    b"\xc0\xaf \xe0\x80\xaf \xed\xa0\x80 \xf4\x90\x80\x80 \x80\xbf",
+    b"\xef\xbf\xbe \xef\xbf\xbf \xef\xbf\xbd caf\xc3\xa9 \xf0\x9d\x84\x9e",
+]
+
+# Command lines over the scratch directory of flags_entry.cc (in.json,
+# x.csv, mask.json, w.json), one word a line.
+FLAGS_SEEDS = [
+    "run\n--example\nsweet",
+    "run\n--example\nsweet\n--trace\n--trace-format\nlatex",
+    "run\nin.json\n--heads\n2\n--kv-heads\n1\n--rope\n--rope-dims\n2",
+    "run\nin.json\n--window\n1,0\n--softcap\n5\n--sinks\n0.5\n--trace",
+    "run\nx.csv\n--mask\nmask.json\n-f\njson\n-w\n-o\nout.json",
+    "run\nx.csv\n--alibi\n--causal\n--heatmap\nh.svg\n--of\nbias",
+    "run\n--example\nllama\n--trace\n--query\n2\n--head\n1",
+    "run\n--example\ncausal\n--emit-pytorch",
+    "run\nin.json\n--valid-lens\n2\n--labels\nx,y,z\n--similarity\n-f\ncsv",
+    "run\nin.json\n--max-elements\n1e3\n--max-input-bytes\n2^10\n--precision\n17",
+    "run\nin.json\n--rope-offset\n3,1\n--rope-theta\n1e4\n--rope-layout\ninterleaved",
+    "run\nin.json\n--scale\n0.5\n--scale-at\noutput\n--dtype\nf32\n--threads\n2",
+    "run\n.\n--out-dir\nres\n-f\ncsv",
+    "heatmap\nw.json\n-o\nw.png\n--max-size\n64",
+    "examples\nshow\ngemma2",
+    "help\nrun",
+    "--version",
+    "run\n--example\nsweet\n--format\njson\n--format\ncsv",
+    "run\n--exampel\nsweet",
+]
+
+
+def command_lines(text):
+    """The literal word lists of run_attn({...}) calls in a test file."""
+    for m in re.finditer(r'run_attn(?:_capped)?\(\{((?:\s*"(?:[^"\\]|\\.)*"\s*,?)+)\}', text):
+        words = re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))
+        yield "\n".join(c_unescape(w) for w in words)
+
+
 def main():
     out = sys.argv[1]
     for p in sorted(glob.glob(os.path.join(ROOT, "data", "**", "*.json"), recursive=True)):
@@ -165,6 +220,19 @@ def main():
         write(out, "npy", open(p, "rb").read())
     for b in npy_seeds():
         write(out, "npy", b)
+
+    for p in sorted(glob.glob(os.path.join(ROOT, "data", "**", "*.json"), recursive=True)):
+        m = re.search(rb'"title":\s*"((?:[^"\\]|\\.)*)"', open(p, "rb").read())
+        if m:
+            write(out, "escape", m.group(1))
+    for b in ESCAPE_SEEDS:
+        write(out, "escape", b)
+
+    for p in sorted(glob.glob(os.path.join(ROOT, "tests", "*.cc"))):
+        for line in command_lines(open(p, encoding="utf-8").read()):
+            write(out, "flags", line)
+    for line in FLAGS_SEEDS:
+        write(out, "flags", line)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 #   tests/fuzz/run.sh fuzz  TARGET SECONDS [libFuzzer flags...]
 #   tests/fuzz/run.sh merge TARGET
 #
-# TARGET is json, csv or npy; the fuzzers must be built in build-fuzz (see
+# TARGET is json, csv, npy, escape or flags; the fuzzers must be built in build-fuzz (see
 # README.md). `fuzz` runs under nice -n 19, growing build-fuzz/work/TARGET
 # from the committed corpus and fresh seeds (make_seeds.py); reproducers land
 # in build-fuzz/artifacts/TARGET/ and the log in build-fuzz/logs/. `merge`
@@ -21,7 +21,9 @@ case $target in
   json) max_len=4096 ;;
   csv) max_len=2048 ;;
   npy) max_len=4096 ;;
-  *) echo "run.sh: unknown target '$target' (json, csv, npy)" >&2; exit 2 ;;
+  escape) max_len=512 ;;
+  flags) max_len=1024 ;;
+  *) echo "run.sh: unknown target '$target' (json, csv, npy, escape, flags)" >&2; exit 2 ;;
 esac
 fuzzer=$build/fuzz_$target
 corpus=$here/$target/corpus

@@ -5,7 +5,7 @@ Run with Debian's Python, which has python3-torch and python3-numpy:
 
     /usr/bin/python3 tests/golden/make_golden.py
 
-Every case is a complete attn input document (CONTRACT §1 keys only) written
+Every case is a complete attn input document (documented keys only, docs/spec.md) written
 to tests/golden/cases/NNN_<name>.json, with an `expected` block computed in
 float64 by PyTorch:
 
@@ -15,7 +15,7 @@ float64 by PyTorch:
   * d2l's DotProductAttention / AdditiveAttention / masked_softmax
     re-derived in torch for valid_lens and the additive variant;
   * plain torch ops (matmul, softmax, F.normalize, F.leaky_relu) for the
-    rest, through `reference()`, a direct transcription of CONTRACT §2-§4.
+    rest, through `reference()`, a direct transcription of docs/spec.md.
 
 Every expected value that comes from a specialised oracle (MHA, d2l, an
 explicit formula) is also cross-checked against `reference()` before the
@@ -191,7 +191,7 @@ def dropout_keep(seed, B, H, Lq, Lk, p):
 
 
 # ---------------------------------------------------------------------------
-# The reference: CONTRACT §2-§4 transcribed into plain torch ops.
+# The reference: docs/spec.md transcribed into plain torch ops.
 
 
 def T(x):
@@ -230,7 +230,7 @@ def params_of(doc):
 
 
 def to4(t, batched, heads_axis_unbatched=True):
-    """A [q][k]-like tensor brought to rank 4 (CONTRACT §8 broadcasting)."""
+    """A [q][k]-like tensor brought to rank 4 (the broadcasting rules of docs/spec.md)."""
     t = T(t) if not torch.is_tensor(t) else t
     if t.dim() == 2:
         return t[None, None]
@@ -688,7 +688,7 @@ def cases_variants():
     n = "additive_torch_layout_3d"; seed_for(n)
     additive(n, "additive attention, batched, params_layout torch",
              r(2, 2, 3), r(2, 3, 4), r(2, 3, 2), 5, layout="torch")
-    # The d2l book's own example (CONTRACT §6): keys all ones, values arange.
+    # The d2l book's own example: keys all ones, values arange.
     n = "additive_d2l_book_example"; seed_for(n)
     q = short(torch.normal(0, 1, (2, 1, 20)))
     k = torch.ones(2, 10, 2)
@@ -1392,33 +1392,33 @@ def cases_scaling():
     emit(n, "dot variant with scale 0.5 at the output",
          {"X": r(3, 3), "variant": "dot", "scale": 0.5, "scale_at": "output"})
 
-    # The worked examples of CONTRACT §6 (seed 003 blog).
+    # The worked examples of the self-attention blog post and the shapes post.
     category("worked_examples")
     rows = torch.tensor([[0, 2, 2, 0], [0, 1, 3, 0], [0, 2, 2, 0], [0, 0, 4, 0]], dtype=F64)
     labels = ["cat", "milk", "it", "sweet"]
     w = torch.softmax(rows @ rows.T, -1)
-    emit("seed003_blog_printed", "seed 003 example 1 as the blog printed it: softmax(QKᵀ)·V/√d "
+    emit("seed003_blog_printed", "the self-attention blog post's example 1 as the blog printed it: softmax(QKᵀ)·V/√d "
          "(scale_at output)", {"X": rows, "labels": labels, "scale_at": "output",
-                               "source": "shared/seeds/003 (blog numbers)"},
+                               "source": "a Chinese-language blog post on self-attention (the numbers it prints)"},
          w @ rows / 2.0, w, "softmax(Q·Kᵀ)·V/√d")
     w = torch.softmax(rows @ rows.T / 2.0, -1)
-    emit("seed003_blog_formula", "seed 003 example 1 with the formula the blog states: "
+    emit("seed003_blog_formula", "the self-attention blog post's example 1 with the formula the blog states: "
          "softmax(QKᵀ/√d)·V", {"X": rows, "labels": labels,
-                               "source": "shared/seeds/003 (stated formula)"},
+                               "source": "a Chinese-language blog post on self-attention (the formula it states)"},
          w @ rows, w, "softmax(Q·Kᵀ/√d)·V")
     rows2 = rows.clone()
     rows2[3] = torch.tensor([0, 4, 0, 0], dtype=F64)
     w = torch.softmax(rows2 @ rows2.T, -1)
-    emit("seed003_blog_hungry", "seed 003 example 2 (sweet -> hungry) as printed "
+    emit("seed003_blog_hungry", "the self-attention blog post's example 2 (sweet -> hungry) as printed "
          "(scale_at output)", {"X": rows2, "labels": ["cat", "milk", "it", "hungry"],
                                "scale_at": "output"},
          w @ rows2 / 2.0, w, "softmax(Q·Kᵀ)·V/√d")
     Q, K, V = torch.ones(2, 3, 2), torch.ones(2, 8, 2), torch.ones(2, 8, 10)
     o, w = sdpa(Q, K, V)
-    emit("seed000_ones_shapes", "seed 000: Q ones(2,3,2), K ones(2,8,2), V ones(2,8,10) -> "
+    emit("seed000_ones_shapes", "the shapes post: Q ones(2,3,2), K ones(2,8,2), V ones(2,8,10) -> "
          "output (2,3,10)", {"Q": Q, "K": K, "V": V}, o, w, "softmax(Q·Kᵀ/√d)·V")
     o, w = sdpa(Q, Q, Q)
-    emit("seed000_self_on_q", "seed 000: self attention on Q ones(2,3,2) -> (2,3,2)",
+    emit("seed000_self_on_q", "the shapes post: self attention on Q ones(2,3,2) -> (2,3,2)",
          {"X": Q}, o, w, "softmax(Q·Qᵀ/√d)·Q")
 
 

@@ -27,6 +27,9 @@ struct ComputeRequest {
   bool reference = false;
   // Called with (done, total) units of work as they complete; may be empty.
   ProgressFn progress;
+  // Refuse problems whose scores or outputs overflow the dtype's range (an
+  // input error naming the first one) rather than return uniform/NaN rows.
+  bool check_range = true;
 };
 
 // A query row whose every key was masked (its handling follows fully_masked).
@@ -35,7 +38,7 @@ struct FullyMaskedRow {
 };
 
 struct Result {
-  // Shaped as CONTRACT §5: the rank of the query source; 4D input gives
+  // Shaped as docs/spec.md says: the rank of the query source; 4D input gives
   // [batch][heads][len_q][d_v].
   Tensor<double> output;
   // [len_q][len_k], with a leading head axis when heads > 1 (unless
@@ -48,7 +51,7 @@ struct Result {
 };
 
 // Computes p. Throws attn::Error (kInput) when fully_masked is "error" and a
-// row has every key masked.
+// row has every key masked, and when a score or an output is not finite.
 Result compute(const Problem& p, const ComputeRequest& request, Observer* observer = nullptr);
 
 // The shape the weights of p are reported in (see Result::weights).

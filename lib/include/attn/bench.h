@@ -23,6 +23,9 @@ struct BenchOptions {
   double min_seconds = 1.0;
   int min_reps = 3;
   uint64_t seed = 1;
+  // --max-elements: the largest tensor the benchmark may allocate (the
+  // inputs, the weights, the packed keys), as for `attn run`.
+  int64_t max_elements = int64_t{1} << 26;  // kDefaultMaxElements (attn/limits.h)
 };
 
 struct BenchResult {

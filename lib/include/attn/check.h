@@ -39,7 +39,7 @@ CheckReport check_result(const Result& r, const Expected& e);
 
 // When a check fails, a known alternative reading of the formula that does
 // reproduce the expected numbers: the scale factor applied after the softmax
-// (scale_at output, the seed 003 post's placement), or no scaling at all.
+// (scale_at output, where the self-attention blog post puts it), or no scaling at all.
 struct CheckAlternative {
   std::string setting;      // "--scale-at output"
   std::string explanation;  // one paragraph for people
@@ -47,8 +47,10 @@ struct CheckAlternative {
 };
 std::optional<CheckAlternative> explain_mismatch(const Problem& p, const Expected& e, DType dtype);
 
-// The report as a table: every value when there are few, otherwise the
-// mismatches (at most 20) and a summary line.
-std::string format_check_report(const CheckReport& report, const Problem& p);
+// The report as a table: every value when there are few (only the
+// mismatches with mismatches_only, as --quiet asks), otherwise the
+// mismatches (at most 20); then a summary line. No rows to show, no table.
+std::string format_check_report(const CheckReport& report, const Problem& p,
+                                bool mismatches_only = false);
 
 }  // namespace attn

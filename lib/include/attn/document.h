@@ -1,4 +1,4 @@
-// Input documents: the JSON object of CONTRACT §1 read into typed fields, each
+// Input documents: the JSON object of docs/spec.md read into typed fields, each
 // tensor with the place it came from (for messages). Every key is checked
 // here: unknown keys, wrong types and out-of-range settings are reported with
 // the JSON path. Shapes are checked later, when the Problem is built.
@@ -73,5 +73,10 @@ std::optional<std::string> check_temperature(double t);
 std::optional<std::string> check_mask_fill(double f);
 std::optional<std::string> check_dropout(double p);
 std::optional<std::string> check_heads(double h);
+std::optional<std::string> check_softcap(double c);
+std::optional<std::string> check_rope_theta(double t);
+std::optional<std::string> check_count(double n);
+// One side of a sliding window: in a [left, right] pair -1 means unbounded.
+std::optional<std::string> check_window_side(double w, bool pair);
 
 }  // namespace attn

@@ -1,5 +1,5 @@
 // Errors: the one exception type of the library, attn::Error, carrying the
-// category that decides the process exit code (CONTRACT §7) and a one-line
+// category that decides the process exit code (docs/spec.md) and a one-line
 // message that already names the place ("input.json:3:17: ...",
 // "input.json: params.W_q: ...").
 #pragma once
@@ -10,7 +10,7 @@
 
 namespace attn {
 
-// Exit-code categories of CONTRACT §7.
+// Exit-code categories (docs/spec.md, exit codes).
 enum class ErrorKind {
   kCheckFailed = 1,  // --check ran and the result differs from `expected`
   kUsage = 2,        // bad flag, missing argument, conflicting options
@@ -36,6 +36,11 @@ class Error : public std::runtime_error {
 [[noreturn]] void throw_usage(std::string_view what);
 [[noreturn]] void throw_file(std::string_view path, std::string_view what);
 [[noreturn]] void throw_internal(std::string_view what);
+
+// Text from an input, made safe and short for a one-line message: at most
+// 60 characters (then "..."), control characters and invalid UTF-8 written as
+// \n, \t, \u0000 or \xff. Without quotes around it.
+std::string message_text(std::string_view s);
 
 // Joins a place and a message: "a.json: X" + "bad" -> "a.json: X: bad".
 std::string at(std::string_view place, std::string_view what);

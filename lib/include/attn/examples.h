@@ -1,7 +1,8 @@
 // Built-in examples: input documents compiled into the binary (from
-// data/examples/*.json), plus documents generated from a fixed seed when
-// they are too big to store (seed 004's 512-wide projections), so
-// `attn run --example NAME` works wherever the binary is installed.
+// data/examples/*.json), plus documents generated from a fixed random seed
+// when they are too big to store (the cross-attention tutorial's 512-wide
+// projections), so `attn run --example NAME` works wherever the binary is
+// installed.
 #pragma once
 
 #include <functional>
@@ -28,9 +29,9 @@ const Example* find_example(std::string_view name);
 // Names of all examples (for messages and completions).
 std::vector<std::string> example_names();
 
-// Seed 004's cross-attention: query (2,10,512), context (2,20,512), 8 heads
+// The cross-attention tutorial's example: query (2,10,512), context (2,20,512), 8 heads
 // of 64, projections and output projection drawn from SplitMix64 with seed
-// 4 (uniform in ±1/√512, as nn.Linear initializes them).
+// value 4 (uniform in ±1/√512, as nn.Linear initializes them).
 std::string cross_shapes_example();
 
 }  // namespace attn

@@ -1,9 +1,14 @@
-// Files: reading whole inputs (with "-" for stdin) and writing outputs
-// atomically: a temporary file in the same directory, renamed over the
-// target once complete, so a failed run never leaves a half-written file.
-// Failures are attn::Error (kFile) with the path and the OS reason.
+// Files: reading whole inputs (with "-" for stdin) within a size budget,
+// and writing outputs atomically: a temporary file in the target's
+// directory, renamed over the target once complete, so a failed or
+// interrupted run never leaves a half-written file or a stray temporary
+// one. Writes go through symbolic links to their targets, as cp's do, and
+// straight into devices and pipes, which are never replaced by a file.
+// Failures are attn::Error (kFile) with the path and the OS reason; an
+// input over its budget is kInput.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -11,22 +16,45 @@
 
 namespace attn {
 
+// Default of --max-input-bytes: 1 GiB, twice the largest .npy input the
+// default --max-elements admits (2^26 float64 values, 512 MiB), and room
+// for 2^26 numbers as text of up to 16 bytes each ("0.12345678901, ").
+// Text of that many numbers at full precision (17 digits) is larger:
+// such runs raise both limits. A runaway stream (yes | attn run -) stops
+// after 1 GiB instead of filling memory.
+constexpr int64_t kDefaultMaxInputBytes = int64_t{1} << 30;
+
 // "<stdin>" for "-", the path otherwise: how a file is named in messages.
 std::string display_name(const std::string& path);
 
 // Reads a whole file ("-" reads stdin), reporting the bytes read so far
 // (of the file's size; of -1 for a pipe) to `progress` when given.
-std::string read_file(const std::string& path, const ProgressFn& progress = {});
+// More than max_bytes is an input error naming --max-input-bytes; a
+// regular file is measured before it is read, a stream stops being read
+// as soon as it passes the limit. Text stops at its first NUL byte (the
+// NUL is kept): no text format attn reads takes one, so the parser
+// reports it, or an earlier error, at its place, and an endless stream of
+// zeros (/dev/zero) ends at once. Content that starts with the .npy magic
+// is binary and read whole.
+std::string read_file(const std::string& path, const ProgressFn& progress = {},
+                      int64_t max_bytes = kDefaultMaxInputBytes);
 
-// Writes content to path atomically (temp file + rename). Paths that exist
-// and are not regular files (/dev/null, a FIFO) are written directly.
+// Writes content to path atomically: a temporary file .attn-XXXXXX in the
+// target's directory, renamed over the target. A symbolic link is
+// followed to its final target (which may not exist yet, when its
+// directory does) and the target is replaced; the link stays. A target
+// that is not a regular file — a device such as /dev/null, a FIFO, a
+// socket — is opened and written directly. /dev/stdout, /dev/stderr,
+// /dev/fd/N and /proc/self/fd/N write to that descriptor of this process.
+// A directory is an error (EISDIR).
 void write_file_atomic(const std::string& path, std::string_view content);
 
 // True when both paths name the same existing file.
 bool same_file(const std::string& a, const std::string& b);
 
-// True when path names an existing file that is not a regular file or a
-// directory (/dev/null, a FIFO): writes go straight to it, no rename.
+// True when writing to path goes straight to an existing file that is not
+// a regular file or a directory (/dev/null, a FIFO, /dev/stdout), with no
+// rename.
 bool is_special_file(const std::string& path);
 
 // Lower-case extension without the dot: "csv" for "a/b.CSV", "" if none.

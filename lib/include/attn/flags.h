@@ -10,6 +10,7 @@
 
 #include "attn/options.h"
 #include "attn/output.h"
+#include "attn/run.h"
 #include "attn/trace.h"
 
 namespace attn {
@@ -21,7 +22,8 @@ void set_setting_flag(RunSettings& s, std::string_view flag, const std::string& 
 // (empty for free-form values), for help texts and completions.
 struct SettingFlag {
   std::string flag;
-  std::string help;
+  std::string placeholder;  // "N", "X", "NAME": as in docs/cli.md and the man page
+  std::string help;         // ends with the default: "(default 1)"
   std::vector<std::string> choices;
 };
 const std::vector<SettingFlag>& setting_flags();
@@ -34,8 +36,33 @@ int parse_int_flag(const std::string& flag, const std::string& text, int lo, int
 // --max-elements: a positive integer, written plainly (268435456), in
 // exponent form (1e9) or as a power of two (2^28).
 int64_t parse_max_elements_flag(const std::string& text);
+// --max-input-bytes: the same forms (1073741824, 1e9, 2^30).
+int64_t parse_max_input_bytes_flag(const std::string& text);
 
-// The version line: "attn 0.1.0 (Eigen 3.4.0, GCC 12.2.0)".
+// A flag that names a file or directory given an empty value (-o ''): a
+// usage error naming the flag. Without it, '' would quietly mean stdout
+// for -o, or no file at all for the others.
+enum class PathFlag { kInput, kOutput, kDirectory };
+void check_path_flag(std::string_view flag, const std::string& path, PathFlag kind);
+
+// The version line: "attn 0.1.0 (Eigen 3.4.0, GCC 12.2.0, kernels: AVX2+FMA)",
+// the kernels' instruction set as compiled and checked on this CPU.
 std::string version_text();
+
+// --color: whether output meant for a terminal is coloured.
+enum class ColorMode { kAuto, kAlways, kNever };
+const std::vector<std::string>& color_names();  // auto, always, never
+ColorMode parse_color_flag(const std::string& text);
+
+// -f/--format and --trace-format as given ("" when not given).
+struct FormatFlags {
+  std::string format, trace_format;
+};
+
+// The result's format and the trace's: a flag when given, else the
+// extension of -o (.json, .csv, .npy; .txt or none is a table; for a trace
+// .json, .md, .tex, else text). A flag that contradicts the extension, a
+// CSV or .npy trace, and --trace-format without --trace are usage errors.
+void resolve_formats(const FormatFlags& flags, RunRequest& req);
 
 }  // namespace attn

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,7 +24,8 @@ namespace attn {
 enum class Colormap { kViridis, kMagma, kGray, kBlues, kRdBu };
 enum class Normalize { kNone, kRow, kCol };
 enum class Reduce { kMean, kMax };
-enum class HeatmapStage { kWeights, kScores, kOutput };  // what `run --of` draws
+// What `run --of` draws; kBias is attn_bias plus ALiBi.
+enum class HeatmapStage { kWeights, kScores, kOutput, kBias };
 
 std::string_view name(Colormap c);
 std::string_view name(Normalize n);
@@ -34,6 +36,11 @@ const std::vector<std::string>& colormap_names();
 const std::vector<std::string>& normalize_names();
 const std::vector<std::string>& reduce_names();
 const std::vector<std::string>& heatmap_stage_names();
+
+// The range of --max-size. At the largest a PNG takes about 1.4 GB to draw
+// (6 bytes a pixel); a figure never exceeds it except by the labels and
+// colorbar of a single panel.
+constexpr int kMinMaxSize = 256, kLargestMaxSize = 16384;
 
 // How to draw. Every field has a default that suits attention weights.
 struct HeatmapOptions {
@@ -65,7 +72,12 @@ struct HeatmapData {
   std::string row_title = "queries", col_title = "keys";
   std::string value_name = "weights";  // names the colorbar
   std::string title;                   // first title line (may be empty)
+  std::string source;                  // names the input in messages ("w.json"); may be empty
   std::string subtitle;                // second line: the settings
+  // Numbers built for the figure (a bias matrix, weights with a sink
+  // column) rather than read from a result: values and masked point here.
+  std::shared_ptr<const std::vector<double>> owned_values;
+  std::shared_ptr<const std::vector<uint8_t>> owned_masked;
 };
 
 // The stage `stage` of a computed result, named with the problem's labels

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "attn/attention.h"
+#include "attn/file_io.h"
 #include "attn/heatmap.h"
 #include "attn/problem.h"
 #include "attn/run.h"
@@ -23,6 +24,7 @@ struct HeatmapCommandRequest {
   std::string key_labels;   // column labels
   HeatmapOptions options;
   TerminalStyle terminal;
+  int64_t max_input_bytes = kDefaultMaxInputBytes;  // --max-input-bytes: largest input read
   ProgressSink* progress = nullptr;  // reports reading a large input; may be null
 };
 

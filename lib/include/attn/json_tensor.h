@@ -11,6 +11,10 @@
 
 namespace attn {
 
+// The largest count (a valid length, a seed) a JSON number or a flag may
+// give: 2^53, past which doubles no longer hold every integer.
+constexpr uint64_t kMaxCount = uint64_t{1} << 53;
+
 enum class CellKind {
   kFinite,    // numbers only; "nan"/"inf" strings are rejected as non-finite
   kExtended,  // numbers or the strings "inf", "-inf", "nan" (any case)

@@ -21,9 +21,22 @@ namespace attn {
 // far less.
 constexpr int64_t kDefaultMaxElements = int64_t{1} << 26;
 
+// What a (batch, head) pair costs besides its numbers: the engine's
+// per-head matrices, task, packed keys and bookkeeping, about 670 bytes
+// measured (1,000,000 heads of width 1 over 8 rows), counted as 96 elements
+// of 8 bytes. Without it a 400 MB input split into 6,400,000 heads took
+// 8.8 GB and 35 s.
+constexpr int64_t kHeadElements = 96;
+
+// What one recorded trace step costs besides its numbers and labels: its
+// strings, vectors and the lines written for it, about 500-700 bytes
+// measured (262,144 heads of width 1), counted as 64 elements.
+constexpr int64_t kTraceStepElements = 64;
+
 struct LimitOptions {
   int64_t max_elements = kDefaultMaxElements;
-  bool trace = false;      // an observer records every step (full score matrices)
+  bool trace = false;       // an observer records every step (full score matrices)
+  bool similarity = false;  // --similarity: row dot products of the input and output
   int64_t raster_side = 0; // longest side of a heatmap image in pixels; 0 for none
   // The flag that asked for weights or scores, named in the advice
   // ("--weights", "--heatmap"); "" when none did.
@@ -36,6 +49,14 @@ struct LimitOptions {
 // single_layer, biattention). scaled_dot and dot otherwise stream through
 // tiles of a fixed size (lib/src/kernel), whatever the lengths.
 bool needs_full_scores(const Problem& p, const ComputeRequest& req, bool trace);
+
+// An upper bound of what a trace of p records: its steps, and the numbers,
+// mask flags and labels they hold, in elements (steps not included).
+struct TraceSize {
+  int64_t steps = 0;
+  int64_t elements = 0;
+};
+TraceSize trace_size(const Problem& p);
 
 // Throws attn::Error (kInput) naming the first tensor the run would
 // materialize with more than o.max_elements elements, with its factors

@@ -3,6 +3,8 @@
 // text with correct handling of values outside the double range.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -33,5 +35,10 @@ double parse_double_text(const char* begin, const char* end);
 // decimal grammar plus "inf", "-inf", "+inf", "nan", "infinity" (any case).
 // Returns false when the text is not a number.
 bool parse_number_word(std::string_view text, double* out);
+
+// Parses a whole string of decimal digits as an unsigned integer. Returns
+// nullopt for anything else (a sign, a point, an exponent, spaces) and for a
+// value past 2^64 - 1, so callers range-check integers as integers.
+std::optional<uint64_t> parse_unsigned_text(std::string_view text);
 
 }  // namespace attn

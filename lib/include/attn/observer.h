@@ -21,7 +21,10 @@ struct TraceStep {
   MatrixR values;       // the numbers (rows x cols); empty for text-only steps
   std::vector<uint8_t> masked;  // optional: one flag per value, 1 = masked cell
   std::vector<std::string> row_labels, col_labels;
-  std::string note;     // one line of explanation ("factor 1/√4 = 0.5")
+  std::string note;  // one line of explanation ("factor 1/√4 = {0}")
+  // The numbers "{0}", "{1}", ... of formula and note stand for: the trace
+  // writers print them with the trace's precision (all digits in JSON).
+  std::vector<double> numbers;
   // For the weighted sum: weights (rows x keys) and the value rows; the
   // trace writes out row i as sum_j w_ij · v_j.
   MatrixR weights, value_rows;

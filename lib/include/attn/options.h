@@ -1,4 +1,4 @@
-// Run settings: the enumerations of the contract (mode, variant, scale, ...)
+// Run settings: the enumerations of docs/spec.md (mode, variant, scale, ...)
 // with their names, and RunSettings, the set of settings that may come from
 // the input document or from command-line flags (a flag wins).
 #pragma once
@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace attn {
@@ -19,6 +20,7 @@ enum class MaskConvention { kBlock, kKeep };
 enum class FullyMasked { kZero, kUniform, kNan, kError };
 enum class ParamsLayout { kMath, kTorch };
 enum class DType { kF64, kF32 };
+enum class RopeLayout { kHalf, kInterleaved };
 
 struct Scale {
   ScaleKind kind = ScaleKind::kSqrtDk;
@@ -35,6 +37,7 @@ std::string_view name(MaskConvention m);
 std::string_view name(FullyMasked f);
 std::string_view name(ParamsLayout p);
 std::string_view name(DType d);
+std::string_view name(RopeLayout l);
 
 // The accepted names of each enumeration, in documentation order.
 const std::vector<std::string>& mode_names();
@@ -45,6 +48,7 @@ const std::vector<std::string>& mask_convention_names();
 const std::vector<std::string>& fully_masked_names();
 const std::vector<std::string>& params_layout_names();
 const std::vector<std::string>& dtype_names();
+const std::vector<std::string>& rope_layout_names();
 
 // Parsers: nullopt when the text is not an accepted name.
 std::optional<Mode> parse_mode(std::string_view s);
@@ -55,6 +59,7 @@ std::optional<MaskConvention> parse_mask_convention(std::string_view s);
 std::optional<FullyMasked> parse_fully_masked(std::string_view s);
 std::optional<ParamsLayout> parse_params_layout(std::string_view s);
 std::optional<DType> parse_dtype(std::string_view s);
+std::optional<RopeLayout> parse_rope_layout(std::string_view s);
 
 // "'foo' is not one of a, b, c" plus "; did you mean 'b'?" when one is close.
 std::string not_one_of(std::string_view got, const std::vector<std::string>& names);
@@ -81,6 +86,30 @@ struct RunSettings {
   std::optional<double> dropout;
   std::optional<uint64_t> seed;
   std::optional<ParamsLayout> params_layout;
+
+  // Attention as current models run it (scaled_dot and dot only).
+  std::optional<int64_t> kv_heads;
+  // RoPE: `rope` turns it on or off; any of the other fields given alone
+  // turns it on too (so a flag such as --rope-theta is enough).
+  std::optional<bool> rope;
+  std::optional<double> rope_theta;
+  std::optional<int64_t> rope_dims;
+  std::optional<RopeLayout> rope_layout;
+  std::optional<int64_t> rope_q_offset, rope_k_offset;
+  // ALiBi: on or off; slopes empty means the paper's slopes.
+  std::optional<bool> alibi;
+  std::optional<std::vector<double>> alibi_slopes;
+  // Sliding window [left, right], -1 unbounded.
+  std::optional<std::pair<int64_t, int64_t>> window;
+  std::optional<double> softcap;
+  // Sink logits: one for every head, or one per head.
+  std::optional<std::vector<double>> sinks;
+
+  // True when any of the settings above is given (they need scaled_dot or dot).
+  bool any_modern() const {
+    return kv_heads || rope.value_or(false) || rope_theta || rope_dims || rope_layout ||
+           rope_q_offset || rope_k_offset || alibi.value_or(false) || window || softcap || sinks;
+  }
 
   // Fields set in `over` replace those here.
   void merge(const RunSettings& over);

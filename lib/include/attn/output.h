@@ -1,4 +1,4 @@
-// Writers for results: an aligned, labelled table for people, JSON (CONTRACT
+// Writers for results: an aligned, labelled table for people, JSON (docs/spec.md
 // §5, numbers that round-trip, non-finite as "nan"/"inf"/"-inf"), and CSV
 // (the output matrix; batched results as blocks under "# batch b" comments,
 // so numpy.loadtxt reads them as one stacked matrix). Writers never compute.
@@ -26,14 +26,20 @@ struct OutputOptions {
   bool color = false;    // ANSI styling in tables
 };
 
+// Dot products between rows (--similarity) of the query-side input and of
+// the output: [len_q][len_q], or [blocks][len_q][len_q] per batch (and head).
+struct Similarity {
+  Tensor<double> input, output;
+};
+
 // The whole result document in the chosen format, ending with a newline.
-std::string format_result(const Problem& p, const Result& r, const OutputOptions& o);
+// JSON and CSV carry `similarity` inside the document when given (a
+// "similarity" object; two more CSV blocks); the table leaves it to the caller.
+std::string format_result(const Problem& p, const Result& r, const OutputOptions& o,
+                          const Similarity* similarity = nullptr);
 
 // One tensor as JSON (nested arrays, one innermost row per line).
 void append_json_tensor(std::string& out, const Tensor<double>& t, DType dtype, int indent);
-
-// A JSON string literal with escapes.
-std::string json_quote(std::string_view s);
 
 // One tensor in CSV: 2D as rows; higher ranks as 2D blocks under comments
 // naming the leading indices ("# batch 0", "# batch 0 head 1").

@@ -2,7 +2,7 @@
 // resolved to their defaults, inputs given a leading batch axis, parameters
 // in math layout and whole form (per-head weights concatenated), masks
 // broadcast to rank 4 with the keep-convention already applied. Every shape
-// check of CONTRACT §1-§4 and §8 happens here, before anything is computed.
+// check of docs/spec.md happens here, before anything is computed.
 #pragma once
 
 #include <Eigen/Core>
@@ -36,11 +36,22 @@ struct Masks {
   std::vector<int64_t> valid_lens;  // [B][Lq] flattened; empty if none
   bool causal = false;
   Tensor<double> bias;             // like mask; empty if none
+  // Sliding window: query i sees keys i - left .. i + right (-1: unbounded).
+  bool window = false;
+  int64_t window_left = -1, window_right = -1;
 
   bool any() const {
     return !mask.empty() || !key_padding.empty() || !valid_lens.empty() || causal ||
-           !bias.empty();
+           !bias.empty() || window;
   }
+};
+
+// Rotary position embedding of each head of Q and K.
+struct Rope {
+  double theta = 10000;
+  int64_t dims = 0;  // rotated features at the start of each head (even)
+  RopeLayout layout = RopeLayout::kHalf;
+  int64_t q_offset = 0, k_offset = 0;  // positions of query 0 and key 0
 };
 
 struct Problem {
@@ -73,7 +84,16 @@ struct Problem {
   Params params;
   Masks masks;
 
-  // Widths after projection, over all heads (per head: divided by heads).
+  // Grouped-query attention: K and V carry kv_heads heads; query head h
+  // reads key/value head kv_head(h).
+  int64_t kv_heads = 0;  // 0 until resolved: as many as heads
+  std::optional<Rope> rope;
+  std::vector<double> alibi;  // one slope per head; empty: no ALiBi
+  double softcap = 0;         // 0: no capping
+  std::vector<double> sinks;  // one sink logit per head; empty: no sinks
+
+  // Widths after projection, over all heads: d_q over the query heads,
+  // d_k and d_v over the kv_heads key/value heads.
   int64_t d_q = 0, d_k = 0, d_v = 0;
   int64_t d_out = 0;  // width of an output row
 
@@ -82,7 +102,12 @@ struct Problem {
   std::optional<Expected> expected;
 
   int64_t head_dim_q() const { return d_q / heads; }
-  int64_t head_dim_v() const { return d_v / heads; }
+  int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  int64_t head_dim_v() const { return d_v / kv(); }
+  // Width of the concatenated head outputs (the input of W_o).
+  int64_t concat_width() const { return heads * head_dim_v(); }
+  int64_t kv_head(int64_t h) const { return h / (heads / kv()); }
+  bool grouped() const { return kv() != heads; }
 };
 
 // Validates a document and resolves it into a Problem. Throws attn::Error

@@ -4,10 +4,12 @@
 // command-line front end only fills a RunRequest and provides a Console.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "attn/file_io.h"
 #include "attn/heatmap.h"
 #include "attn/limits.h"
 #include "attn/options.h"
@@ -40,6 +42,10 @@ struct TraceRequest {
   bool enabled = false;     // --trace: print every step instead of the result
   bool similarity = false;  // --similarity: dot products between output rows and input rows
   TraceOptions options;
+  // --batch, --head (-1: all) and --query (an index or a label; "": all)
+  // narrow the trace to one batch entry, head or query.
+  int64_t batch = -1, head = -1;
+  std::string query;
 };
 
 struct RunRequest {
@@ -49,6 +55,7 @@ struct RunRequest {
   std::string valid_lens;  // "2,6" or JSON text such as "[[1,2],[3,4]]"
   std::string labels;      // "cat,milk,it" (queries; keys too in self mode)
   std::string key_labels;  // "a,b,c"
+  std::optional<std::string> title, description;  // --title, --description
   RunSettings settings;    // from flags; override the document's
 
   OutputOptions output;
@@ -61,13 +68,19 @@ struct RunRequest {
   bool average_heads = false;
   DType dtype = DType::kF64;
   int threads = 0;           // --threads: worker threads of the kernels (0: every core)
-  bool quiet = false;        // no warnings
+  bool quiet = false;        // no warnings; --check reports only mismatches
   int64_t max_elements = kDefaultMaxElements;  // --max-elements: largest tensor allowed
+  int64_t max_input_bytes = kDefaultMaxInputBytes;  // --max-input-bytes: largest file read
   TraceRequest trace;
   bool emit_pytorch = false;  // print a PyTorch program instead of the result
   std::string command_line = "attn run";  // as typed, for programs and traces
   ProgressSink* progress = nullptr;       // reports reading and computing; may be null
 };
+
+// Refuses flags that cannot go together in one run (--emit-pytorch with
+// --check, --trace and the other flags that need the computation) with a
+// usage error. run_command calls it; a batch calls it once, before its inputs.
+void refuse_conflicting_flags(const RunRequest& request);
 
 // Runs it. Returns the exit code: 0, or 1 when --check found differences.
 // Throws attn::Error for invalid input, usage and file problems.

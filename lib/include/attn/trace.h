@@ -27,7 +27,20 @@ struct TraceOptions {
   bool color = false;  // ANSI styling (text format on a terminal)
   int max_rows = 16;   // larger matrices are shown in part (not in JSON)
   int max_cols = 12;
+  std::string showing;  // "batch 0, head 1": the part select_steps() kept, for the header
 };
+
+// The part of a trace to show (--batch, --head, --query); -1 is all.
+struct TraceSelection {
+  int64_t batch = -1, head = -1, query = -1;
+  bool all() const { return batch < 0 && head < 0 && query < 0; }
+};
+
+// The steps of one batch entry and/or head: steps of the others are
+// dropped. With a query, steps whose rows are queries (scores, weights,
+// outputs, ...) keep only that row, under its own label or index; inputs
+// keep every row, since keys and values come from them too.
+std::vector<TraceStep> select_steps(std::vector<TraceStep> steps, const TraceSelection& sel);
 
 // Collects the engine's steps.
 class TraceRecorder : public Observer {
@@ -45,7 +58,7 @@ std::string format_trace(const Problem& p, const std::vector<TraceStep>& steps,
                          const TraceOptions& o);
 
 // Dot products between the rows of a [rows][cols] matrix (its Gram matrix),
-// as the similarity steps of seed 003 (sim(it, milk) vs sim(it, cat)).
+// as the similarity steps of the self-attention blog post (sim(it, milk) vs sim(it, cat)).
 MatrixR row_similarity(const double* rows, int64_t n, int64_t width);
 
 // LaTeX for the engine's formula text ("S = Q·Kᵀ" -> "S = Q \cdot K^\top").

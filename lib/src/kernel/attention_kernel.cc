@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <numeric>
 
 #include "attn/dropout.h"
 #include "parallel.h"
@@ -49,6 +51,15 @@ template <class T>
 constexpr int64_t kBlockK = 8 * kPanel<T>;  // keys per tile
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+// Rows of a block's scratch: the block's queries rounded up to whole
+// register tiles of both products, never the block size itself. A block
+// holds the queries' full width, so a short, wide input (X of 1 x 3,000,000)
+// would otherwise reserve kBlockQ rows of it: 48 x 3,000,000 values for one
+// query.
+constexpr int64_t kRowPad = std::lcm(kSRows, kPRows);
+static_assert(kBlockQ % kRowPad == 0 && kBlockQLong % kRowPad == 0,
+              "blocks are whole register tiles");
 
 // S[r][0..kPanel) = q_r · k_j for the kSRows rows of q (ld d) and one panel
 // of keys packed as [d][kPanel].
@@ -139,7 +150,6 @@ struct Packed {
   const T* vp = nullptr;  // the values to read, ld dvp
   int64_t dvp = 0;
   std::vector<double> v_mean;  // mean of the value rows (fully_masked uniform)
-  double mult = 1;             // score multiplier (per head with scale "norm")
 };
 
 template <class T>
@@ -175,15 +185,17 @@ template <class T>
 class Block {
  public:
   // `cap` is the run's block size (kBlockQ or kBlockQLong).
+  // `mult` is the head's score multiplier (per head with scale "norm").
   Block(const HeadTask<T>& t, const Packed<T>& pk, const ScoreRules& rules, Scratch<T>& sc,
-        int64_t i0, int64_t cap)
+        int64_t i0, int64_t cap, double mult)
       : t_(t), pk_(pk), rules_(rules), sc_(sc), i0_(i0),
         rows_(std::min(cap, t.len_q - i0)),
         ldo_(pk.dvp),
-        mult_(static_cast<T>(pk.mult)),
+        mult_(static_cast<T>(mult)),
         fill_(static_cast<T>(rules.mask_fill)) {
     const int64_t d = t.d;
-    sc.q.assign(static_cast<size_t>(cap * d), T(0));
+    const int64_t pad = round_up(rows_, kRowPad);
+    sc.q.assign(static_cast<size_t>(pad * d), T(0));
     std::memcpy(sc.q.data(), t.q + i0 * d, sizeof(T) * static_cast<size_t>(rows_ * d));
     // The score multiplier goes into the packed queries, (q·m)·k instead of
     // (q·k)·m: one multiply per query element instead of one per score.
@@ -191,24 +203,31 @@ class Block {
       for (int64_t i = 0; i < rows_ * d; ++i) sc.q[static_cast<size_t>(i)] *= mult_;
       mult_ = T(1);
     }
-    sc.s.resize(static_cast<size_t>(cap * kBlockK<T>));
-    sc.o.assign(static_cast<size_t>(cap * pk.dvp), T(0));
-    sc.m.assign(static_cast<size_t>(cap), -std::numeric_limits<T>::infinity());
-    sc.l.assign(static_cast<size_t>(cap), T(0));
-    if (rules.dropout > 0) sc.drop.resize(static_cast<size_t>(cap * kBlockK<T>));
+    sc.s.resize(static_cast<size_t>(pad * kBlockK<T>));
+    sc.o.assign(static_cast<size_t>(pad * pk.dvp), T(0));
+    sc.m.assign(static_cast<size_t>(pad), -std::numeric_limits<T>::infinity());
+    sc.l.assign(static_cast<size_t>(pad), T(0));
+    if (rules.dropout > 0) sc.drop.resize(static_cast<size_t>(pad * kBlockK<T>));
   }
 
   // The streaming kernel: online softmax over key tiles.
   void stream(std::vector<FullyMaskedRow>& fully) {
     // With an infinite fill, keys past every row's limit (valid_lens,
     // causal) contribute nothing: the tiles stop there.
-    int64_t end = t_.len_k;
+    // The window's left edge likewise lets them start late, at the tile
+    // holding the first key any row of the block may see.
+    int64_t begin = 0, end = t_.len_k;
     if (t_.masks && std::isinf(rules_.mask_fill)) {
       end = 0;
-      for (int64_t r = 0; r < rows_; ++r) end = std::max(end, t_.masks->key_limit(i0_ + r));
+      begin = t_.len_k;
+      for (int64_t r = 0; r < rows_; ++r) {
+        end = std::max(end, t_.masks->key_limit(i0_ + r));
+        begin = std::min(begin, t_.masks->key_start(i0_ + r));
+      }
+      begin = begin / kBlockK<T> * kBlockK<T>;
     }
     const int64_t ld = kBlockK<T>;
-    for (int64_t jb = 0; jb < end; jb += kBlockK<T>) {
+    for (int64_t jb = begin; jb < end; jb += kBlockK<T>) {
       const int64_t nk = std::min(kBlockK<T>, end - jb);
       scores_tile(jb, nk, sc_.s.data(), ld);
       for (int64_t r = 0; r < rows_; ++r) {
@@ -225,11 +244,23 @@ class Block {
       T* out = t_.out + (i0_ + r) * t_.dv;
       const T* acc = sc_.o.data() + r * ldo_;
       if (sc_.m[r] == -std::numeric_limits<T>::infinity()) {
+        if (t_.has_sink) {  // the sink takes the whole row
+          std::fill(out, out + t_.dv, T(0));
+          continue;
+        }
         fully.push_back(FullyMaskedRow{t_.batch, t_.head, i0_ + r});
         fill_fully_masked_output(out, i0_ + r);
         continue;
       }
-      const T inv = T(1) / sc_.l[r];
+      T c_acc = T(1), l = sc_.l[r];
+      if (t_.has_sink) {
+        // The sink joins the denominator: rescale to max(m, sink) first.
+        const T sink = static_cast<T>(t_.sink), m = sc_.m[r];
+        const T top = std::max(m, sink);
+        c_acc = std::exp(m - top);
+        l = l * c_acc + std::exp(sink - top);
+      }
+      const T inv = c_acc / l;
       const T om = static_cast<T>(rules_.out_mult);
       for (int64_t c = 0; c < t_.dv; ++c) out[c] = acc[c] * inv * om;
     }
@@ -253,6 +284,10 @@ class Block {
     for (int64_t r = 0; r < rows_; ++r) {
       T* w = t_.weights + (i0_ + r) * n;
       if (!softmax_full_row(w, n)) {
+        if (t_.has_sink) {  // the sink takes the whole row: no report
+          std::fill(w, w + n, T(0));
+          continue;
+        }
         fully.push_back(FullyMaskedRow{t_.batch, t_.head, i0_ + r});
         T v = 0;
         if (rules_.fully_masked == FullyMasked::kUniform) v = T(1) / static_cast<T>(n);
@@ -298,7 +333,7 @@ class Block {
     }
   }
 
-  // The score rules of CONTRACT §2 on one row of a tile: scale (and
+  // The score rules of docs/spec.md on one row of a tile: scale (and
   // temperature), bias, then masked cells set to mask_fill. Columns past
   // nk are tile padding and never part of the softmax.
   void rules_row(T* s, int64_t i, int64_t jb, int64_t nk, T* scores_out, uint8_t* masked_out) {
@@ -307,19 +342,31 @@ class Block {
       const Vec<T> m = splat(mult_);
       for (int64_t j = 0; j < npad; j += kW<T>) store(s + j, load(s + j) * m);
     }
+    if (rules_.softcap > 0) {
+      const T cap = static_cast<T>(rules_.softcap), inv = T(1) / cap;
+      for (int64_t j = 0; j < nk; ++j) s[j] = cap * std::tanh(s[j] * inv);
+    }
     const detail::MaskView* mv = t_.masks;
     if (mv && mv->has_bias()) {
       const double* b = mv->bias_row(i) + jb;
       for (int64_t j = 0; j < nk; ++j) s[j] += static_cast<T>(b[j]);
     }
+    if (t_.alibi != 0.0) {
+      // Computed in double, as the reference's bias matrix is.
+      for (int64_t j = 0; j < nk; ++j) {
+        const int64_t dist = i > jb + j ? i - (jb + j) : jb + j - i;
+        s[j] += static_cast<T>(-t_.alibi * static_cast<double>(dist));
+      }
+    }
     if (scores_out) std::memcpy(scores_out, s, sizeof(T) * static_cast<size_t>(nk));
     if (mv) {
       const int64_t lim = mv->key_limit(i);
+      const int64_t start = mv->key_start(i);
       const uint8_t* mrow = mv->mask_row(i);
       const uint8_t* kpm = mv->key_padding();
       for (int64_t j = 0; j < nk; ++j) {
         const int64_t jj = jb + j;
-        const bool masked = jj >= lim || (mrow && mrow[jj]) || (kpm && kpm[jj]);
+        const bool masked = jj >= lim || jj < start || (mrow && mrow[jj]) || (kpm && kpm[jj]);
         if (masked) s[j] = fill_;
         if (masked_out) masked_out[j] = masked || s[j] == -std::numeric_limits<T>::infinity();
       }
@@ -374,8 +421,13 @@ class Block {
     T m = hmax(vm);
     for (int64_t j = nv; j < n; ++j) m = std::max(m, w[j]);
     if (m == -std::numeric_limits<T>::infinity()) return false;
+    T sink_term = 0;
+    if (t_.has_sink && m != std::numeric_limits<T>::infinity()) {
+      m = std::max(m, static_cast<T>(t_.sink));
+      sink_term = std::exp(static_cast<T>(t_.sink) - m);
+    }
     const Vec<T> vmv = splat(m);
-    T total = hsum(exp_shifted(w, nv, vmv));
+    T total = hsum(exp_shifted(w, nv, vmv)) + sink_term;
     if (nv < n) {
       // The tail through one padded vector, so it gets the same exp.
       T tmp[kW<T>];
@@ -453,9 +505,10 @@ template <class T>
 double frobenius_block(const HeadTask<T>& t, const Packed<T>& pk, Scratch<T>& sc, int64_t i0,
                        int64_t cap) {
   const int64_t rows = std::min(cap, t.len_q - i0);
-  sc.q.assign(static_cast<size_t>(cap * t.d), T(0));
+  const int64_t pad = round_up(rows, kRowPad);
+  sc.q.assign(static_cast<size_t>(pad * t.d), T(0));
   std::memcpy(sc.q.data(), t.q + i0 * t.d, sizeof(T) * static_cast<size_t>(rows * t.d));
-  sc.s.resize(static_cast<size_t>(cap * kPanel<T>));
+  sc.s.resize(static_cast<size_t>(pad * kPanel<T>));
   double sum = 0;
   const int64_t panels = round_up(t.len_k, kPanel<T>) / kPanel<T>;
   for (int64_t p = 0; p < panels; ++p) {
@@ -476,15 +529,32 @@ double frobenius_block(const HeadTask<T>& t, const Packed<T>& pk, Scratch<T>& sc
 }  // namespace
 
 template <class T>
+int64_t packed_key_elements(int64_t len_k, int64_t d) {
+  return round_up(len_k, kPanel<T>) * d;
+}
+
+template <class T>
 void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
                std::vector<FullyMaskedRow>* fully_masked, const ProgressFn& progress) {
   const int64_t H = static_cast<int64_t>(tasks.size());
-  std::vector<Packed<T>> packed(static_cast<size_t>(H));
-  parallel_for(H, threads, [&](int64_t h, int) {
-    const HeadTask<T>& t = tasks[static_cast<size_t>(h)];
-    Packed<T>& pk = packed[static_cast<size_t>(h)];
+  // One packed copy per distinct (K, V): grouped query heads read theirs once.
+  std::vector<size_t> pack_of(static_cast<size_t>(H));
+  std::vector<size_t> first_task;
+  {
+    std::map<std::pair<const T*, const T*>, size_t> seen;
+    for (int64_t h = 0; h < H; ++h) {
+      const HeadTask<T>& t = tasks[static_cast<size_t>(h)];
+      auto [it, fresh] = seen.emplace(std::make_pair(t.k, t.v), first_task.size());
+      if (fresh) first_task.push_back(static_cast<size_t>(h));
+      pack_of[static_cast<size_t>(h)] = it->second;
+    }
+  }
+  std::vector<Packed<T>> packed(first_task.size());
+  std::vector<double> mult(static_cast<size_t>(H), rules.mult);
+  parallel_for(static_cast<int64_t>(first_task.size()), threads, [&](int64_t u, int) {
+    const HeadTask<T>& t = tasks[first_task[static_cast<size_t>(u)]];
+    Packed<T>& pk = packed[static_cast<size_t>(u)];
     pack(t, pk);
-    pk.mult = rules.mult;
     if (rules.fully_masked == FullyMasked::kUniform) {
       pk.v_mean.assign(static_cast<size_t>(t.dv), 0.0);
       for (int64_t j = 0; j < t.len_k; ++j) {
@@ -517,13 +587,13 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
     parallel_for(static_cast<int64_t>(blocks.size()), nthreads, [&](int64_t b, int id) {
       const auto [h, i0] = blocks[static_cast<size_t>(b)];
       partial[static_cast<size_t>(b)] = frobenius_block(tasks[static_cast<size_t>(h)],
-                                                        packed[static_cast<size_t>(h)],
+                                                        packed[pack_of[static_cast<size_t>(h)]],
                                                         scratch[static_cast<size_t>(id)], i0, cap);
     });
     std::vector<double> sums(static_cast<size_t>(H), 0.0);
     for (size_t b = 0; b < blocks.size(); ++b) sums[static_cast<size_t>(blocks[b].first)] += partial[b];
     for (int64_t h = 0; h < H; ++h) {
-      packed[static_cast<size_t>(h)].mult =
+      mult[static_cast<size_t>(h)] =
           rules.mult / std::max(std::sqrt(sums[static_cast<size_t>(h)]), 1e-12);
     }
   }
@@ -534,8 +604,8 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
   parallel_for(total, nthreads, [&](int64_t b, int id) {
     const auto [h, i0] = blocks[static_cast<size_t>(b)];
     const HeadTask<T>& t = tasks[static_cast<size_t>(h)];
-    Block<T> blk(t, packed[static_cast<size_t>(h)], rules, scratch[static_cast<size_t>(id)], i0,
-                 cap);
+    Block<T> blk(t, packed[pack_of[static_cast<size_t>(h)]], rules,
+                 scratch[static_cast<size_t>(id)], i0, cap, mult[static_cast<size_t>(h)]);
     if (t.weights) {
       blk.rows(found[static_cast<size_t>(b)]);
     } else {
@@ -553,6 +623,8 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
   }
 }
 
+template int64_t packed_key_elements<float>(int64_t, int64_t);
+template int64_t packed_key_elements<double>(int64_t, int64_t);
 template void run_heads<float>(std::vector<HeadTask<float>>&, const ScoreRules&, int,
                                std::vector<FullyMaskedRow>*, const ProgressFn&);
 template void run_heads<double>(std::vector<HeadTask<double>>&, const ScoreRules&, int,

@@ -27,6 +27,7 @@ struct ScoreRules {
   FullyMasked fully_masked = FullyMasked::kZero;
   double dropout = 0.0;
   uint64_t seed = 0;
+  double softcap = 0.0;   // > 0: scores become c·tanh(s/c) after the multiplier
 };
 
 template <class T>
@@ -44,14 +45,26 @@ struct HeadTask {
   int64_t len_q = 0, len_k = 0, d = 0, dv = 0;
   const detail::MaskView* masks = nullptr;  // null: nothing masked
   int64_t batch = 0, head = 0, heads = 1;   // for dropout counters and reports
+  // ALiBi: -alibi·|i - j| joins the bias (0: none).
+  double alibi = 0.0;
+  // Attention sink: a logit in every row's softmax denominator, no value.
+  bool has_sink = false;
+  double sink = 0.0;
 };
 
 struct FullyMaskedRow {
   int64_t batch, head, query;
 };
 
+// Elements of one head's keys as the kernels pack them: len_k rounded up to
+// whole panels of 8 to 48 keys (the SIMD width decides), times d. A head of
+// a few very wide keys is packed at several times its size.
+template <class T>
+int64_t packed_key_elements(int64_t len_k, int64_t d);
+
 // Runs every task; with weights requested the rows kernel is used, the
-// streaming one otherwise. Rows with every key masked are appended to
+// streaming one otherwise. Tasks with the same k and v pointers (query
+// heads of one grouped-query group) share one packed copy of them. Rows with every key masked are appended to
 // `fully_masked` in (task, query) order and filled as rules.fully_masked
 // says (kError is reported the same way; the caller raises it).
 // `progress`, when set, is called from one thread with (blocks done, blocks).

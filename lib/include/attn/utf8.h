@@ -1,0 +1,19 @@
+// UTF-8 validation: every text attn reads (CSV, labels and titles from flags)
+// must be UTF-8, so that every text it writes is. JSON strings are checked by
+// the JSON parser itself.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace attn {
+
+// Length of the valid UTF-8 sequence that starts at p (1 to 4 bytes), or 0
+// when it is not one (a stray continuation byte, an overlong form, a
+// surrogate, a value past U+10FFFF, or a sequence cut by end).
+size_t utf8_sequence_length(const unsigned char* p, const unsigned char* end);
+
+// Byte offset of the first byte that is not part of valid UTF-8, or npos.
+size_t invalid_utf8_offset(std::string_view text);
+
+}  // namespace attn

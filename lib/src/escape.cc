@@ -1,0 +1,360 @@
+#include "attn/escape.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+#include "attn/number_text.h"
+
+namespace attn {
+
+namespace {
+
+constexpr char32_t kReplacement = 0xFFFD;
+
+// Calls f(code_point, bytes, valid) for each code point of s, in order. An
+// ill-formed sequence is reported as U+FFFD with the bytes of U+FFFD and
+// valid false, one
+// per maximal subpart: a valid lead byte followed by the continuation
+// bytes that could still have completed it, or else a single byte. The
+// ranges are Table 3-7 of the Unicode Standard, which rules out overlong
+// forms, surrogates and code points above U+10FFFF.
+template <class F>
+void for_each_code_point(std::string_view s, F&& f) {
+  static constexpr std::string_view kReplacementBytes = "\xEF\xBF\xBD";
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      f(static_cast<char32_t>(c), s.substr(i, 1), true);
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    char32_t cp = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      cp = c & 0x0F;
+      if (c == 0xE0) lo = 0xA0;  // no overlong forms
+      if (c == 0xED) hi = 0x9F;  // no surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      cp = c & 0x07;
+      if (c == 0xF0) lo = 0x90;  // no overlong forms
+      if (c == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
+    } else {
+      f(kReplacement, kReplacementBytes, false);  // a continuation byte, C0, C1, F5..FF
+      ++i;
+      continue;
+    }
+    size_t k = 1;
+    for (; k < len && i + k < s.size(); ++k) {
+      const unsigned char b = static_cast<unsigned char>(s[i + k]);
+      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) break;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    if (k == len) {
+      f(cp, s.substr(i, len), true);
+    } else {
+      f(kReplacement, kReplacementBytes, false);
+    }
+    i += k;
+  }
+}
+
+bool is_c0_or_c1(char32_t c) { return c < 0x20 || (c >= 0x7F && c <= 0x9F); }
+
+// Characters that do not show but change how source reads: a reader of
+// the emitted program sees them neither in an editor nor in a review.
+bool is_invisible(char32_t c) {
+  return c == 0xAD || c == 0x61C || c == 0x180E || (c >= 0x200B && c <= 0x200F) ||
+         (c >= 0x2028 && c <= 0x202E) || (c >= 0x2060 && c <= 0x2064) ||
+         (c >= 0x2066 && c <= 0x206F) || c == 0xFEFF || (c >= 0xFFF9 && c <= 0xFFFB);
+}
+
+void append_hex(std::string& out, uint32_t v, int digits) {
+  static const char* hex = "0123456789abcdef";
+  for (int d = digits - 1; d >= 0; --d) out += hex[(v >> (4 * d)) & 0xF];
+}
+
+bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Whether attn's CSV reader would take a bare cell as a number (or a
+// boolean of a mask) rather than as a name: a number or number word, or
+// digits mixed only with signs, points and exponents ("1e", "e5").
+bool reads_as_number(std::string_view s) {
+  double v;
+  if (parse_number_word(s, &v)) return true;
+  if (s == "true" || s == "false") return true;
+  bool digit = false;
+  for (char c : s) {
+    if (is_ascii_digit(c)) {
+      digit = true;
+    } else if (c != '+' && c != '-' && c != '.' && c != 'e' && c != 'E') {
+      return false;
+    }
+  }
+  return digit;
+}
+
+}  // namespace
+
+std::string sanitize_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for_each_code_point(s, [&](char32_t, std::string_view bytes, bool) { out += bytes; });
+  return out;
+}
+
+bool is_valid_utf8(std::string_view s) {
+  bool valid = true;
+  for_each_code_point(s, [&](char32_t, std::string_view, bool ok) { valid &= ok; });
+  return valid;
+}
+
+std::string python_string_literal(std::string_view s) {
+  std::string out = "'";
+  for_each_code_point(s, [&](char32_t c, std::string_view bytes, bool) {
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        return;
+      case '\'':
+        out += "\\'";
+        return;
+      case '\n':
+        out += "\\n";
+        return;
+      case '\r':
+        out += "\\r";
+        return;
+      case '\t':
+        out += "\\t";
+        return;
+      default:
+        break;
+    }
+    if (is_c0_or_c1(c)) {
+      out += "\\x";
+      append_hex(out, c, 2);
+    } else if (is_invisible(c)) {
+      out += "\\u";
+      append_hex(out, c, 4);
+    } else {
+      out += bytes;
+    }
+  });
+  out += '\'';
+  return out;
+}
+
+std::string latex_text(std::string_view s) {
+  std::string out;
+  for_each_code_point(s, [&](char32_t c, std::string_view bytes, bool) {
+    switch (c) {
+      case '\\':
+        out += "\\textbackslash{}";
+        return;
+      case '{':
+      case '}':
+      case '#':
+      case '$':
+      case '%':
+      case '&':
+      case '_':
+        out += '\\';
+        out += static_cast<char>(c);
+        return;
+      case '~':
+        out += "\\textasciitilde{}";
+        return;
+      case '^':
+        out += "\\textasciicircum{}";
+        return;
+      case '<':
+        out += "\\textless{}";
+        return;
+      case '>':
+        out += "\\textgreater{}";
+        return;
+      case '|':
+        out += "\\textbar{}";
+        return;
+      case kReplacement:
+        out += '?';
+        return;
+      default:
+        break;
+    }
+    // A newline would end a % comment, and a blank line a \text{...}.
+    if (is_c0_or_c1(c)) {
+      out += ' ';
+    } else {
+      out += bytes;
+    }
+  });
+  return out;
+}
+
+std::string markdown_text(std::string_view s) {
+  const std::string t = sanitize_utf8(s);
+  // "1. x" or "1) x" at the start would begin an ordered list: the byte
+  // of the '.' or ')' to escape (npos when there is none).
+  size_t list_dot = std::string::npos;
+  const size_t digits = t.find_first_not_of("0123456789");
+  if (digits != std::string::npos && digits > 0 && digits <= 9 &&
+      (t[digits] == '.' || t[digits] == ')')) {
+    const unsigned char next = digits + 1 < t.size() ? static_cast<unsigned char>(t[digits + 1]) : ' ';
+    if (next <= ' ' || next == 0x7F) list_dot = digits;
+  }
+  std::string out;
+  size_t at = 0;  // byte offset of the code point in t
+  for_each_code_point(t, [&](char32_t c, std::string_view bytes, bool) {
+    const size_t here = at;
+    at += bytes.size();
+    if (is_c0_or_c1(c)) {
+      out += ' ';  // a newline would end the paragraph, the heading or the table row
+      return;
+    }
+    switch (c) {
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '<':
+      case '>':
+      case '&':
+      case '|':
+      case '~':
+      case '#':
+      case '$':
+        out += '\\';
+        break;
+      case '-':
+      case '+':
+        if (here == 0) out += '\\';  // "- x", "+ x", "---": a list or a rule
+        break;
+      default:
+        if (here == list_dot) out += '\\';
+        break;
+    }
+    out += bytes;
+  });
+  return out;
+}
+
+std::string markdown_code(std::string_view s) {
+  std::string text;
+  size_t run = 0, longest = 0;
+  for_each_code_point(s, [&](char32_t c, std::string_view bytes, bool) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+    if (is_c0_or_c1(c)) {
+      text += ' ';
+    } else {
+      text += bytes;
+    }
+  });
+  // A code span cannot be empty: nothing shows as one space.
+  if (text.empty()) return "` `";
+  const std::string fence(longest + 1, '`');
+  // CommonMark strips one space from each end when both ends have one, and
+  // a backtick at an end would join the fence.
+  const bool all_spaces = text.find_first_not_of(' ') == std::string::npos;
+  const bool pad = text.front() == '`' || text.back() == '`' ||
+                   (!all_spaces && text.front() == ' ' && text.back() == ' ');
+  return pad ? fence + " " + text + " " + fence : fence + text + fence;
+}
+
+namespace {
+
+std::string xml_escaped(std::string_view s, bool attribute) {
+  std::string out;
+  for_each_code_point(s, [&](char32_t c, std::string_view bytes, bool) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        return;
+      case '<':
+        out += "&lt;";
+        return;
+      case '>':
+        out += "&gt;";
+        return;
+      case '"':
+        out += "&quot;";
+        return;
+      case '\'':
+        out += "&apos;";
+        return;
+      case '\t':
+      case '\n':
+      case '\r':
+        if (attribute) {
+          out += "&#";
+          out += std::to_string(static_cast<int>(c));
+          out += ';';
+        } else {
+          out += static_cast<char>(c);
+        }
+        return;
+      default:
+        break;
+    }
+    if (c < 0x20 || c == 0xFFFE || c == 0xFFFF) return;  // not allowed in XML 1.0
+    out += bytes;
+  });
+  return out;
+}
+
+}  // namespace
+
+std::string xml_text(std::string_view s) { return xml_escaped(s, false); }
+
+std::string xml_attribute(std::string_view s) { return xml_escaped(s, true); }
+
+std::string csv_field(std::string_view s, char delimiter) {
+  std::string text;
+  bool quote = s.empty() || reads_as_number(s);
+  for_each_code_point(s, [&](char32_t c, std::string_view bytes, bool) {
+    if (c == static_cast<unsigned char>(delimiter) || c == '"' || c == '\r' || c == '\n' ||
+        c == '\t' || c == ' ' || c == '#' || c == ',' || c == ';') {
+      quote = true;
+    }
+    if (c == '"') {
+      text += "\"\"";
+    } else if ((c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7F) {
+      text += "\xEF\xBF\xBD";
+    } else {
+      text += bytes;
+    }
+  });
+  return quote ? "\"" + text + "\"" : text;
+}
+
+std::string json_string(std::string_view s) {
+  // Sanitized first, so the strict handler never throws; "replace" is the
+  // same rule should that ever change.
+  return nlohmann::json(sanitize_utf8(s)).dump(-1, ' ', false,
+                                               nlohmann::json::error_handler_t::replace);
+}
+
+std::string terminal_text(std::string_view s) {
+  std::string out;
+  for_each_code_point(s, [&](char32_t c, std::string_view bytes, bool) {
+    if (is_c0_or_c1(c) && c != '\n' && c != '\t') {
+      out += "\xEF\xBF\xBD";
+    } else {
+      out += bytes;
+    }
+  });
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,23 @@
+// Overflow guard of the engine: refuses problems whose scores or outputs
+// leave the floating-point range of the run's dtype, instead of letting the
+// softmax turn them into uniform or NaN rows. See score_range.cc.
+#pragma once
+
+#include "attn/attention.h"
+#include "attn/problem.h"
+
+namespace attn::detail {
+
+// An upper bound on |score| over every head, query and key of p, from the
+// norms of its inputs and parameters (inf when the norms overflow).
+double score_bound(const Problem& p);
+
+// Throws attn::Error (kInput) naming the first score that is not finite, or
+// an input that float32 cannot hold. Cheap unless the bound reaches the range.
+void check_score_range(const Problem& p, const ComputeRequest& request);
+
+// Throws attn::Error (kInput) when an output element is infinite (or NaN,
+// unless fully_masked is "nan").
+void check_output_range(const Problem& p, const Result& r);
+
+}  // namespace attn::detail

@@ -1,0 +1,54 @@
+#include "attn/utf8.h"
+
+#include <cstdint>
+
+namespace attn {
+
+size_t utf8_sequence_length(const unsigned char* p, const unsigned char* end) {
+  const unsigned char c = p[0];
+  if (c < 0x80) return 1;
+  size_t n;
+  uint32_t cp;
+  if ((c & 0xE0) == 0xC0) {
+    n = 2;
+    cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 3;
+    cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (static_cast<size_t>(end - p) < n) return 0;
+  for (size_t i = 1; i < n; ++i) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (p[i] & 0x3F);
+  }
+  // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
+  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000)) return 0;
+  if (cp >= 0xD800 && cp <= 0xDFFF) return 0;
+  if (cp > 0x10FFFF) return 0;
+  return n;
+}
+
+size_t invalid_utf8_offset(std::string_view text) {
+  const auto* begin = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = begin + text.size();
+  const auto* p = begin;
+  while (p < end) {
+    // ASCII runs, the common case, a word at a time would be faster; a byte
+    // loop already runs at well over 1 GB/s.
+    if (*p < 0x80) {
+      ++p;
+      continue;
+    }
+    const size_t n = utf8_sequence_length(p, end);
+    if (n == 0) return static_cast<size_t>(p - begin);
+    p += n;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace attn
