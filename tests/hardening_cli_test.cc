@@ -859,6 +859,23 @@ TEST(Files, DevStdoutWritesToStdout) {
   EXPECT_EQ(after.st_ino, before.st_ino) << "/dev/stdout is the same file";
 }
 
+TEST(Files, FigureToStdoutBesideTheResultIsRefused) {
+  // A PNG into the table on stdout, by any name of stdout.
+  for (const char* name : {"-", "/dev/stdout", "/dev/fd/1"}) {
+    auto r = run_attn({"run", sweet(), "--heatmap", name});
+    EXPECT_EQ(r.code, 2) << name;
+    EXPECT_EQ(r.err, std::string("attn: error: --heatmap ") + name +
+                         " writes the figure to stdout, which already carries the result; "
+                         "write the result with -o FILE\n");
+    EXPECT_EQ(r.out, "") << name;
+  }
+  // With the result in a file, the figure alone goes to stdout.
+  const std::string out = fresh_dir("figure_to_stdout") + "/out.json";
+  auto ok = run_attn({"run", sweet(), "-o", out, "--heatmap", "-"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_EQ(ok.out.substr(0, 4), "\x89PNG");
+}
+
 TEST(Files, FifoIsWrittenInPlace) {
   const std::string fifo = fresh_dir("fifo") + "/out.json";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);

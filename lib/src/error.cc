@@ -26,17 +26,6 @@ void throw_internal(std::string_view what) {
   throw Error(ErrorKind::kInternal, "internal error: " + std::string(what));
 }
 
-namespace {
-
-void append_hex_byte(std::string& out, const char* prefix, unsigned char c) {
-  static const char* hex = "0123456789abcdef";
-  out += prefix;
-  out += hex[c >> 4];
-  out += hex[c & 15];
-}
-
-}  // namespace
-
 std::string message_text(std::string_view s) {
   constexpr size_t kMaxChars = 60;
   std::string out;

@@ -268,4 +268,13 @@ bool same_file(const std::string& a, const std::string& b) {
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+bool is_stdout(const std::string& path) {
+  if (path == "-") return true;
+  if (path.empty()) return false;
+  struct stat out {}, p {}, null {};
+  if (::fstat(STDOUT_FILENO, &out) != 0 || ::stat(path.c_str(), &p) != 0) return false;
+  if (out.st_dev != p.st_dev || out.st_ino != p.st_ino) return false;
+  return !(::stat("/dev/null", &null) == 0 && null.st_dev == out.st_dev && null.st_ino == out.st_ino);
+}
+
 }  // namespace attn

@@ -167,9 +167,11 @@ RenderedHeatmap render_run_heatmap(const RunRequest& req, const Problem& p, cons
                 std::string(req.output.format == Format::kJson ? "json" : "csv") +
                 " on stdout; write the data with -o FILE");
   }
-  if (h.path == "-" &&
-      (req.output_path.empty() || req.output_path == "-" || req.weights_out == "-" || h.show)) {
-    throw_usage("--heatmap - writes the figure to stdout, which already carries the result; "
+  // "-", /dev/stdout, /dev/fd/1: a figure there would be mixed with the result.
+  if (is_stdout(h.path) && (req.output_path.empty() || is_stdout(req.output_path) ||
+                            is_stdout(req.weights_out) || h.show)) {
+    throw_usage("--heatmap " + h.path +
+                " writes the figure to stdout, which already carries the result; "
                 "write the result with -o FILE");
   }
   if (!h.path.empty() && h.path != "-" && !req.input.empty() &&

@@ -141,17 +141,6 @@ std::string type_name(Type t) {
   return "a value";
 }
 
-namespace {
-
-void append_hex_byte(std::string& out, const char* prefix, unsigned char c) {
-  static const char* hex = "0123456789abcdef";
-  out += prefix;
-  out += hex[c >> 4];
-  out += hex[c & 15];
-}
-
-}  // namespace
-
 std::string describe(const Value& v) {
   switch (v.type()) {
     case Type::kNull:

@@ -51,4 +51,11 @@ size_t invalid_utf8_offset(std::string_view text) {
   return std::string_view::npos;
 }
 
+void append_hex_byte(std::string& out, const char* prefix, unsigned char c) {
+  static const char* hex = "0123456789abcdef";
+  out += prefix;
+  out += hex[c >> 4];
+  out += hex[c & 15];
+}
+
 }  // namespace attn

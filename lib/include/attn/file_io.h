@@ -52,6 +52,11 @@ void write_file_atomic(const std::string& path, std::string_view content);
 // True when both paths name the same existing file.
 bool same_file(const std::string& a, const std::string& b);
 
+// True when path is "-" or names the file this process's stdout is
+// (/dev/stdout, /dev/fd/1, the terminal's /dev/pts/N), unless stdout is
+// /dev/null, where anything may go.
+bool is_stdout(const std::string& path);
+
 // True when writing to path goes straight to an existing file that is not
 // a regular file or a directory (/dev/null, a FIFO, /dev/stdout), with no
 // rename.

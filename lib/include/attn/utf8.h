@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace attn {
@@ -15,5 +16,9 @@ size_t utf8_sequence_length(const unsigned char* p, const unsigned char* end);
 
 // Byte offset of the first byte that is not part of valid UTF-8, or npos.
 size_t invalid_utf8_offset(std::string_view text);
+
+// Appends prefix and the byte as two lowercase hex digits ("\\x" and 0x1b
+// give "\\x1b"): how messages show a byte that is not printable text.
+void append_hex_byte(std::string& out, const char* prefix, unsigned char c);
 
 }  // namespace attn
