@@ -1,4 +1,4 @@
-// The shell completions in completions/: bash's completion function driven
+// The shell completions in data/completions/: bash's completion function driven
 // as bash drives it (COMP_WORDS, COMP_CWORD, then COMPREPLY), zsh's through
 // a pseudo-terminal when zsh is installed, and both scripts held equal to
 // the flags `attn ... --help` shows and the names the library accepts.
@@ -29,7 +29,7 @@ std::vector<std::string> bash_complete(const std::vector<std::string>& words) {
   for (const std::string& w : words) array += " " + quote(w);
   const test::Shell r =
       sh("exec bash --norc --noprofile -c " +
-         quote("source " + quote(source_path("completions/attn.bash")) + "; COMP_WORDS=(" + array +
+         quote("source " + quote(source_path("data/completions/attn.bash")) + "; COMP_WORDS=(" + array +
                "); COMP_CWORD=" + std::to_string(words.size() - 1) +
                "; _attn; printf '%s\\n' \"${COMPREPLY[@]}\""));
   EXPECT_EQ(r.code, 0) << r.err;
@@ -48,7 +48,7 @@ std::vector<std::string> bash_complete(const std::vector<std::string>& words) {
 // A bash function of the script, called with one argument.
 std::string bash_call(const std::string& function, const std::string& arg) {
   const test::Shell r = sh("exec bash --norc --noprofile -c " +
-                           quote("source " + quote(source_path("completions/attn.bash")) + "; " +
+                           quote("source " + quote(source_path("data/completions/attn.bash")) + "; " +
                                  function + " " + quote(arg)));
   EXPECT_EQ(r.code, 0) << function << " " << arg << ": " << r.err;
   return r.out;
@@ -93,7 +93,7 @@ TEST(BashCompletion, FlagListsMatchHelp) {
                                                    {"help", {"help"}}};
   for (const auto& [name, command] : commands) {
     EXPECT_EQ(word_set(bash_call("_attn_flags", name)), help_flags(command))
-        << "_attn_flags " << name << " in completions/attn.bash";
+        << "_attn_flags " << name << " in data/completions/attn.bash";
   }
 }
 
@@ -173,7 +173,7 @@ TEST(BashCompletion, EveryNameFlagInHelpHasValues) {
 
 // The zsh script, read as text: every flag of every command appears.
 TEST(ZshCompletion, ListsEveryFlagAndValue) {
-  const std::string text = test::read_text(source_path("completions/_attn"));
+  const std::string text = test::read_text(source_path("data/completions/_attn"));
   for (const Strings& cmd : {Strings{}, Strings{"run"}, Strings{"heatmap"}, Strings{"examples"}}) {
     for (const std::string& flag : help_flags(cmd)) {
       const bool found = text.find("'" + flag) != std::string::npos ||
@@ -206,7 +206,7 @@ TEST(ZshCompletion, CompletesVarToVariant) {
 zmodload zsh/zpty || exit 3
 zpty z 'zsh -f -i'
 zpty -w z 'PS1="Z%{%}P> "; PATH=)" +
-                              bin_dir + R"(:$PATH; fpath=()" + source_path("completions") +
+                              bin_dir + R"(:$PATH; fpath=()" + source_path("data/completions") +
                               R"( $fpath); autoload -Uz compinit; compinit -u -D; print RE""ADY'
 zpty -r z out '*READY*ZP> *' || exit 4
 zpty -w -n z $'attn run --var\t'

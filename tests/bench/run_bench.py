@@ -2,7 +2,7 @@
 """Runs attn's benchmarks next to its peers in one run and writes
 docs/performance.md.
 
-    /usr/bin/python3 bench/run_bench.py [--attn build/attn] [--io-bench build/io_bench]
+    /usr/bin/python3 tests/bench/run_bench.py [--attn build/attn] [--io-bench build/io_bench]
                                         [--quick] [--out docs/performance.md]
 
 Peers, when Debian's python3-torch / python3-numpy are installed:
@@ -236,8 +236,8 @@ def main():
 def write_report(path, rows, attn_results, big, e2e, io, mach, ns):
     L = []
     L.append("# Performance\n")
-    L.append("Measured by `bench/run_bench.py` (this file is its output; rerun with "
-             "`/usr/bin/python3 bench/run_bench.py` after `scripts/dev.sh demo`).\n")
+    L.append("Measured by `tests/bench/run_bench.py` (this file is its output; rerun with "
+             "`/usr/bin/python3 tests/bench/run_bench.py` after `scripts/dev.sh demo`).\n")
     L.append(f"- date: {datetime.date.today()}; machine: {mach.get('cpu')}, {mach.get('cores')} cores, "
              f"{mach.get('simd')}; load average at the end {mach.get('load', '?')}")
     L.append(f"- peers: PyTorch {mach['torch']}, NumPy {mach['numpy']} (Debian packages); their OpenBLAS "
