@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "attn/heatmap_command.h"
-#include "heatmap_axes.h"
-#include "heatmap_font.h"
-#include "heatmap_panels.h"
-#include "heatmap_scene.h"
+#include "heatmap/axes.h"
+#include "heatmap/font.h"
+#include "heatmap/panels.h"
+#include "heatmap/scene.h"
 #include "test_util.h"
 
 #pragma GCC diagnostic push

@@ -5,7 +5,7 @@
 // run from registers at close to the FMA rate while the exponentials, the
 // masks and the running maxima are done in between on a tile that stays in
 // the L1/L2 caches.
-#include "attention_kernel.h"
+#include "kernel/attention_kernel.h"
 
 #include <algorithm>
 #include <atomic>
@@ -15,8 +15,8 @@
 #include <numeric>
 
 #include "attn/dropout.h"
-#include "parallel.h"
-#include "simd.h"
+#include "kernel/parallel.h"
+#include "kernel/simd.h"
 
 namespace attn::kernel {
 

@@ -14,7 +14,7 @@
 
 #include "attn/options.h"
 #include "attn/progress.h"
-#include "mask_view.h"
+#include "engine/mask_view.h"
 
 namespace attn::kernel {
 

@@ -2,7 +2,7 @@
 
 // simd.h picks the kernels' vector instructions from the compiler's target
 // macros; this file sees the same macros, so it names what the kernels use.
-#include "simd.h"
+#include "kernel/simd.h"
 
 namespace attn::kernel {
 

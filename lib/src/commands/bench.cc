@@ -1,0 +1,203 @@
+#include "attn/bench.h"
+
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "attn/dropout.h"
+#include "attn/error.h"
+#include "attn/limits.h"
+#include "attn/number_text.h"
+#include "kernel/attention_kernel.h"
+#include "kernel/parallel.h"
+#include "engine/mask_view.h"
+
+namespace attn {
+
+namespace {
+
+// The peak resident set of this program. Linux's VmHWM belongs to the
+// address space, which execve replaces; getrusage's ru_maxrss survives
+// execve, so under a parent that held gigabytes when it forked (a Python
+// benchmark driver) it would report the parent's peak instead of attn's.
+double peak_rss_mb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+  }
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+// Refuses, before anything is allocated, a benchmark whose inputs, weights
+// or packed keys would hold more than o.max_elements elements, or whose
+// heads would cost more in bookkeeping: --n 100000 keeps 10^10 weights.
+template <class T>
+void check_bench_limits(const BenchOptions& o) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  auto mul = [](int64_t a, int64_t b) { return a > kMax / b ? kMax : a * b; };
+  const int64_t heads = mul(o.batch, o.heads);
+  const std::string bh =
+      "batch " + std::to_string(o.batch) + " × heads " + std::to_string(o.heads);
+  const std::string n = std::to_string(o.n), d = std::to_string(o.d);
+  const int64_t packed_rows = kernel::packed_key_elements<T>(o.n, 1);
+  struct Need {
+    std::string what;
+    int64_t count;
+    std::string factors, advice;
+  };
+  const Need needs[] = {
+      {"keeping the weights needs", o.weights ? mul(heads, mul(o.n, o.n)) : 0,
+       "weights (" + bh + " × " + n + " × " + n + ")", " or use --no-weights"},
+      {"Q, K, V and the output need", mul(heads, mul(o.n, o.d)),
+       "elements each (" + bh + " × " + n + " × " + d + ")", " or lower --n or --d"},
+      {"the packed keys need", mul(heads, mul(packed_rows, o.d)),
+       "elements (" + bh + " × " + std::to_string(packed_rows) + " × " + d + ")",
+       " or lower --d"},
+      {bh + " need", mul(heads, kHeadElements),
+       "elements (" + std::to_string(kHeadElements) + " per head of working memory)",
+       " or lower --heads or --batch"},
+  };
+  for (const Need& need : needs) {
+    if (need.count <= o.max_elements) continue;
+    throw_input("bench", need.what + " " + std::to_string(need.count) + " " + need.factors +
+                             ", more than --max-elements " + std::to_string(o.max_elements) +
+                             "; raise --max-elements" + need.advice);
+  }
+}
+
+template <class T>
+BenchResult bench(const BenchOptions& o) {
+  const int64_t heads = o.batch * o.heads;
+  const int64_t per = o.n * o.d;
+  // Uniform in [-1, 1] from the project's generator: reproducible everywhere.
+  std::vector<T> q(static_cast<size_t>(heads * per)), k(q.size()), v(q.size()), out(q.size());
+  for (size_t i = 0; i < q.size(); ++i) {
+    q[i] = static_cast<T>(2 * dropout_uniform(o.seed, 3 * i) - 1);
+    k[i] = static_cast<T>(2 * dropout_uniform(o.seed, 3 * i + 1) - 1);
+    v[i] = static_cast<T>(2 * dropout_uniform(o.seed, 3 * i + 2) - 1);
+  }
+  std::vector<T> weights;
+  std::vector<uint8_t> masked;
+  if (o.weights) {
+    weights.assign(static_cast<size_t>(heads * o.n * o.n), T(0));
+    masked.assign(weights.size(), 0);
+  }
+  // Causal runs need a problem for the mask view; only its sizes matter.
+  Problem shape;
+  shape.len_q = shape.len_k = o.n;
+  shape.batch = o.batch;
+  shape.heads = o.heads;
+  shape.masks.causal = o.causal;
+  std::vector<detail::MaskView> views;
+  if (o.causal) {
+    for (int64_t b = 0; b < o.batch; ++b) {
+      for (int64_t h = 0; h < o.heads; ++h) views.emplace_back(shape, b, h);
+    }
+  }
+  std::vector<kernel::HeadTask<T>> tasks;
+  for (int64_t t = 0; t < heads; ++t) {
+    kernel::HeadTask<T> h;
+    h.q = q.data() + t * per;
+    h.k = k.data() + t * per;
+    h.v = v.data() + t * per;
+    h.out = out.data() + t * per;
+    h.len_q = h.len_k = o.n;
+    h.d = h.dv = o.d;
+    if (o.weights) {
+      h.weights = weights.data() + t * o.n * o.n;
+      h.masked = masked.data() + t * o.n * o.n;
+    }
+    h.masks = o.causal ? &views[static_cast<size_t>(t)] : nullptr;
+    h.batch = t / o.heads;
+    h.head = t % o.heads;
+    h.heads = o.heads;
+    tasks.push_back(h);
+  }
+  kernel::ScoreRules rules;
+  rules.mult = 1.0 / std::sqrt(static_cast<double>(o.d));
+  const int threads = o.threads > 0 ? o.threads : kernel::hardware_threads();
+  using clock = std::chrono::steady_clock;
+  kernel::run_heads(tasks, rules, threads, nullptr);  // warm-up
+  auto cpu_now = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  };
+  std::vector<double> times, cpu;
+  const auto start = clock::now();
+  while (static_cast<int>(times.size()) < o.min_reps ||
+         std::chrono::duration<double>(clock::now() - start).count() < o.min_seconds) {
+    const double c0 = cpu_now();
+    const auto t0 = clock::now();
+    kernel::run_heads(tasks, rules, threads, nullptr);
+    times.push_back(std::chrono::duration<double>(clock::now() - t0).count());
+    cpu.push_back(cpu_now() - c0);
+  }
+  std::sort(times.begin(), times.end());
+  std::sort(cpu.begin(), cpu.end());
+  BenchResult r;
+  r.reps = static_cast<int>(times.size());
+  r.seconds = times[times.size() / 2];
+  r.min_seconds = times.front();
+  r.cpu_seconds = cpu[cpu.size() / 2];
+  const double flops = 4.0 * static_cast<double>(heads) * static_cast<double>(o.n) *
+                       static_cast<double>(o.n) * static_cast<double>(o.d);
+  r.gflops = flops / r.seconds / 1e9;
+  r.threads = threads;
+  r.peak_rss_mb = peak_rss_mb();
+  return r;
+}
+
+}  // namespace
+
+BenchResult run_bench(const BenchOptions& o) {
+  if (o.n < 1 || o.d < 1 || o.heads < 1 || o.batch < 1) {
+    throw_usage("bench: --n, --d, --heads and --batch must be positive");
+  }
+  if (o.dtype == DType::kF32) {
+    check_bench_limits<float>(o);
+  } else {
+    check_bench_limits<double>(o);
+  }
+  return o.dtype == DType::kF32 ? bench<float>(o) : bench<double>(o);
+}
+
+std::string bench_json(const BenchOptions& o, const BenchResult& r) {
+  auto num = [](double x) { return format_shortest(x); };
+  return "{\"n\": " + std::to_string(o.n) + ", \"d\": " + std::to_string(o.d) +
+         ", \"heads\": " + std::to_string(o.heads) + ", \"batch\": " + std::to_string(o.batch) +
+         ", \"dtype\": \"" + std::string(name(o.dtype)) + "\", \"weights\": " +
+         (o.weights ? "true" : "false") + ", \"causal\": " + (o.causal ? "true" : "false") +
+         ", \"threads\": " + std::to_string(r.threads) + ", \"seconds\": " + num(r.seconds) +
+         ", \"min_seconds\": " + num(r.min_seconds) + ", \"cpu_seconds\": " + num(r.cpu_seconds) +
+         ", \"gflops\": " + num(r.gflops) +
+         ", \"reps\": " + std::to_string(r.reps) + ", \"peak_rss_mb\": " + num(r.peak_rss_mb) +
+         "}\n";
+}
+
+std::string bench_text(const BenchOptions& o, const BenchResult& r) {
+  std::string s = "attention " + std::to_string(o.batch) + "x" + std::to_string(o.heads) +
+                  " heads, n " + std::to_string(o.n) + ", d " + std::to_string(o.d) + ", " +
+                  std::string(name(o.dtype)) + (o.weights ? ", weights kept" : ", output only") +
+                  (o.causal ? ", causal" : "") + ", " + std::to_string(r.threads) +
+                  (r.threads == 1 ? " thread\n" : " threads\n");
+  s += "  median " + format_fixed(r.seconds * 1e3, 3) + " ms, min " +
+       format_fixed(r.min_seconds * 1e3, 3) + " ms over " + std::to_string(r.reps) + " runs\n";
+  s += "  CPU time " + format_fixed(r.cpu_seconds * 1e3, 3) + " ms per run (all threads)\n";
+  s += "  " + format_fixed(r.gflops, 1) + " GFLOP/s (4·n²·d per head), peak RSS " +
+       format_fixed(r.peak_rss_mb, 1) + " MB\n";
+  return s;
+}
+
+}  // namespace attn

@@ -1,0 +1,407 @@
+#include "attn/run.h"
+
+#include <algorithm>
+
+#include "attn/attention.h"
+#include "attn/check.h"
+#include "attn/document.h"
+#include "attn/emit_pytorch.h"
+#include "attn/error.h"
+#include "attn/escape.h"
+#include "attn/examples.h"
+#include "attn/file_io.h"
+#include "attn/heatmap_command.h"
+#include "attn/matrix_file.h"
+#include "attn/npy.h"
+#include "attn/problem.h"
+#include "attn/trace.h"
+#include "commands/run_internal.h"
+
+namespace attn {
+
+namespace {
+
+std::string fully_masked_warning(const Problem& p, const FullyMaskedRow& r) {
+  std::string s = p.source + ": query " + std::to_string(r.query);
+  if (!p.query_labels.empty()) {
+    s += " (\"" + terminal_text(p.query_labels[static_cast<size_t>(r.query)]) + "\")";
+  }
+  if (p.batched) s += " of batch " + std::to_string(r.batch);
+  if (p.heads > 1) s += " in head " + std::to_string(r.head);
+  s += " has every key masked; ";
+  switch (p.fully_masked) {
+    case FullyMasked::kZero:
+      s += "its weights and attention output are 0 (fully_masked: zero)";
+      break;
+    case FullyMasked::kUniform:
+      s += "it attends uniformly to all keys (fully_masked: uniform)";
+      break;
+    case FullyMasked::kNan:
+      s += "its weights and output are NaN (fully_masked: nan)";
+      break;
+    case FullyMasked::kError:
+      break;
+  }
+  return s;
+}
+
+std::optional<Expected> load_expected(const RunRequest& req, const Problem& p) {
+  if (!req.expect_path.empty()) {
+    const std::string text = read_file(req.expect_path, {}, req.max_input_bytes);
+    const std::string name = display_name(req.expect_path);
+    // A .npy or CSV matrix is the expected output (np.save of a PyTorch result).
+    if (matrix_format(req.expect_path, text) != MatrixFormat::kJson) {
+      Expected e;
+      e.output = Input{parse_matrix(text, req.expect_path, CellKind::kExtended).values, name};
+      e.place = name;
+      return e;
+    }
+    json::Value v = json::parse(text, name);
+    // An expected block, an attn JSON result ({"output", "weights"}), or a
+    // bare array: the expected output.
+    json::Value wrapped = json::Value::object();
+    if (v.is_array()) {
+      json::Value block = json::Value::object();
+      block.add_member("output", v);
+      v = block;
+    }
+    if (!v.is_object()) throw_input(name, "expected a JSON object with output and/or weights");
+    wrapped.add_member("expected", v);
+    InputDocument d = document_from_json(wrapped, name);
+    return d.expected;
+  }
+  return p.expected;
+}
+
+void write_output(const RunRequest& req, Console& console, const std::string& text) {
+  if (req.output_path.empty() || req.output_path == "-") {
+    console.out(text);
+  } else {
+    write_file_atomic(req.output_path, text);
+  }
+}
+
+void refuse_overwrite(const RunRequest& req, const std::string& out, const char* flag) {
+  if (out.empty() || out == "-") return;
+  const MatrixFiles& m = req.matrices;
+  for (const std::string* in : {&req.input, &req.expect_path, &m.x, &m.y, &m.q, &m.k, &m.v,
+                                &m.mask, &m.bias, &m.key_padding_mask}) {
+    if (!in->empty() && (*in == out || same_file(*in, out))) {
+      throw_usage(std::string(flag) + " " + out + ": refusing to overwrite the input file " + *in);
+    }
+  }
+}
+
+// Two outputs into one file: the later write would replace the earlier.
+// Devices (-o /dev/null --weights-out /dev/null) are fine.
+void refuse_shared_outputs(const RunRequest& req) {
+  const std::pair<const std::string*, const char*> outs[] = {
+      {&req.output_path, "-o"}, {&req.weights_out, "--weights-out"}, {&req.heatmap.path, "--heatmap"}};
+  for (size_t i = 0; i < std::size(outs); ++i) {
+    for (size_t j = i + 1; j < std::size(outs); ++j) {
+      const std::string &a = *outs[i].first, &b = *outs[j].first;
+      if (a.empty() || b.empty() || a == "-" || b == "-") continue;
+      if ((a == b || same_file(a, b)) && !is_special_file(a)) {
+        throw_usage(std::string(outs[j].second) + " " + b + ": " + outs[i].second +
+                    " writes that file too; give each output its own file");
+      }
+    }
+  }
+}
+
+// Dot products between rows (the blog post's sim(it, milk)): of the output rows
+// and, for comparison, of the query-side input rows; per batch (and head).
+std::vector<TraceStep> similarity_steps(const Problem& p, const Result& r) {
+  std::vector<TraceStep> steps;
+  const Tensor<double>& in = p.query_in;
+  const int64_t blocks = p.four_d ? p.batch * p.heads : p.batch;
+  const int64_t rows = p.len_q;
+  const int64_t in_w = in.dim(in.rank() - 1);
+  const int64_t out_w = r.output.dim(r.output.rank() - 1);
+  for (int64_t b = 0; b < blocks; ++b) {
+    TraceStep s;
+    s.batch = p.batched ? (p.four_d ? b / p.heads : b) : -1;
+    s.head = p.four_d ? b % p.heads : -1;
+    s.row_labels = s.col_labels = p.query_labels;
+    s.id = "similarity_input";
+    s.title = "Similarity of input rows";
+    s.formula = "sim(i, j) = " + p.query_name + "_i·" + p.query_name + "_j";
+    s.values = row_similarity(in.data() + b * rows * in_w, rows, in_w);
+    steps.push_back(s);
+    s.id = "similarity_output";
+    s.title = "Similarity of output rows";
+    s.formula = "sim(i, j) = o_i·o_j";
+    s.note = "how alike the rows are after attention (compare with the inputs)";
+    s.values = row_similarity(r.output.data() + b * rows * out_w, rows, out_w);
+    steps.push_back(s);
+  }
+  return steps;
+}
+
+// The similarity steps as two tensors, for JSON and CSV documents.
+Similarity similarity_tensors(const std::vector<TraceStep>& steps) {
+  std::vector<double> in, out;
+  int64_t n = 0, blocks = 0;
+  for (const TraceStep& s : steps) {
+    n = s.values.rows();
+    std::vector<double>& dst = s.id == "similarity_input" ? in : out;
+    if (s.id == "similarity_input") ++blocks;
+    dst.insert(dst.end(), s.values.data(), s.values.data() + s.values.size());
+  }
+  const Shape shape = blocks > 1 ? Shape{blocks, n, n} : Shape{n, n};
+  return Similarity{Tensor<double>(shape, std::move(in)), Tensor<double>(shape, std::move(out))};
+}
+
+// The similarity tables after a normal result.
+std::string similarity_text(const std::vector<TraceStep>& steps, const OutputOptions& o) {
+  std::string out;
+  for (const TraceStep& s : steps) {
+    out += "\n" + s.title + " (" + s.formula + ")";
+    if (s.batch >= 0) out += ", batch " + std::to_string(s.batch);
+    if (s.head >= 0) out += ", head " + std::to_string(s.head);
+    out += "\n" + format_table_matrix(s.values.data(), s.values.rows(), s.values.cols(),
+                                       s.row_labels, s.col_labels, o.precision);
+  }
+  return out;
+}
+
+// In a trace, the document's expected numbers next to the result, and when
+// they differ, the reading of the formula that gives them (the self-attention blog post prints
+// softmax(QKᵀ)·V/√d: the scale after the softmax).
+void append_expected_steps(const Problem& p, const Result& r, const Expected& e, DType dtype,
+                           std::vector<TraceStep>& steps) {
+  if (e.output->tensor.shape() != r.output.shape() || r.output.rank() != 2) return;
+  TraceStep s;
+  s.id = "expected";
+  s.title = "Expected output (the input's expected block)";
+  s.formula = "expected";
+  s.values = Eigen::Map<const MatrixR>(e.output->tensor.data(), r.output.dim(0), r.output.dim(1));
+  s.row_labels = p.query_labels;
+  Expected only_output = e;
+  only_output.weights.reset();
+  const bool ok = check_result(r, only_output).passed();
+  if (ok) {
+    s.note = "the output above matches these numbers";
+    steps.push_back(s);
+    return;
+  }
+  auto alt = explain_mismatch(p, only_output, dtype);
+  s.note = alt ? "these differ from the output above: " + alt->explanation
+               : "these differ from the output above, and no common misreading of the formula "
+                 "explains them";
+  steps.push_back(s);
+  if (alt) {
+    TraceStep a;
+    a.id = "expected_reading";
+    a.title = "Output under " + alt->setting + " (reproduces the expected numbers)";
+    if (alt->setting == "--scale-at output") {
+      a.formula = "O = softmax(Q·Kᵀ)·V·f, f = {0}";
+      a.numbers = {scale_factor(p)};
+    } else {
+      a.formula = "O = softmax(Q·Kᵀ)·V";
+    }
+    a.values = Eigen::Map<const MatrixR>(alt->result.output.data(), r.output.dim(0), r.output.dim(1));
+    a.row_labels = p.query_labels;
+    steps.push_back(a);
+  }
+}
+
+void check_index(const char* flag, int64_t i, int64_t n, const char* one, const char* many) {
+  if (i >= n) {
+    throw_usage(std::string(flag) + " " + std::to_string(i) + ": out of range; the input has " +
+                std::to_string(n) + " " + (n == 1 ? one : many) + " (0 to " +
+                std::to_string(n - 1) + ")");
+  }
+}
+
+// --batch, --head and --query of a trace, checked against the problem;
+// fills o.showing for the trace's header.
+TraceSelection trace_selection(const RunRequest& req, const Problem& p, TraceOptions& o) {
+  TraceSelection sel;
+  sel.batch = req.trace.batch;
+  sel.head = req.trace.head;
+  std::vector<std::string> parts;
+  if (sel.batch >= 0) {
+    check_index("--batch", sel.batch, p.batch, "batch entry", "batch entries");
+    parts.push_back("batch " + std::to_string(sel.batch));
+  }
+  if (sel.head >= 0) {
+    check_index("--head", sel.head, p.heads, "head", "heads");
+    parts.push_back("head " + std::to_string(sel.head));
+  }
+  const std::string& q = req.trace.query;
+  if (!q.empty()) {
+    const bool index = q.find_first_not_of("0123456789") == std::string::npos && q.size() < 10;
+    if (index) {
+      sel.query = std::stoll(q);
+      check_index("--query", sel.query, p.len_q, "query", "queries");
+    } else {
+      const auto at = std::find(p.query_labels.begin(), p.query_labels.end(), q);
+      if (at == p.query_labels.end()) {
+        const std::string near = closest_name(q, p.query_labels);
+        throw_usage("--query " + q + ": no query is called '" + q + "'" +
+                    (near.empty() ? "" : "; did you mean '" + near + "'?") +
+                    (p.query_labels.empty() ? " (the queries have no labels; give an index)" : ""));
+      }
+      sel.query = at - p.query_labels.begin();
+    }
+    std::string part = "query " + std::to_string(sel.query);
+    if (static_cast<size_t>(sel.query) < p.query_labels.size()) {
+      part += " (" + p.query_labels[static_cast<size_t>(sel.query)] + ")";
+    }
+    parts.push_back(part);
+  }
+  for (size_t i = 0; i < parts.size(); ++i) o.showing += (i ? ", " : "") + parts[i];
+  return sel;
+}
+
+}  // namespace
+
+void refuse_conflicting_flags(const RunRequest& req) {
+  if (!req.emit_pytorch) return;
+  // The program is printed instead of computing: a flag that asks for the
+  // computation or something drawn from it would be dropped without a word.
+  const std::pair<bool, const char*> needs_result[] = {
+      {req.trace.enabled, "--trace"},
+      {req.trace.similarity, "--similarity"},
+      {!req.expect_path.empty(), "--expect"},
+      {req.check, "--check"},
+      {!req.weights_out.empty(), "--weights-out"},
+      {!req.heatmap.path.empty(), "--heatmap"},
+      {req.heatmap.show, "--show"},
+  };
+  for (const auto& [given, flag] : needs_result) {
+    if (!given) continue;
+    const std::string f = flag;
+    throw_usage(f + " does not go with --emit-pytorch, which prints a program instead of " +
+                "computing" +
+                (f == "--check" || f == "--expect"
+                     ? "; run the program and give its output to --expect in a second run"
+                     : ""));
+  }
+}
+
+int run_command(const RunRequest& req, Console& console) {
+  refuse_conflicting_flags(req);
+  refuse_overwrite(req, req.output_path, "-o");
+  refuse_overwrite(req, req.weights_out, "--weights-out");
+  refuse_overwrite(req, req.heatmap.path, "--heatmap");
+  refuse_shared_outputs(req);
+  // A .npy file holds one array: -o FILE.npy writes the output tensor
+  // whatever --format says, and the weights need a file of their own.
+  const bool npy_out = extension(req.output_path) == "npy";
+  if (npy_out && req.output.weights) {
+    throw_usage("-o " + req.output_path + ": a .npy file holds one array, the output; " +
+                "write the weights with --weights-out FILE.npy");
+  }
+  InputDocument doc = detail::load_document(req);
+  detail::apply_flags(req, doc);
+  const Problem p = build_problem(doc);
+  if (req.emit_pytorch) {
+    const std::string program = emit_pytorch(p, req.command_line, req.average_heads);
+    write_output(req, console, program);
+    return 0;
+  }
+
+  std::optional<Expected> expected;
+  if (req.check) {
+    expected = load_expected(req, p);
+    if (!expected) {
+      throw_usage("--check needs numbers to compare with: an \"expected\" block in the input "
+                  "or --expect FILE");
+    }
+  }
+
+  ComputeRequest creq;
+  creq.dtype = req.dtype;
+  creq.threads = req.threads;
+  creq.average_heads = req.average_heads;
+  creq.progress = progress_task(req.progress, "computing");
+  creq.weights = req.output.weights || !req.weights_out.empty() ||
+                 (expected && expected->weights.has_value());
+  request_heatmap_maps(req.heatmap, creq);
+  detail::check_run_limits(req, p, creq);
+  TraceRecorder recorder;
+  const Result r = compute(p, creq, req.trace.enabled ? &recorder : nullptr);
+
+  if (!req.quiet) {
+    const size_t shown = std::min<size_t>(r.fully_masked_rows.size(), 5);
+    for (size_t i = 0; i < shown; ++i) console.warn(fully_masked_warning(p, r.fully_masked_rows[i]));
+    if (r.fully_masked_rows.size() > shown) {
+      console.warn(p.source + ": " + std::to_string(r.fully_masked_rows.size() - shown) +
+                   " more fully masked rows");
+    }
+  }
+
+  // Render everything before writing anything, so an error cannot leave
+  // half of the output behind.
+  std::vector<TraceStep> extra;  // similarity, expected numbers: after the engine's steps
+  if (req.trace.similarity) extra = similarity_steps(p, r);
+  std::optional<CheckAlternative> alternative;
+  const Expected* shown_expected = expected ? &*expected : (p.expected ? &*p.expected : nullptr);
+  if (req.trace.enabled && shown_expected && shown_expected->output) {
+    append_expected_steps(p, r, *shown_expected, req.dtype, extra);
+  }
+  std::string text;
+  if (npy_out) {
+    text = format_npy(r.output, r.dtype);
+  } else if (req.trace.enabled) {
+    std::vector<TraceStep>& steps = recorder.steps();
+    steps.insert(steps.end(), extra.begin(), extra.end());
+    TraceOptions options = req.trace.options;
+    const TraceSelection sel = trace_selection(req, p, options);
+    text = format_trace(p, sel.all() ? steps : select_steps(std::move(steps), sel), options);
+  } else {
+    if (req.trace.similarity && req.output.format != Format::kTable) {
+      const Similarity sim = similarity_tensors(extra);
+      text = format_result(p, r, req.output, &sim);
+    } else {
+      text = format_result(p, r, req.output);
+      if (!extra.empty()) text += similarity_text(extra, req.output);
+    }
+  }
+  std::string weights_text;
+  if (!req.weights_out.empty()) {
+    // "-" has no extension to go by: CSV weights beside CSV output, else JSON.
+    const bool csv = req.weights_out == "-" && req.output.format == Format::kCsv;
+    weights_text = format_matrix_file(*r.weights, r.dtype, csv ? "-.csv" : req.weights_out);
+  }
+  const RenderedHeatmap heatmap = render_run_heatmap(req, p, r);
+
+  int code = 0;
+  std::string report;
+  if (expected) {
+    const CheckReport rep = check_result(r, *expected);
+    report = format_check_report(rep, p, req.quiet);
+    if (!rep.passed()) {
+      code = 1;
+      // Say why when a common misreading of the formula explains it.
+      if (auto alt = explain_mismatch(p, *expected, req.dtype)) {
+        report += "\nwhy: " + alt->explanation + "\n";
+      }
+    }
+  }
+
+  // Named files before stdout, so that one that cannot be written stops
+  // the run before anything reaches stdout (docs/spec.md, errors).
+  const bool weights_file = !req.weights_out.empty() && req.weights_out != "-";
+  if (weights_file) write_file_atomic(req.weights_out, weights_text);
+  const bool heatmap_file_only =
+      !req.heatmap.path.empty() && req.heatmap.path != "-" && !req.heatmap.show;
+  if (heatmap_file_only) write_run_heatmap(req, heatmap, console);
+  write_output(req, console, text);
+  if (!req.weights_out.empty() && !weights_file) console.out(weights_text);
+  if (!report.empty()) {
+    const bool table_to_stdout = req.output.format == Format::kTable &&
+                                 (req.output_path.empty() || req.output_path == "-");
+    if (table_to_stdout) {
+      console.out("\n" + report);
+    } else {
+      console.info(report);
+    }
+  }
+  if (!heatmap_file_only) write_run_heatmap(req, heatmap, console);
+  return code;
+}
+
+}  // namespace attn

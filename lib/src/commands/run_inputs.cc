@@ -1,0 +1,217 @@
+// Gathering the input document of `attn run`: the file, stdin or a
+// built-in example, then the matrix files, lists and settings given as
+// flags, which replace the document's.
+#include <string>
+#include <vector>
+
+#include "attn/error.h"
+#include "attn/examples.h"
+#include "attn/file_io.h"
+#include "attn/json.h"
+#include "attn/json_tensor.h"
+#include "attn/matrix_file.h"
+#include "attn/number_text.h"
+#include "attn/utf8.h"
+#include "commands/run_internal.h"
+
+namespace attn::detail {
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = s.find(',', start);
+    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const size_t b = item.find_first_not_of(' ');
+    const size_t e = item.find_last_not_of(' ');
+    out.push_back(b == std::string::npos ? "" : item.substr(b, e - b + 1));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+// Reads an input, reporting the bytes read (large files take a while).
+std::string read_input(const RunRequest& req, const std::string& path) {
+  return read_file(path,
+                   progress_task(req.progress, "reading " + display_name(path),
+                                 ProgressUnit::kBytes),
+                   req.max_input_bytes);
+}
+
+// Stdin can be read once: a second "-" would read nothing.
+void refuse_double_stdin(const RunRequest& req) {
+  const MatrixFiles& m = req.matrices;
+  const std::pair<const std::string*, const char*> ins[] = {
+      {&req.input, "the input"}, {&m.x, "--x"}, {&m.y, "--y"}, {&m.q, "--q"}, {&m.k, "--k"},
+      {&m.v, "--v"}, {&m.mask, "--mask"}, {&m.bias, "--bias"},
+      {&m.key_padding_mask, "--key-padding-mask"}, {&req.expect_path, "--expect"}};
+  const char* first = nullptr;
+  for (const auto& [path, what] : ins) {
+    if (*path != "-") continue;
+    if (first) {
+      throw_usage(std::string(first) + " and " + what +
+                  " both read stdin (-); stdin can be read once");
+    }
+    first = what;
+  }
+}
+
+}  // namespace
+
+// The document a run starts from: a JSON document, a matrix file taken as
+// X, a built-in example, or nothing (everything from flags).
+InputDocument load_document(const RunRequest& req) {
+  refuse_double_stdin(req);
+  if (!req.example.empty()) {
+    if (!req.input.empty()) {
+      throw_usage("give either an input file or --example, not both");
+    }
+    const Example* ex = find_example(req.example);
+    if (!ex) {
+      std::string near = closest_name(req.example, example_names());
+      throw_usage("--example: no example called '" + req.example + "'" +
+                  (near.empty() ? "" : "; did you mean '" + near + "'?") +
+                  " (attn examples lists them)");
+    }
+    return read_document(ex->text(), "example " + ex->name);
+  }
+  if (req.input.empty()) {
+    const MatrixFiles& m = req.matrices;
+    if (m.x.empty() && m.y.empty() && m.q.empty() && m.k.empty() && m.v.empty()) {
+      // Nothing to compute is a mistake in the command line, not in data.
+      throw_usage(
+          "no input; usage: attn run FILE... | --example NAME | --x FILE [--y FILE] | "
+          "--q FILE --k FILE [--v FILE] [options] (attn run --help lists the options)");
+    }
+    InputDocument doc;
+    doc.source = "<flags>";
+    doc.settings_place = "<flags>";
+    return doc;
+  }
+  const std::string text = read_input(req, req.input);
+  const std::string name = display_name(req.input);
+  if (matrix_format(req.input, text) == MatrixFormat::kJson) {
+    return read_document(text, name);
+  }
+  // A matrix file is the X of a self-attention run.
+  MatrixData m = parse_matrix(text, req.input, CellKind::kFinite);
+  InputDocument doc;
+  doc.source = name;
+  doc.settings_place = name;
+  doc.X = Input{std::move(m.values), name};
+  if (!m.row_labels.empty()) {
+    doc.labels = LabelSet{m.row_labels, m.row_labels, true, name};
+  }
+  return doc;
+}
+
+// Flags replace the document's inputs and settings.
+void apply_flags(const RunRequest& req, InputDocument& doc) {
+  struct Slot {
+    const std::string* path;
+    std::optional<Input>* target;
+    CellKind kind;
+    bool query_side;  // its row labels name queries (else keys)
+  };
+  const MatrixFiles& m = req.matrices;
+  std::optional<Input> kpm;
+  const Slot slots[] = {
+      {&m.x, &doc.X, CellKind::kFinite, true},         {&m.y, &doc.Y, CellKind::kFinite, false},
+      {&m.q, &doc.Q, CellKind::kFinite, true},         {&m.k, &doc.K, CellKind::kFinite, false},
+      {&m.v, &doc.V, CellKind::kFinite, false},        {&m.mask, &doc.mask, CellKind::kBool, true},
+      {&m.bias, &doc.attn_bias, CellKind::kExtended, true},
+      {&m.key_padding_mask, &doc.key_padding_mask, CellKind::kBool, false},
+  };
+  std::vector<std::string> query_labels, key_labels;
+  for (const Slot& s : slots) {
+    if (s.path->empty()) continue;
+    const std::string text = read_input(req, *s.path);
+    MatrixData md = parse_matrix(text, *s.path, s.kind);
+    *s.target = Input{std::move(md.values), display_name(*s.path)};
+    if (!md.row_labels.empty()) (s.query_side ? query_labels : key_labels) = md.row_labels;
+    if (s.target == &doc.mask || s.target == &doc.attn_bias) {
+      if (!md.column_labels.empty()) key_labels = md.column_labels;
+    }
+  }
+  if (!req.valid_lens.empty()) {
+    const std::string& t = req.valid_lens;
+    Tensor<double> lens;
+    if (t.find('[') != std::string::npos) {
+      try {
+        lens = json_to_tensor(json::parse(t, "--valid-lens"), "--valid-lens", "", CellKind::kCount, 2);
+      } catch (const Error& e) {
+        throw_usage(e.what());  // a flag's value: a usage error, whatever its form
+      }
+    } else {
+      std::vector<std::string> parts = split_list(t);
+      std::vector<double> v;
+      for (const std::string& p : parts) {
+        const auto n = parse_unsigned_text(p);
+        if (!n) {
+          if (!p.empty() && p.find_first_not_of("0123456789") == std::string::npos) {
+            throw_usage("--valid-lens: " + message_text(p) + " is too large; a valid length is at most " +
+                        std::to_string(kMaxCount) + " (any length >= the key count masks nothing)");
+          }
+          throw_usage("--valid-lens: expected non-negative integers such as 2,6, got '" +
+                      message_text(t) + "'");
+        }
+        if (*n > kMaxCount) {
+          throw_usage("--valid-lens: " + p + " is too large; a valid length is at most " +
+                      std::to_string(kMaxCount) + " (any length >= the key count masks nothing)");
+        }
+        v.push_back(static_cast<double>(*n));
+      }
+      if (v.size() == 1 && t.find(',') == std::string::npos) {
+        lens = Tensor<double>(Shape{}, std::move(v));
+      } else {
+        // The shape first: function arguments are evaluated in no fixed
+        // order, and std::move(v) may run before v.size().
+        const Shape shape{static_cast<int64_t>(v.size())};
+        lens = Tensor<double>(shape, std::move(v));
+      }
+    }
+    doc.valid_lens = Input{std::move(lens), "--valid-lens"};
+  }
+  // Labels: flags, then the document, then labels found in matrix files.
+  if (!req.labels.empty() || !req.key_labels.empty()) {
+    LabelSet l;
+    l.place = !req.labels.empty() ? "--labels" : "--key-labels";
+    for (const auto& [flag, text] : {std::pair{"--labels", &req.labels}, {"--key-labels", &req.key_labels}}) {
+      const size_t bad = invalid_utf8_offset(*text);
+      if (bad != std::string::npos) {
+        throw_usage(std::string(flag) + ": byte " + std::to_string(bad) + " is not UTF-8; labels must be UTF-8 text");
+      }
+    }
+    if (!req.labels.empty()) l.queries = split_list(req.labels);
+    if (!req.key_labels.empty()) {
+      l.keys = split_list(req.key_labels);
+    } else if (doc.labels && !doc.labels->keys.empty() && !doc.labels->shared) {
+      l.keys = doc.labels->keys;
+    } else {
+      l.keys = l.queries;
+      l.shared = true;
+    }
+    doc.labels = l;
+  } else if (!doc.labels && (!query_labels.empty() || !key_labels.empty())) {
+    LabelSet l;
+    l.place = "labels from matrix files";
+    l.queries = query_labels;
+    l.keys = key_labels;
+    const bool self = !doc.Y && !doc.Q;
+    if (self && l.keys.empty()) l.keys = l.queries;
+    doc.labels = l;
+  }
+  if (req.title) doc.title = *req.title;
+  if (req.description) doc.description = *req.description;
+  doc.settings.merge(req.settings);
+  if (req.settings.mode || req.settings.variant || req.settings.heads || req.settings.scale ||
+      req.settings.any_modern()) {
+    // Settings now mix two sources; messages about them name both.
+    if (doc.settings_place != "<flags>") doc.settings_place = doc.source + " and flags";
+  }
+}
+
+}  // namespace attn::detail

@@ -1,0 +1,184 @@
+// The engine's per-scalar implementation, shared by the float and double
+// instantiations in attention.cc. Private to the library.
+#pragma once
+
+#include <Eigen/Core>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/attention.h"
+#include "engine/mask_view.h"
+
+namespace attn::detail {
+
+template <class T>
+using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using Vec = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+
+// Matrix `index` of a tensor seen as consecutive rows x cols matrices
+// (batch b of [B][L][d], or (batch, head) bh of [B][H][L][d]), in T.
+template <class T>
+Mat<T> slice(const Tensor<double>& t, int64_t index, int64_t rows, int64_t cols) {
+  Eigen::Map<const MatrixR> m(t.data() + index * rows * cols, rows, cols);
+  return m.template cast<T>();
+}
+
+// Statistics of one softmax row, reported to observers.
+template <class T>
+struct RowStats {
+  T max = 0;
+  T sum = 0;
+  bool fully_masked = false;
+};
+
+// Softmax of one row in place, max-subtracted so that scores up to +-1e300
+// neither overflow nor underflow to all zeros. A row whose maximum is -inf
+// has every key masked and is left to the caller (fully_masked policy). A
+// row holding +inf (scores that overflowed) gets the limit: equal weight on
+// the +inf entries. When `exps` is given it receives exp(s - max).
+template <class T>
+RowStats<T> softmax_row(T* row, int64_t n, T* exps = nullptr) {
+  RowStats<T> st;
+  T m = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < n; ++j) m = row[j] > m ? row[j] : m;
+  st.max = m;
+  if (m == -std::numeric_limits<T>::infinity()) {
+    st.fully_masked = true;
+    return st;
+  }
+  if (m == std::numeric_limits<T>::infinity()) {
+    T count = 0;
+    for (int64_t j = 0; j < n; ++j) count += row[j] == m ? T(1) : T(0);
+    for (int64_t j = 0; j < n; ++j) row[j] = row[j] == m ? T(1) / count : T(0);
+    st.sum = count;
+    if (exps) {
+      for (int64_t j = 0; j < n; ++j) exps[j] = row[j] * count;
+    }
+    return st;
+  }
+  T sum = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    row[j] = std::exp(row[j] - m);
+    sum += row[j];
+  }
+  if (exps) {
+    for (int64_t j = 0; j < n; ++j) exps[j] = row[j];
+  }
+  for (int64_t j = 0; j < n; ++j) row[j] /= sum;
+  st.sum = sum;
+  return st;
+}
+
+// Softmax of one row with an attention sink: the sink's logit joins the
+// normalisation without a value, so the row's weights sum to less than 1.
+// A row with every key masked is left for the caller (which zeroes it:
+// the sink takes all). `sink_share`, when given, receives the sink's part.
+template <class T>
+RowStats<T> softmax_row_sink(T* row, int64_t n, T sink, T* exps = nullptr,
+                             T* sink_share = nullptr) {
+  RowStats<T> st;
+  T m = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < n; ++j) m = row[j] > m ? row[j] : m;
+  if (m == -std::numeric_limits<T>::infinity()) {
+    st.max = m;
+    st.fully_masked = true;
+    if (sink_share) *sink_share = T(1);
+    return st;
+  }
+  if (m == std::numeric_limits<T>::infinity()) {
+    // Overflowed scores: the sink's finite logit counts for nothing.
+    st = softmax_row(row, n, exps);
+    if (sink_share) *sink_share = T(0);
+    return st;
+  }
+  m = std::max(m, sink);
+  st.max = m;
+  const T e_sink = std::exp(sink - m);
+  T sum = e_sink;
+  for (int64_t j = 0; j < n; ++j) {
+    row[j] = std::exp(row[j] - m);
+    sum += row[j];
+  }
+  if (exps) {
+    for (int64_t j = 0; j < n; ++j) exps[j] = row[j];
+  }
+  for (int64_t j = 0; j < n; ++j) row[j] /= sum;
+  st.sum = sum;
+  if (sink_share) *sink_share = e_sink / sum;
+  return st;
+}
+
+// Rotary position embedding of the rows of one head in place: row i sits
+// at position offset + i, and feature pair p (p, p + dims/2 in the half
+// layout, 2p, 2p + 1 interleaved) turns by (offset + i)·theta^(-2p/dims).
+// Angles and their cosines and sines are computed in double whatever T.
+template <class T>
+void apply_rope(Mat<T>& x, const Rope& r, int64_t offset) {
+  const int64_t half = r.dims / 2;
+  std::vector<double> freq(static_cast<size_t>(half));
+  for (int64_t p = 0; p < half; ++p) {
+    freq[static_cast<size_t>(p)] =
+        1.0 / std::pow(r.theta, static_cast<double>(2 * p) / static_cast<double>(r.dims));
+  }
+  for (int64_t i = 0; i < x.rows(); ++i) {
+    const double t = static_cast<double>(offset + i);
+    for (int64_t p = 0; p < half; ++p) {
+      const double angle = t * freq[static_cast<size_t>(p)];
+      const T c = static_cast<T>(std::cos(angle)), s = static_cast<T>(std::sin(angle));
+      const int64_t ia = r.layout == RopeLayout::kHalf ? p : 2 * p;
+      const int64_t ib = r.layout == RopeLayout::kHalf ? p + half : 2 * p + 1;
+      const T a = x(i, ia), b = x(i, ib);
+      x(i, ia) = a * c - b * s;
+      x(i, ib) = b * c + a * s;
+    }
+  }
+}
+
+// Soft-capping of scores: c·tanh(s/c) (infinite scores go to ±c).
+template <class T>
+inline T softcap_score(T s, T cap) {
+  return cap * std::tanh(s / cap);
+}
+
+// Fills a fully masked row according to the policy (error is raised by the
+// caller, which knows the row's name).
+template <class T>
+void fill_fully_masked(T* row, int64_t n, FullyMasked policy) {
+  T v = 0;
+  if (policy == FullyMasked::kUniform) v = T(1) / static_cast<T>(n);
+  if (policy == FullyMasked::kNan) v = std::numeric_limits<T>::quiet_NaN();
+  for (int64_t j = 0; j < n; ++j) row[j] = v;
+}
+
+// L2-normalises each row as torch.nn.functional.normalize does: divide by
+// max(||row||, 1e-12). The norm is computed without overflow for large rows.
+template <class T>
+void normalize_rows(Mat<T>& m) {
+  for (int64_t i = 0; i < m.rows(); ++i) {
+    const T norm = m.row(i).stableNorm();
+    m.row(i) /= std::max(norm, T(1e-12));
+  }
+}
+
+// Gives the kept [batch][heads][q][k] maps their reported shape (and the
+// head mean with average_heads) and moves them into r.
+void finish_maps(const Problem& p, const ComputeRequest& req, std::vector<double>* weights,
+                 std::vector<double>* scores, std::vector<uint8_t>& masked, Result& r);
+
+// The input error of fully_masked "error" for row i of batch b, head h.
+[[noreturn]] void raise_fully_masked(const Problem& p, int64_t b, int64_t h, int64_t i);
+
+// The fast kernels cover scaled_dot and dot with every scaling and mask,
+// as long as no score can overflow (then the reference path, which handles
+// infinite scores, is used) and the packed keys are not much larger than
+// the keys.
+bool fast_path_applies(const Problem& p, DType dtype);
+
+template <class T>
+Result compute_fast(const Problem& p, const ComputeRequest& req);
+
+}  // namespace attn::detail

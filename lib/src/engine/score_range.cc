@@ -1,0 +1,167 @@
+// Overflow guard. Scores past the floating-point range become inf inside the
+// products, and inf - inf is NaN inside the softmax: the row then comes out
+// uniform or NaN and looks like an answer. A bound on |S| from the norms of
+// the inputs and parameters clears nearly every problem at the cost of one
+// pass over them; only when the bound reaches the range are the actual
+// scores computed (reference path) and checked, and the first non-finite
+// one is reported as an input error.
+#include "engine/score_range.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "attn/error.h"
+#include "attn/number_text.h"
+
+namespace attn::detail {
+
+namespace {
+
+// The largest L2 norm of a row (last axis) of t.
+double max_row_norm(const Tensor<double>& t) {
+  if (t.rank() == 0 || t.size() == 0) return 0;
+  const int64_t d = t.shape().back();
+  double best = 0;
+  for (int64_t r = 0; r * d < t.size(); ++r) {
+    double sum = 0;
+    for (int64_t j = 0; j < d; ++j) sum += t[r * d + j] * t[r * d + j];
+    best = std::max(best, std::sqrt(sum));
+  }
+  return best;
+}
+
+double largest_abs(const double* x, int64_t n) {
+  double best = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isfinite(x[i])) best = std::max(best, std::abs(x[i]));
+  }
+  return best;
+}
+
+double frobenius(const std::optional<MatrixR>& m) { return m ? m->norm() : 0.0; }
+double norm2(const std::optional<Eigen::VectorXd>& v) { return v ? v->norm() : 0.0; }
+
+// ‖x·W + b‖ <= ‖x‖·‖W‖_F + ‖b‖; no W means the identity.
+double projected(double row_norm, const std::optional<MatrixR>& w,
+                 const std::optional<Eigen::VectorXd>& b) {
+  return (w ? row_norm * frobenius(w) : row_norm) + norm2(b);
+}
+
+// The largest magnitude any input or parameter holds, for the float32 check.
+double largest_input(const Problem& p) {
+  double m = 0;
+  for (const Tensor<double>* t : {&p.query_in, &p.key_in, &p.value_in}) {
+    m = std::max(m, largest_abs(t->data(), t->size()));
+  }
+  const Params& q = p.params;
+  for (const auto* w : {&q.W_q, &q.W_k, &q.W_v, &q.W_o, &q.additive_W_q, &q.additive_W_k}) {
+    if (*w) m = std::max(m, largest_abs((*w)->data(), (*w)->size()));
+  }
+  for (const auto* v : {&q.b_q, &q.b_k, &q.b_v, &q.b_o, &q.w_v, &q.w, &q.w_in, &q.w_mem,
+                        &q.dot_scale}) {
+    if (*v) m = std::max(m, largest_abs((*v)->data(), (*v)->size()));
+  }
+  return m;
+}
+
+std::string dtype_name(DType d) { return d == DType::kF32 ? "float32" : "float64"; }
+
+}  // namespace
+
+double score_bound(const Problem& p) {
+  const Params& w = p.params;
+  const double nq = projected(max_row_norm(p.query_in), w.W_q, w.b_q);
+  const double nk = projected(max_row_norm(p.key_in), w.W_k, w.b_k);
+  double s = 0;
+  switch (p.variant) {
+    case Variant::kScaledDot:
+    case Variant::kDot: {
+      s = nq * nk;  // the raw product comes first, whatever the scaling
+      if (p.scale_at == ScaleAt::kScores) {
+        s *= std::max(1.0, std::abs(scale_factor(p))) / std::min(1.0, p.temperature);
+      }
+      break;
+    }
+    case Variant::kAdditive:
+      // tanh keeps each feature within [-1, 1]; its argument must stay finite.
+      s = std::max(nq * frobenius(w.additive_W_q) + nk * frobenius(w.additive_W_k),
+                   w.w_v ? w.w_v->lpNorm<1>() : 0.0);
+      s /= std::min(1.0, p.temperature);
+      break;
+    case Variant::kSingleLayer:
+      s = (nq + nk) * norm2(w.w) / std::min(1.0, p.temperature);
+      break;
+    case Variant::kBiattention:
+      s = nq * norm2(w.w_in) + nk * norm2(w.w_mem) +
+          nq * nk * (w.dot_scale ? w.dot_scale->lpNorm<Eigen::Infinity>() : 0.0);
+      break;
+  }
+  if (!p.masks.bias.empty()) s += largest_abs(p.masks.bias.data(), p.masks.bias.size());
+  return s;
+}
+
+void check_score_range(const Problem& p, const ComputeRequest& request) {
+  const double limit = request.dtype == DType::kF32
+                           ? static_cast<double>(std::numeric_limits<float>::max())
+                           : std::numeric_limits<double>::max();
+  if (request.dtype == DType::kF32) {
+    const double m = largest_input(p);
+    if (m > limit) {
+      throw_input(p.source, "the value " + format_shortest(m) +
+                                " is outside the float32 range; use --dtype f64");
+    }
+  }
+  const double bound = score_bound(p);
+  if (std::isfinite(bound) && bound < 0.5 * limit) return;
+
+  // The bound is loose; look at the scores themselves.
+  const int64_t cells = p.batch * p.heads * p.len_q * p.len_k;
+  if (cells > (int64_t{1} << 26)) {
+    throw_input(p.source, "the scores may exceed the " + dtype_name(request.dtype) +
+                              " range (inputs this large need every score checked, and there "
+                              "are too many); scale the inputs down");
+  }
+  ComputeRequest check;
+  check.reference = true;
+  check.scores = true;
+  check.weights = true;
+  check.dtype = request.dtype;
+  check.threads = 1;
+  check.check_range = false;
+  const Result r = compute(p, check);
+  bool bias_has_minus_inf = false;
+  for (double x : p.masks.bias.values()) bias_has_minus_inf |= x == -INFINITY;
+  const Tensor<double>& s = *r.scores;
+  const int64_t lq = p.len_q, lk = p.len_k;
+  for (int64_t i = 0; i < s.size(); ++i) {
+    const double x = s[i];
+    const bool masked = r.masked && (*r.masked)[i] != 0;
+    const bool bad = std::isnan(x) || x == INFINITY ||
+                     (x == -INFINITY && !masked && !bias_has_minus_inf);
+    if (!bad) continue;
+    const int64_t key = i % lk, query = (i / lk) % lq;
+    const int64_t panel = i / (lq * lk);
+    std::string where = "query " + std::to_string(query) + ", key " + std::to_string(key);
+    if (p.batched) where += ", batch " + std::to_string(panel / p.heads);
+    if (p.heads > 1) where += ", head " + std::to_string(panel % p.heads);
+    throw_input(p.source, "the score of " + where + " is " + format_shortest(x) +
+                              ": it overflows the " + dtype_name(request.dtype) +
+                              " range; scale the inputs down");
+  }
+}
+
+void check_output_range(const Problem& p, const Result& r) {
+  const Tensor<double>& o = r.output;
+  for (int64_t i = 0; i < o.size(); ++i) {
+    const double x = o[i];
+    if (std::isinf(x) || (std::isnan(x) && p.fully_masked != FullyMasked::kNan)) {
+      throw_input(p.source, "output element " + std::to_string(i) + " (row-major) is " +
+                                format_shortest(x) + ": the values or the output projection "
+                                "overflow the " + dtype_name(r.dtype) + " range; scale the "
+                                "inputs down");
+    }
+  }
+}
+
+}  // namespace attn::detail

@@ -1,0 +1,264 @@
+// The figure's layout: with the geometry chosen, every panel, label, value,
+// the colorbar and the notes placed as scene items.
+#include <algorithm>
+#include <cmath>
+
+#include "attn/error.h"
+#include "heatmap/axes.h"
+#include "heatmap/color.h"
+#include "heatmap/font.h"
+#include "heatmap/geometry.h"
+#include "heatmap/panels.h"
+#include "heatmap/scene.h"
+
+namespace attn::heatmap {
+
+namespace {
+
+struct Annotation {
+  int scale = 0;  // 0: values are not written
+  int decimals = 0;
+};
+
+// Values go into the cells when every one of them fits, at the label size
+// or else at half of it.
+Annotation choose_annotation(const Panels& p, int inner) {
+  if (p.factor != 1) return {};
+  // Whole numbers (scores of integer vectors, counts) are written as such,
+  // others with two decimals below 10, one below 100, else none: fewer
+  // digits would turn a weight of 0.25 into a misleading "0".
+  bool whole = true;
+  double largest = 0;
+  for (const Panel& panel : p.panels) {
+    for (size_t i = 0; i < panel.values.size(); ++i) {
+      const double v = panel.values[i];
+      if (panel.state[i] != kValue || !std::isfinite(v)) continue;
+      whole = whole && v == std::round(v);
+      largest = std::max(largest, std::fabs(v));
+    }
+  }
+  const int decimals = whole || largest >= 100 ? 0 : largest >= 10 ? 1 : 2;
+  int widest = 0;  // at scale 1
+  for (const Panel& panel : p.panels) {
+    for (size_t i = 0; i < panel.values.size(); ++i) {
+      if (panel.state[i] != kValue) continue;
+      widest = std::max(widest, text_extent(value_text(panel.values[i], decimals), 1));
+    }
+  }
+  for (int scale : {2, 1}) {
+    if (kCapHeight * scale + 6 <= inner && widest * scale + 4 * scale + 2 <= inner) {
+      return {scale, decimals};
+    }
+  }
+  return {};
+}
+
+TextItem text(int x, int y, std::string s, Anchor a, const char* role, Rgb color = kInk) {
+  TextItem t;
+  t.x = x;
+  t.y = y;
+  t.text = std::move(s);
+  t.anchor = a;
+  t.role = role;
+  t.color = color;
+  return t;
+}
+
+void add_colorbar(Scene& s, const Panels& p, const HeatmapData& d, int x, int y, int h,
+                  int tick_x) {
+  (void)d;
+  s.bars.push_back({x, y, kBarWidth, h, p.colormap});
+  auto y_of = [&](double v) {
+    const double t = (p.hi / 2 - v / 2) / (p.hi / 2 - p.lo / 2);  // halves: see range_fraction
+    return y + static_cast<int>(std::lround(t * (h - 1)));
+  };
+  auto tick = [&](double v, std::string label) {
+    const int ty = y_of(v);
+    s.rects.push_back({x + kBarWidth, ty, kTickLen, 1, kInk});
+    s.texts.push_back(text(tick_x, ty - kTextH / 2, std::move(label), Anchor::kStart, "tick"));
+  };
+  tick(p.hi, end_text(p.hi));
+  tick(p.lo, end_text(p.lo));
+  const Ticks ticks = colorbar_ticks(p.lo, p.hi, 5);
+  for (double v : ticks.values) {
+    const int ty = y_of(v);
+    if (ty - y < kPitch + 8 || y + h - 1 - ty < kPitch + 8) continue;  // crowds an end label
+    std::string label = tick_text(v, ticks.step);
+    if (label.empty()) continue;  // too long to fit beside the bar
+    tick(v, std::move(label));
+  }
+}
+
+}  // namespace
+
+Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
+  const PanelPlan plan = plan_panels(d, o);
+  GeometryInput cx{d, plan, make_labels(d.row_labels, d.rows), make_labels(d.col_labels, d.cols)};
+  for (const PanelRef& r : plan.refs)
+    cx.caption_w = std::max(cx.caption_w, text_extent(r.caption, kScale));
+  cx.notes = 1 + (d.masked ? 1 : 0);  // at most: block note, legend
+  cx.max_size = o.max_size;
+  Geometry g = choose_geometry(cx);
+  // A panel keeps at least 96 px a side, so panels beyond what --max-size
+  // holds would grow the image without bound (1000 heads: 5988 x 5468 px,
+  // 262,144 heads: gigabytes). One panel may pass the limit by its labels
+  // and colorbar only, which are bounded.
+  if (plan.refs.size() > 1 && (g.width > o.max_size || g.height > o.max_size)) {
+    throw_input(d.source, "the heatmap of " + std::to_string(plan.refs.size()) + " panels needs " +
+                              std::to_string(g.width) + " × " + std::to_string(g.height) +
+                              " pixels, more than --max-size " + std::to_string(o.max_size) +
+                              "; draw fewer panels with --head or --batch" +
+                              (o.max_size < kLargestMaxSize ? ", or raise --max-size" : ""));
+  }
+  const Panels p = build_panels(d, o, plan, g.factor);
+
+  // With the panels known, size the notes and tick labels as they are.
+  const Ticks ticks = colorbar_ticks(p.lo, p.hi, 5);
+  int tick_w = std::max(text_extent(end_text(p.lo), kScale), text_extent(end_text(p.hi), kScale));
+  for (double v : ticks.values)
+    tick_w = std::max(tick_w, text_extent(tick_text(v, ticks.step), kScale));
+  cx.tick_w = std::min(tick_w, kTickTextWidth);
+  cx.notes = (p.block_note.empty() ? 0 : 1) + (p.any_masked || p.any_missing ? 1 : 0);
+  g = geometry(cx, g.cell, g.factor);
+
+  Scene s;
+  s.width = g.width;
+  s.height = g.height;
+  int y = kMargin;
+  for (size_t i = 0; i < g.title.size(); ++i, y += kPitch) {
+    TextItem t = text(kMargin, y, g.title[i], Anchor::kStart, "title");
+    t.bold = true;
+    s.texts.push_back(t);
+  }
+  for (const std::string& line : g.subtitle) {
+    s.texts.push_back(text(kMargin, y, line, Anchor::kStart, "title", kSoft));
+    y += kPitch;
+  }
+  if (g.title_h) y += 8;
+
+  const int gap = g.cell >= 12 ? 1 : 0;
+  const Annotation ann = choose_annotation(p, g.cell - gap);
+  const Rgb* lut = colormap_lut(p.colormap);
+  const bool thin_rows = g.row_step > 1 || g.factor > 1;
+  const bool thin_cols = g.col_step > 1 || g.factor > 1;
+  int first_mat_y = 0, last_mat_bottom = 0;
+  for (size_t k = 0; k < p.panels.size(); ++k) {
+    const Panel& panel = p.panels[k];
+    const int gi = static_cast<int>(k) / plan.grid_cols, gj = static_cast<int>(k) % plan.grid_cols;
+    const int top = y + gi * (g.row_h + kPanelGap);
+    const int mat_x = kMargin + g.left_w + gj * (g.slot_w + kPanelGap);
+    const int mat_y = top + g.caption_h + g.col_band;
+    if (k == 0) first_mat_y = mat_y;
+    last_mat_bottom = std::max(last_mat_bottom, mat_y + g.mat_h);
+    if (!panel.caption.empty()) {
+      TextItem t = text(mat_x, top, fit_text(panel.caption, g.slot_w - 2, kScale), Anchor::kStart,
+                        "caption");
+      t.bold = true;
+      s.texts.push_back(t);
+    }
+    if (gi == plan.grid_rows - 1 && g.axis_h) {
+      s.texts.push_back(text(mat_x + g.mat_w / 2, mat_y + g.mat_h + (kPitch - kTextH) / 2 + 2,
+                             d.col_title, Anchor::kMiddle, "axis", kSoft));
+    }
+    for (int64_t i = 0; i < d.cols; i += g.col_step) {
+      const int cx_px = mat_x + static_cast<int>((static_cast<double>(i) + 0.5) * g.ppi);
+      const std::string& label = cx.cols.text[static_cast<size_t>(i)];
+      if (g.col_vertical) {
+        TextItem t =
+            text(cx_px - kTextH / 2, mat_y - kLabelGap, label, Anchor::kStart, "col-label");
+        t.vertical = true;
+        s.texts.push_back(t);
+      } else {
+        s.texts.push_back(
+            text(cx_px, mat_y - kLabelGap - kTextH, label, Anchor::kMiddle, "col-label"));
+      }
+      if (thin_cols) s.rects.push_back({cx_px, mat_y - 4, 1, 3, kInk});
+    }
+    if (gj == 0) {
+      TextItem axis =
+          text(kMargin, mat_y + g.mat_h / 2, d.row_title, Anchor::kMiddle, "axis", kSoft);
+      axis.vertical = true;
+      s.texts.push_back(axis);
+      for (int64_t i = 0; i < d.rows; i += g.row_step) {
+        const int cy = mat_y + static_cast<int>((static_cast<double>(i) + 0.5) * g.ppi);
+        s.texts.push_back(text(mat_x - kLabelGap, cy - kTextH / 2,
+                               cx.rows.text[static_cast<size_t>(i)], Anchor::kEnd, "row-label"));
+        if (thin_rows) s.rects.push_back({mat_x - 4, cy, 3, 1, kInk});
+      }
+    }
+    CellGrid grid;
+    grid.x = mat_x;
+    grid.y = mat_y;
+    grid.cell_w = grid.cell_h = g.cell;
+    grid.gap = gap;
+    grid.rows = p.shown_rows;
+    grid.cols = p.shown_cols;
+    grid.state = panel.state;
+    grid.colors.resize(panel.values.size());
+    for (size_t i = 0; i < panel.values.size(); ++i) {
+      grid.colors[i] = panel.state[i] == kValue    ? lut[lut_index(panel.values[i], p.lo, p.hi)]
+                       : panel.state[i] == kMasked ? masked_fill_color()
+                                                   : missing_color();
+    }
+    if (ann.scale) {
+      const int inner = g.cell - gap;
+      for (int64_t r = 0; r < grid.rows; ++r) {
+        for (int64_t c = 0; c < grid.cols; ++c) {
+          const size_t i = static_cast<size_t>(r * grid.cols + c);
+          if (panel.state[i] == kMasked) continue;
+          TextItem t =
+              text(mat_x + static_cast<int>(c) * g.cell + inner / 2,
+                   mat_y + static_cast<int>(r) * g.cell + (inner - kCapHeight * ann.scale) / 2,
+                   value_text(panel.values[i], ann.decimals), Anchor::kMiddle, "value",
+                   text_color_on(grid.colors[i]));
+          if (panel.state[i] == kMissing) t.text = "nan";
+          t.scale = ann.scale;
+          s.texts.push_back(t);
+        }
+      }
+    }
+    s.grids.push_back(std::move(grid));
+  }
+
+  const int bar_x = kMargin + g.left_w + g.grid_w + kBarGap;
+  const int bar_h = std::max(last_mat_bottom - first_mat_y, 160);
+  const int tick_x = bar_x + kBarWidth + kTickLen + 4;
+  add_colorbar(s, p, d, bar_x, first_mat_y, bar_h, tick_x);
+  // The colorbar's title (a --key name may be long) is centred on the bar
+  // and cut to stay between the figure's title and its bottom margin.
+  const int bar_mid = first_mat_y + bar_h / 2;
+  const int bar_room = 2 * std::min(bar_mid - (kMargin + g.title_h), g.height - kMargin - bar_mid);
+  TextItem bar_title = text(tick_x + cx.tick_w + 10, bar_mid, fit_text(p.scale_name, bar_room, kScale),
+                            Anchor::kMiddle, "axis", kSoft);
+  bar_title.vertical = true;
+  s.texts.push_back(bar_title);
+
+  int ny = std::max(last_mat_bottom + g.axis_h, first_mat_y + bar_h) + 8 + (kPitch - kTextH) / 2;
+  const int note_w = g.width - 2 * kMargin;
+  if (p.any_masked || p.any_missing) {
+    int x = kMargin;
+    auto swatch = [&](uint8_t state, const char* label) {
+      CellGrid sw;
+      sw.x = x;
+      sw.y = ny;
+      sw.cell_w = sw.cell_h = kTextH;
+      sw.rows = sw.cols = 1;
+      sw.state = {state};
+      sw.colors = {state == kMasked ? masked_fill_color() : missing_color()};
+      sw.legend = true;
+      s.grids.push_back(sw);
+      s.texts.push_back(text(x + kTextH + 8, ny, label, Anchor::kStart, "note"));
+      x += kTextH + 8 + text_extent(label, kScale) + 24;
+    };
+    if (p.any_masked) swatch(kMasked, "masked");
+    if (p.any_missing) swatch(kMissing, "nan");
+    ny += kPitch;
+  }
+  if (!p.block_note.empty()) {
+    s.texts.push_back(
+        text(kMargin, ny, fit_text(p.block_note, note_w, kScale), Anchor::kStart, "note"));
+  }
+  return s;
+}
+
+}  // namespace attn::heatmap

@@ -1,0 +1,277 @@
+#include "heatmap/panels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "attn/error.h"
+
+namespace attn::heatmap {
+
+namespace {
+
+std::string panel_caption(const HeatmapData& d, int64_t b, int64_t h) {
+  std::string s;
+  if (d.batch_axis) s = "batch " + std::to_string(b);
+  if (h < 0 || d.head_axis) {
+    if (!s.empty()) s += ", ";
+    s += h < 0 ? "mean of heads" : "head " + std::to_string(h);
+  }
+  return s;
+}
+
+void check_index(const char* flag, const std::optional<int64_t>& i, int64_t n, const char* one,
+                 const char* many) {
+  if (i && *i >= n) {
+    throw_usage(std::string(flag) + " " + std::to_string(*i) + ": out of range; the input has " +
+                std::to_string(n) + " " + (n == 1 ? one : many) + " (0 to " +
+                std::to_string(n - 1) + ")");
+  }
+}
+
+// 2^-k for the smallest k with 2^k >= n. Summing n finite values each scaled
+// by it cannot overflow (two values of 1.7e308 do), and since scaling by a
+// power of two is exact, the mean rounds to the same bits as the plain sum's.
+double sum_scale(int64_t n) {
+  int k = 0;
+  while (k < 62 && (int64_t{1} << k) < n) ++k;
+  return std::ldexp(1.0, -k);
+}
+
+// One matrix of the source (a head), or the mean over the heads of a batch:
+// the cell at (r, c) with its state. A masked cell counts as 0 in the mean,
+// as a masked weight is 0 (so the mean of weights is PyTorch's
+// average_attn_weights); the mean is masked only where every head is.
+struct Source {
+  const double* values;
+  const uint8_t* masked;  // may be null
+  int64_t planes;         // 1, or the heads averaged
+  int64_t plane_size;
+
+  uint8_t cell(int64_t offset, double* v) const {
+    if (planes == 1) {
+      if (masked && masked[offset]) return kMasked;
+      *v = values[offset];
+      return std::isnan(*v) ? kMissing : kValue;
+    }
+    const double scale = sum_scale(planes);
+    double sum = 0;
+    int64_t masked_heads = 0;
+    bool nan = false;
+    for (int64_t h = 0; h < planes; ++h) {
+      const int64_t at = h * plane_size + offset;
+      if (masked && masked[at]) {
+        ++masked_heads;
+        continue;
+      }
+      nan = nan || std::isnan(values[at]);
+      sum += values[at] * scale;
+    }
+    if (masked_heads == planes) return kMasked;
+    *v = sum / static_cast<double>(planes) / scale;
+    return nan ? kMissing : kValue;
+  }
+};
+
+// max |value| of each row (or column) of a source, for --normalize.
+std::vector<double> norm_divisors(const Source& s, int64_t rows, int64_t cols, bool by_row) {
+  std::vector<double> m(static_cast<size_t>(by_row ? rows : cols), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      double v = 0;
+      if (s.cell(r * cols + c, &v) != kValue || !std::isfinite(v)) continue;
+      double& slot = m[static_cast<size_t>(by_row ? r : c)];
+      slot = std::max(slot, std::fabs(v));
+    }
+  }
+  for (double& x : m) {
+    if (x == 0) x = 1;  // an all-zero row stays zero
+  }
+  return m;
+}
+
+// Merges factor x factor blocks of one source into a panel: the mean (or
+// max) of the cells that are neither masked nor NaN. A block is masked when
+// all its cells are, NaN when its unmasked cells all are.
+void reduce_into(const Source& s, int64_t rows, int64_t cols, int64_t f, Reduce how,
+                 const std::vector<double>* row_div, const std::vector<double>* col_div,
+                 Panel& out) {
+  const int64_t sr = (rows + f - 1) / f, sc = (cols + f - 1) / f;
+  out.values.assign(static_cast<size_t>(sr * sc), 0.0);
+  out.state.assign(static_cast<size_t>(sr * sc), kValue);
+  std::vector<double> acc(static_cast<size_t>(sc));
+  std::vector<int64_t> count(static_cast<size_t>(sc)), masked(static_cast<size_t>(sc));
+  const double start = how == Reduce::kMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  const double scale = sum_scale(f * f);  // a block's sum, see sum_scale
+  for (int64_t br = 0; br < sr; ++br) {
+    std::fill(acc.begin(), acc.end(), start);
+    std::fill(count.begin(), count.end(), 0);
+    std::fill(masked.begin(), masked.end(), 0);
+    const int64_t r_end = std::min(rows, (br + 1) * f);
+    for (int64_t r = br * f; r < r_end; ++r) {
+      const double rd = row_div ? (*row_div)[static_cast<size_t>(r)] : 1.0;
+      for (int64_t bc = 0; bc < sc; ++bc) {
+        const int64_t c_end = std::min(cols, (bc + 1) * f);
+        double a = acc[static_cast<size_t>(bc)];
+        int64_t n = 0, m = 0;
+        for (int64_t c = bc * f; c < c_end; ++c) {
+          double v = 0;
+          const uint8_t st = s.cell(r * cols + c, &v);
+          if (st == kMasked) {
+            ++m;
+            continue;
+          }
+          if (st == kMissing) continue;
+          v /= col_div ? (*col_div)[static_cast<size_t>(c)] : rd;
+          a = how == Reduce::kMax ? std::max(a, v) : a + v * scale;
+          ++n;
+        }
+        acc[static_cast<size_t>(bc)] = a;
+        count[static_cast<size_t>(bc)] += n;
+        masked[static_cast<size_t>(bc)] += m;
+      }
+    }
+    for (int64_t bc = 0; bc < sc; ++bc) {
+      const size_t i = static_cast<size_t>(br * sc + bc);
+      const size_t k = static_cast<size_t>(bc);
+      const int64_t cells = (r_end - br * f) * (std::min(cols, (bc + 1) * f) - bc * f);
+      if (masked[k] == cells) {
+        out.state[i] = kMasked;
+      } else if (count[k] == 0) {
+        out.state[i] = kMissing;
+      } else {
+        out.values[i] =
+            how == Reduce::kMax ? acc[k] : acc[k] / static_cast<double>(count[k]) / scale;
+      }
+    }
+  }
+}
+
+// The colour range and colormap (see HeatmapOptions).
+void choose_range(const HeatmapData& d, const HeatmapOptions& o, Panels& p) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const Panel& panel : p.panels) {
+    for (size_t i = 0; i < panel.values.size(); ++i) {
+      if (panel.state[i] != kValue || !std::isfinite(panel.values[i])) continue;
+      lo = std::min(lo, panel.values[i]);
+      hi = std::max(hi, panel.values[i]);
+    }
+  }
+  if (lo > hi) lo = hi = 0;  // nothing to show
+  const bool is_signed = lo < 0;
+  p.colormap = o.colormap.value_or(is_signed ? Colormap::kRdBu : Colormap::kViridis);
+  if (o.normalize != Normalize::kNone) {
+    lo = is_signed ? -1 : 0;
+    hi = 1;
+  } else {
+    if (d.zero_based && lo > 0) lo = 0;
+    if (p.colormap == Colormap::kRdBu && !o.vmin && !o.vmax) {
+      const double m = std::max(std::fabs(lo), std::fabs(hi));
+      lo = -m;
+      hi = m;
+    }
+  }
+  if (o.vmin) lo = *o.vmin;
+  if (o.vmax) hi = *o.vmax;
+  if (!(hi > lo)) {
+    // A constant matrix, or a single bound beyond the data: widen the range
+    // on the side that was not given.
+    const double pad = lo == 0 ? 0.5 : std::fabs(lo) * 0.5;
+    if (d.zero_based && lo == 0 && !o.vmax) {
+      hi = 1;
+    } else if (o.vmin && !o.vmax) {
+      hi = lo + 2 * pad;
+    } else if (o.vmax && !o.vmin) {
+      lo = hi - 2 * (hi == 0 ? 0.5 : std::fabs(hi) * 0.5);
+    } else {
+      lo -= pad;
+      hi += pad;
+    }
+    // Widening 1.7e308 by half of itself overflows: the range stays finite.
+    lo = std::max(lo, std::numeric_limits<double>::lowest());
+    hi = std::min(hi, std::numeric_limits<double>::max());
+  }
+  p.lo = lo;
+  p.hi = hi;
+}
+
+}  // namespace
+
+PanelPlan plan_panels(const HeatmapData& d, const HeatmapOptions& o) {
+  if (d.batch < 1 || d.heads < 1 || d.rows < 1 || d.cols < 1) {
+    throw_input(d.source, "nothing to draw: the matrix is empty (" + std::to_string(d.rows) +
+                              " rows, " + std::to_string(d.cols) + " columns)");
+  }
+  check_index("--batch", o.batch, d.batch, "batch", "batches");
+  check_index("--head", o.head, d.heads, "head", "heads");
+  PanelPlan plan;
+  const int64_t b0 = o.batch.value_or(0), b1 = o.batch ? b0 + 1 : d.batch;
+  const int64_t h0 = o.head.value_or(0), h1 = o.head ? h0 + 1 : d.heads;
+  const bool mean = d.head_average && d.heads > 1 && !o.head;
+  for (int64_t b = b0; b < b1; ++b) {
+    for (int64_t h = h0; h < h1; ++h) plan.refs.push_back({b, h, panel_caption(d, b, h)});
+    if (mean) plan.refs.push_back({b, -1, panel_caption(d, b, -1)});
+  }
+  const int per_batch = static_cast<int>((h1 - h0) + (mean ? 1 : 0));
+  const int n = static_cast<int>(plan.refs.size());
+  if (b1 - b0 > 1) {
+    plan.grid_rows = static_cast<int>(b1 - b0);
+    plan.grid_cols = per_batch;
+  } else {
+    plan.grid_cols = n <= 5 ? n : static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n))));
+    plan.grid_rows = (n + plan.grid_cols - 1) / plan.grid_cols;
+  }
+  return plan;
+}
+
+int64_t block_factor(int64_t rows, int64_t cols, int64_t max_rows, int64_t max_cols) {
+  max_rows = std::max<int64_t>(max_rows, 1);
+  max_cols = std::max<int64_t>(max_cols, 1);
+  int64_t f = std::max((rows + max_rows - 1) / max_rows, (cols + max_cols - 1) / max_cols);
+  return std::max<int64_t>(f, 1);
+}
+
+Panels build_panels(const HeatmapData& d, const HeatmapOptions& o, const PanelPlan& plan,
+                    int64_t factor) {
+  Panels p;
+  p.rows = d.rows;
+  p.cols = d.cols;
+  p.factor = factor;
+  p.shown_rows = (d.rows + factor - 1) / factor;
+  p.shown_cols = (d.cols + factor - 1) / factor;
+  p.grid_rows = plan.grid_rows;
+  p.grid_cols = plan.grid_cols;
+  const int64_t plane = d.rows * d.cols;
+  for (const PanelRef& ref : plan.refs) {
+    const int64_t first = (ref.batch * d.heads + (ref.head < 0 ? 0 : ref.head)) * plane;
+    Source s{d.values + first, d.masked ? d.masked + first : nullptr, ref.head < 0 ? d.heads : 1,
+             plane};
+    std::vector<double> div;
+    if (o.normalize != Normalize::kNone) {
+      div = norm_divisors(s, d.rows, d.cols, o.normalize == Normalize::kRow);
+    }
+    Panel panel;
+    panel.caption = ref.caption;
+    reduce_into(s, d.rows, d.cols, factor, o.reduce,
+                o.normalize == Normalize::kRow ? &div : nullptr,
+                o.normalize == Normalize::kCol ? &div : nullptr, panel);
+    for (uint8_t st : panel.state) {
+      p.any_masked = p.any_masked || st == kMasked;
+      p.any_missing = p.any_missing || st == kMissing;
+    }
+    p.panels.push_back(std::move(panel));
+  }
+  choose_range(d, o, p);
+  p.scale_name = d.value_name;
+  if (o.normalize == Normalize::kRow) p.scale_name += " / row max";
+  if (o.normalize == Normalize::kCol) p.scale_name += " / column max";
+  if (factor > 1) {
+    p.block_note = std::to_string(d.rows) + "x" + std::to_string(d.cols) + " shown as " +
+                   std::to_string(p.shown_rows) + "x" + std::to_string(p.shown_cols) + ": " +
+                   std::string(name(o.reduce)) + " of " + std::to_string(factor) + "x" +
+                   std::to_string(factor) + " blocks";
+  }
+  return p;
+}
+
+}  // namespace attn::heatmap

@@ -1,0 +1,280 @@
+#include "attn/file_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "attn/error.h"
+#include "io/temp_file.h"
+
+namespace attn {
+
+namespace {
+
+[[noreturn]] void os_error(const std::string& path, const char* action, int err) {
+  throw_file(display_name(path), std::string(action) + ": " + std::strerror(err));
+}
+
+constexpr char kNpyMagic[] = "\x93NUMPY";
+constexpr size_t kNpyMagicSize = 6;
+
+[[noreturn]] void too_large(const std::string& path, int64_t size, int64_t max_bytes) {
+  const std::string limit = "more than --max-input-bytes " + std::to_string(max_bytes);
+  throw_input(display_name(path),
+              (size >= 0 ? std::to_string(size) + " bytes, " + limit : limit + " bytes") +
+                  "; raise --max-input-bytes");
+}
+
+std::string read_fd(int fd, const std::string& path, const ProgressFn& progress,
+                    int64_t max_bytes) {
+  std::string out;
+  struct stat st {};
+  int64_t total = -1;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    total = static_cast<int64_t>(st.st_size);
+    if (total > max_bytes) too_large(path, total, max_bytes);
+    out.reserve(static_cast<size_t>(st.st_size));
+  }
+  // Whether the content is text (NUL ends it) or a .npy file: undecided
+  // while the bytes read are a prefix of the magic.
+  enum { kUndecided, kText, kBinary } kind = kUndecided;
+  size_t scanned = 0;  // text: bytes known to hold no NUL
+  std::vector<char> buf(1 << 16);
+  for (;;) {
+    ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      os_error(path, "cannot read", errno);
+    }
+    if (n == 0) break;
+    out.append(buf.data(), static_cast<size_t>(n));
+    if (kind == kUndecided) {
+      const size_t k = std::min(out.size(), kNpyMagicSize);
+      if (std::memcmp(out.data(), kNpyMagic, k) != 0) {
+        kind = kText;
+      } else if (k == kNpyMagicSize) {
+        kind = kBinary;
+      }
+    }
+    if (kind == kText) {
+      const void* nul = std::memchr(out.data() + scanned, '\0', out.size() - scanned);
+      if (nul) {
+        out.resize(static_cast<size_t>(static_cast<const char*>(nul) - out.data()) + 1);
+        break;
+      }
+      scanned = out.size();
+    }
+    if (static_cast<int64_t>(out.size()) > max_bytes) too_large(path, -1, max_bytes);
+    if (progress) progress(static_cast<int64_t>(out.size()), total);
+  }
+  // The end, also for a pipe or a file that changed size while read.
+  if (progress) progress(static_cast<int64_t>(out.size()), static_cast<int64_t>(out.size()));
+  return out;
+}
+
+// "/dev/stdout", "/dev/fd/2", "/proc/self/fd/1": a descriptor of this
+// process, whatever file it is open on; -1 for other paths.
+int descriptor_path(const std::string& p) {
+  if (p == "/dev/stdin") return 0;
+  if (p == "/dev/stdout") return 1;
+  if (p == "/dev/stderr") return 2;
+  for (const std::string& prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
+                                   std::string("/proc/thread-self/fd/"),
+                                   "/proc/" + std::to_string(::getpid()) + "/fd/"}) {
+    if (p.size() <= prefix.size() || p.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string n = p.substr(prefix.size());
+    if (n.size() > 9 || n.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::stoi(n);
+  }
+  return -1;
+}
+
+std::string directory_of(const std::string& p) {
+  const size_t slash = p.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return p.substr(0, slash);
+}
+
+// Where a write to a path lands.
+struct Destination {
+  enum Kind { kReplace, kDirect, kDescriptor } kind = kReplace;
+  std::string path;       // kReplace: the file replaced (it may not exist yet); kDirect: opened
+  bool via_link = false;  // path is the target of a symbolic link
+  int fd = -1;            // kDescriptor
+};
+
+// Follows symbolic links one at a time, as the kernel would, but stops at
+// a name that does not exist (a dangling link's target is created, when
+// its directory exists) and at a descriptor of this process (/dev/stdout
+// -> /proc/self/fd/1, whose "target" may be "pipe:[1234]").
+Destination destination(const std::string& path) {
+  Destination d;
+  d.path = path;
+  for (int hops = 0;; ++hops) {
+    if (const int fd = descriptor_path(d.path); fd >= 0) {
+      d.kind = Destination::kDescriptor;
+      d.fd = fd;
+      return d;
+    }
+    struct stat st {};
+    if (::lstat(d.path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;
+    if (hops == 40) os_error(path, "cannot write", ELOOP);
+    std::vector<char> buf(static_cast<size_t>(st.st_size > 0 ? st.st_size : PATH_MAX) + 1);
+    const ssize_t n = ::readlink(d.path.c_str(), buf.data(), buf.size());
+    if (n <= 0) os_error(path, "cannot write", n < 0 ? errno : ENOENT);
+    const std::string target(buf.data(), static_cast<size_t>(n));
+    // A relative target is relative to the link's directory.
+    const size_t slash = d.path.find_last_of('/');
+    d.path = target[0] == '/' || slash == std::string::npos ? target
+                                                            : d.path.substr(0, slash + 1) + target;
+    d.via_link = true;
+  }
+  struct stat st {};
+  if (::stat(d.path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) os_error(path, "cannot write", EISDIR);
+    if (!S_ISREG(st.st_mode)) d.kind = Destination::kDirect;
+  }
+  return d;
+}
+
+void write_direct(const std::string& path, const std::string& target, std::string_view content) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) os_error(path, "cannot open for writing", errno);
+  try {
+    write_fd(fd, content, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0) os_error(path, "cannot write", errno);
+}
+
+// Test hook (docs/errors.md): ATTN_DEBUG_PAUSE_BEFORE_RENAME=SECONDS waits
+// with the temporary file complete and not yet renamed, so the suite can
+// interrupt a write at its most exposed moment.
+void debug_pause_before_rename() {
+  const char* s = std::getenv("ATTN_DEBUG_PAUSE_BEFORE_RENAME");
+  if (!s || !*s) return;
+  const int seconds = std::atoi(s);
+  if (seconds > 0) std::this_thread::sleep_for(std::chrono::seconds(std::min(seconds, 60)));
+}
+
+}  // namespace
+
+std::string display_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+std::string extension(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string e = path.substr(dot + 1);
+  for (char& c : e) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return e;
+}
+
+std::string read_file(const std::string& path, const ProgressFn& progress, int64_t max_bytes) {
+  if (path == "-") return read_fd(0, path, progress, max_bytes);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) os_error(path, "cannot open", errno);
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    os_error(path, "cannot read", EISDIR);
+  }
+  try {
+    std::string s = read_fd(fd, path, progress, max_bytes);
+    ::close(fd);
+    return s;
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+}
+
+void write_fd(int fd, std::string_view data, const std::string& name) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE) throw BrokenPipe{};
+      os_error(name, "cannot write", errno);
+    }
+    done += static_cast<size_t>(n);
+  }
+}
+
+void write_file_atomic(const std::string& path, std::string_view content) {
+  const Destination d = destination(path);
+  if (d.kind == Destination::kDescriptor) {
+    write_fd(d.fd, content, path);
+    return;
+  }
+  // Devices and pipes cannot be replaced by a rename; write in place.
+  if (d.kind == Destination::kDirect) {
+    write_direct(path, d.path, content);
+    return;
+  }
+  detail::TempFile tmp(directory_of(d.path));
+  if (tmp.fd() < 0) {
+    if (d.via_link) {
+      throw_file(path, "cannot create a temporary file next to the link's target " + d.path +
+                           ": " + std::strerror(tmp.error()));
+    }
+    os_error(path, "cannot create a temporary file next to it", tmp.error());
+  }
+  write_fd(tmp.fd(), content, path);
+  if (::fsync(tmp.fd()) != 0 && errno != EINVAL) os_error(path, "cannot write", errno);
+  // Keep the permissions of a file being replaced; new files get 0644
+  // (less the umask) instead of mkstemp's 0600.
+  struct stat st {};
+  mode_t mode = 0644;
+  if (::stat(d.path.c_str(), &st) == 0) {
+    mode = st.st_mode & 07777;
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode &= ~mask;
+  }
+  ::fchmod(tmp.fd(), mode);
+  if (const int err = tmp.close(); err != 0) os_error(path, "cannot write", err);
+  debug_pause_before_rename();
+  if (const int err = tmp.commit(d.path); err != 0) os_error(path, "cannot replace", err);
+}
+
+bool is_special_file(const std::string& path) {
+  if (path == "-" || path.empty()) return false;
+  try {
+    return destination(path).kind != Destination::kReplace;
+  } catch (const Error&) {
+    return false;  // a directory, a loop of links: the write reports it
+  }
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  if (a == "-" || b == "-") return false;
+  struct stat sa {}, sb {};
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+bool is_stdout(const std::string& path) {
+  if (path == "-") return true;
+  if (path.empty()) return false;
+  struct stat out {}, p {}, null {};
+  if (::fstat(STDOUT_FILENO, &out) != 0 || ::stat(path.c_str(), &p) != 0) return false;
+  if (out.st_dev != p.st_dev || out.st_ino != p.st_ino) return false;
+  return !(::stat("/dev/null", &null) == 0 && null.st_dev == out.st_dev && null.st_ino == out.st_ino);
+}
+
+}  // namespace attn

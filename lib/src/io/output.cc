@@ -1,0 +1,313 @@
+#include "attn/output.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attn/escape.h"
+#include "attn/number_text.h"
+#include "base/elide.h"
+
+namespace attn {
+
+std::optional<Format> parse_format(std::string_view s) {
+  if (s == "table") return Format::kTable;
+  if (s == "json") return Format::kJson;
+  if (s == "csv") return Format::kCsv;
+  return std::nullopt;
+}
+
+const std::vector<std::string>& format_names() {
+  static const std::vector<std::string> names = {"table", "json", "csv"};
+  return names;
+}
+
+namespace {
+
+constexpr int kTableMaxRows = 40;
+constexpr int kTableMaxCols = 12;
+
+void append_number(std::string& out, double v, DType dtype) {
+  if (!std::isfinite(v)) {
+    out += '"';
+    append_shortest(out, v);
+    out += '"';
+    return;
+  }
+  if (dtype == DType::kF32) {
+    append_shortest(out, static_cast<float>(v));
+  } else {
+    append_shortest(out, v);
+  }
+}
+
+void append_json_level(std::string& out, const double* data, const Shape& shape, size_t axis,
+                       DType dtype, int indent) {
+  const int64_t n = shape[axis];
+  if (axis + 1 == shape.size()) {
+    out += '[';
+    for (int64_t i = 0; i < n; ++i) {
+      if (i) out += ", ";
+      append_number(out, data[i], dtype);
+    }
+    out += ']';
+    return;
+  }
+  int64_t stride = 1;
+  for (size_t a = axis + 1; a < shape.size(); ++a) stride *= shape[a];
+  const std::string pad(static_cast<size_t>(indent + 2), ' ');
+  out += "[\n";
+  for (int64_t i = 0; i < n; ++i) {
+    out += pad;
+    append_json_level(out, data + i * stride, shape, axis + 1, dtype, indent + 2);
+    if (i + 1 < n) out += ',';
+    out += '\n';
+  }
+  out += std::string(static_cast<size_t>(indent), ' ');
+  out += ']';
+}
+
+std::string json_result(const Result& r, const OutputOptions& o, const Similarity* sim) {
+  std::string out = "{\n  \"output\": ";
+  append_json_tensor(out, r.output, r.dtype, 2);
+  if (o.weights && r.weights) {
+    out += ",\n  \"weights\": ";
+    append_json_tensor(out, *r.weights, r.dtype, 2);
+  }
+  if (sim) {
+    out += ",\n  \"similarity\": {\n    \"input\": ";
+    append_json_tensor(out, sim->input, DType::kF64, 4);
+    out += ",\n    \"output\": ";
+    append_json_tensor(out, sim->output, DType::kF64, 4);
+    out += "\n  }";
+  }
+  out += "\n}\n";
+  return out;
+}
+
+// Decides fixed or scientific notation for a whole matrix, so that columns
+// line up and small values are not all printed as 0.0000.
+bool use_scientific(const double* v, int64_t n, int precision) {
+  double max_abs = 0, min_nonzero = INFINITY;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(v[i])) continue;
+    const double a = std::fabs(v[i]);
+    max_abs = std::max(max_abs, a);
+    if (a > 0) min_nonzero = std::min(min_nonzero, a);
+  }
+  if (max_abs >= 1e7) return true;
+  return max_abs > 0 && max_abs < std::pow(10.0, -precision);
+}
+
+std::vector<std::string> index_labels(int64_t n, const std::string& prefix = "") {
+  std::vector<std::string> l;
+  for (int64_t i = 0; i < n; ++i) l.push_back(prefix + std::to_string(i));
+  return l;
+}
+
+// Display width in characters (UTF-8 code points) of a label.
+size_t display_width(const std::string& s) {
+  size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
+  return w;
+}
+
+void pad_left(std::string& out, const std::string& s, size_t width) {
+  const size_t w = display_width(s);
+  if (w < width) out.append(width - w, ' ');
+  out += s;
+}
+
+void pad_right(std::string& out, const std::string& s, size_t width) {
+  out += s;
+  const size_t w = display_width(s);
+  if (w < width) out.append(width - w, ' ');
+}
+
+
+// Prints a tensor whose last two axes are a matrix, one block per leading
+// index, with a caption naming the block.
+void table_blocks(std::string& out, const std::string& name, const Tensor<double>& t,
+                  const std::vector<std::string>& leading_names,
+                  const std::vector<std::string>& rows, const std::vector<std::string>& cols,
+                  int precision, const Tensor<uint8_t>* masked) {
+  const Shape& s = t.shape();
+  const int64_t r = s[s.size() - 2], c = s[s.size() - 1];
+  const int64_t blocks = t.size() / std::max<int64_t>(1, r * c);
+  for (int64_t b = 0; b < blocks; ++b) {
+    std::string caption = name;
+    int64_t rest = b;
+    std::vector<int64_t> idx(s.size() - 2);
+    for (size_t a = idx.size(); a-- > 0;) {
+      idx[a] = rest % s[a];
+      rest /= s[a];
+    }
+    for (size_t a = 0; a < idx.size(); ++a) {
+      caption += (a == 0 ? " (" : ", ") + leading_names[a] + " " + std::to_string(idx[a]);
+      if (a + 1 == idx.size()) caption += ")";
+    }
+    caption += "  " + shape_string({r, c});
+    out += caption + "\n";
+    out += format_table_matrix(t.data() + b * r * c, r, c, rows, cols, precision,
+                               masked ? masked->data() + b * r * c : nullptr);
+    if (b + 1 < blocks) out += "\n";
+  }
+}
+
+std::string table_result(const Problem& p, const Result& r, const OutputOptions& o) {
+  std::string out;
+  if (!p.title.empty()) out += terminal_text(p.title) + "\n";
+  out += "attention: " + describe_run(p) + "\n\n";
+  std::vector<std::string> lead;
+  if (p.batched) lead.push_back("batch");
+  if (p.four_d) lead.push_back("head");
+  std::vector<std::string> out_cols;
+  table_blocks(out, "output", r.output, lead, p.query_labels, out_cols, o.precision, nullptr);
+  if (o.weights && r.weights) {
+    out += "\n";
+    std::vector<std::string> wlead;
+    if (p.batched) wlead.push_back("batch");
+    if (r.weights->rank() - (p.batched ? 1 : 0) == 3) wlead.push_back("head");
+    // Under a finite mask_fill a masked cell has the weight the arithmetic
+    // gives (uniform in a fully masked row): show the number then.
+    const Tensor<uint8_t>* masked = r.masked && std::isinf(p.mask_fill) ? &*r.masked : nullptr;
+    const bool averaged = p.heads > 1 && wlead.size() == (p.batched ? 1u : 0u);
+    const std::string name =
+        averaged ? "weights, mean of " + std::to_string(p.heads) + " heads" : "weights";
+    table_blocks(out, name, *r.weights, wlead, p.query_labels, p.key_labels, o.precision, masked);
+  }
+  return out;
+}
+
+}  // namespace
+
+void append_json_tensor(std::string& out, const Tensor<double>& t, DType dtype, int indent) {
+  if (t.rank() == 0) {
+    append_number(out, t.size() ? t[0] : 0.0, dtype);
+    return;
+  }
+  append_json_level(out, t.data(), t.shape(), 0, dtype, indent);
+}
+
+std::string format_table_matrix(const double* values, int64_t rows, int64_t cols,
+                                const std::vector<std::string>& row_labels,
+                                const std::vector<std::string>& col_labels, int precision,
+                                const uint8_t* masked) {
+  // Tables are for people: a large matrix shows its corners (JSON, CSV and
+  // .npy always hold everything).
+  const std::vector<int64_t> ri = detail::shown_indices(rows, kTableMaxRows);
+  const std::vector<int64_t> ci = detail::shown_indices(cols, kTableMaxCols);
+  const bool sci = use_scientific(values, rows * cols, precision);
+  std::vector<std::string> rl =
+      static_cast<int64_t>(row_labels.size()) == rows ? row_labels : index_labels(rows);
+  std::vector<std::string> cl =
+      static_cast<int64_t>(col_labels.size()) == cols ? col_labels : index_labels(cols);
+  // Labels come from the input: made safe for a terminal before widths are taken.
+  for (std::string& l : rl) l = terminal_text(l);
+  for (std::string& l : cl) l = terminal_text(l);
+  auto cell = [&](int64_t i, int64_t j) -> std::string {
+    if (i < 0 || j < 0) return "…";
+    const int64_t k = i * cols + j;
+    if (masked && masked[k]) return "masked";
+    return sci ? format_scientific(values[k], precision) : format_fixed(values[k], precision);
+  };
+  std::vector<std::vector<std::string>> cells;
+  for (int64_t i : ri) {
+    std::vector<std::string> line;
+    for (int64_t j : ci) line.push_back(cell(i, j));
+    cells.push_back(std::move(line));
+  }
+  size_t label_w = 0;
+  for (int64_t i : ri) label_w = std::max(label_w, i < 0 ? 1 : display_width(rl[static_cast<size_t>(i)]));
+  std::vector<size_t> col_w(ci.size(), 0);
+  for (size_t j = 0; j < ci.size(); ++j) {
+    col_w[j] = ci[j] < 0 ? 1 : display_width(cl[static_cast<size_t>(ci[j])]);
+    for (const auto& line : cells) col_w[j] = std::max(col_w[j], display_width(line[j]));
+  }
+  std::string out;
+  out.append(label_w, ' ');
+  for (size_t j = 0; j < ci.size(); ++j) {
+    out += "  ";
+    pad_left(out, ci[j] < 0 ? "…" : cl[static_cast<size_t>(ci[j])], col_w[j]);
+  }
+  out += '\n';
+  for (size_t r = 0; r < ri.size(); ++r) {
+    pad_right(out, ri[r] < 0 ? "…" : rl[static_cast<size_t>(ri[r])], label_w);
+    for (size_t j = 0; j < ci.size(); ++j) {
+      out += "  ";
+      pad_left(out, cells[r][j], col_w[j]);
+    }
+    out += '\n';
+  }
+  if (rows > kTableMaxRows || cols > kTableMaxCols) {
+    out += "(showing " + std::to_string(std::min<int64_t>(rows, kTableMaxRows - 1)) + " of " +
+           std::to_string(rows) + " rows and " +
+           std::to_string(std::min<int64_t>(cols, kTableMaxCols - 1)) + " of " +
+           std::to_string(cols) + " columns; --format json or csv prints everything)\n";
+  }
+  return out;
+}
+
+std::string format_csv_tensor(const Tensor<double>& t, DType dtype, const std::string& name) {
+  std::string out;
+  out += "# " + name + " " + shape_string(t.shape()) + "\n";
+  const Shape& s = t.shape();
+  if (t.rank() < 2) {
+    for (int64_t i = 0; i < t.size(); ++i) {
+      if (i) out += ',';
+      append_number(out, t[i], dtype);
+    }
+    out += '\n';
+    return out;
+  }
+  const int64_t r = s[s.size() - 2], c = s[s.size() - 1];
+  const int64_t blocks = t.size() / std::max<int64_t>(1, r * c);
+  for (int64_t b = 0; b < blocks; ++b) {
+    if (t.rank() > 2) {
+      std::vector<int64_t> idx(s.size() - 2);
+      int64_t rest = b;
+      for (size_t a = idx.size(); a-- > 0;) {
+        idx[a] = rest % s[a];
+        rest /= s[a];
+      }
+      out += "# index";
+      for (int64_t x : idx) out += " " + std::to_string(x);
+      out += '\n';
+    }
+    const double* d = t.data() + b * r * c;
+    for (int64_t i = 0; i < r; ++i) {
+      for (int64_t j = 0; j < c; ++j) {
+        if (j) out += ',';
+        const double v = d[i * c + j];
+        if (std::isfinite(v)) {
+          append_number(out, v, dtype);
+        } else {
+          append_shortest(out, v);  // CSV readers accept nan/inf unquoted
+        }
+      }
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+std::string format_result(const Problem& p, const Result& r, const OutputOptions& o,
+                          const Similarity* similarity) {
+  switch (o.format) {
+    case Format::kJson:
+      return json_result(r, o, similarity);
+    case Format::kCsv: {
+      std::string out = format_csv_tensor(r.output, r.dtype, "output");
+      if (o.weights && r.weights) out += format_csv_tensor(*r.weights, r.dtype, "weights");
+      if (similarity) {
+        out += format_csv_tensor(similarity->input, DType::kF64, "similarity_input");
+        out += format_csv_tensor(similarity->output, DType::kF64, "similarity_output");
+      }
+      return out;
+    }
+    case Format::kTable:
+      return table_result(p, r, o);
+  }
+  return "";
+}
+
+}  // namespace attn

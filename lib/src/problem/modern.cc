@@ -1,0 +1,164 @@
+// The settings of attention as current models run it: grouped-query heads,
+// RoPE, ALiBi, sliding windows, soft-capping and sinks. Each malformed value
+// is an input error that names its key and says what would be valid.
+#include <cmath>
+
+#include "attn/error.h"
+#include "attn/json_tensor.h"
+#include "attn/number_text.h"
+#include "problem/problem_internal.h"
+
+namespace attn::detail {
+
+std::vector<double> alibi_paper_slopes(int64_t n) {
+  // Press et al.: a geometric sequence starting at 2^(-8/n') for the
+  // largest power of two n' <= n; the remaining heads take every other
+  // slope of the sequence for 2n' heads.
+  int64_t np = 1;
+  while (np * 2 <= n) np *= 2;
+  std::vector<double> m;
+  for (int64_t h = 0; h < n; ++h) {
+    if (h < np) {
+      m.push_back(std::pow(2.0, -8.0 * static_cast<double>(h + 1) / static_cast<double>(np)));
+    } else {
+      const double e = 2.0 * static_cast<double>(h - np) + 1.0;
+      m.push_back(std::pow(2.0, -4.0 * e / static_cast<double>(np)));
+    }
+  }
+  return m;
+}
+
+namespace {
+
+std::string divisors(int64_t n) {
+  std::string s;
+  for (int64_t d = 1; d <= n; ++d) {
+    if (n % d == 0) s += (s.empty() ? "" : ", ") + std::to_string(d);
+  }
+  return s;
+}
+
+bool has_param(const InputDocument& doc, const char* name) {
+  for (const NamedInput& n : doc.params) {
+    if (n.name == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void resolve_modern(const InputDocument& doc, Problem& p) {
+  const RunSettings& s = doc.settings;
+  auto place = [&](const std::string& key) { return place_path(doc.settings_place, key); };
+  p.kv_heads = p.heads;
+  if (p.variant != Variant::kScaledDot && p.variant != Variant::kDot) {
+    const std::pair<bool, const char*> keys[] = {
+        {s.kv_heads.has_value(), "kv_heads"},
+        {s.rope.value_or(false) || s.rope_theta || s.rope_dims || s.rope_layout ||
+             s.rope_q_offset || s.rope_k_offset,
+         "rope"},
+        {s.alibi.value_or(false), "alibi"},
+        {s.window.has_value(), "window"},
+        {s.softcap.has_value(), "softcap"},
+        {s.sinks.has_value(), "sinks"}};
+    for (const auto& [given, key] : keys) {
+      if (given) {
+        throw_input(place(key), "applies to variants scaled_dot and dot only, not " +
+                                    std::string(name(p.variant)));
+      }
+    }
+    return;
+  }
+
+  if (s.kv_heads) {
+    const int64_t kv = *s.kv_heads;
+    if (kv > p.heads || p.heads % kv != 0) {
+      throw_input(place("kv_heads"), std::to_string(kv) + " does not divide heads " +
+                                         std::to_string(p.heads) +
+                                         " (query heads share key/value heads in equal groups); "
+                                         "use one of " +
+                                         divisors(p.heads));
+    }
+    p.kv_heads = kv;
+  }
+  if (p.grouped() && p.mode == Mode::kSelf && (!has_param(doc, "W_k") || !has_param(doc, "W_v"))) {
+    throw_input(place("kv_heads"),
+                std::to_string(p.kv_heads) + " differs from heads " + std::to_string(p.heads) +
+                    ", so self mode needs params.W_k and params.W_v to project X to " +
+                    std::to_string(p.kv_heads) +
+                    (p.kv_heads == 1 ? " key/value head" : " key/value heads"));
+  }
+
+  if (s.alibi.value_or(false)) {
+    if (s.alibi_slopes) {
+      if (static_cast<int64_t>(s.alibi_slopes->size()) != p.heads) {
+        throw_input(place("alibi"), std::to_string(s.alibi_slopes->size()) +
+                                        (s.alibi_slopes->size() == 1 ? " slope" : " slopes") +
+                                        " for " + std::to_string(p.heads) +
+                                        (p.heads == 1 ? " head" : " heads") +
+                                        "; give one slope per head, or true for the ALiBi "
+                                        "paper's slopes");
+      }
+      p.alibi = *s.alibi_slopes;
+    } else {
+      p.alibi = alibi_paper_slopes(p.heads);
+    }
+  }
+
+  if (s.window) {
+    p.masks.window = true;
+    p.masks.window_left = s.window->first;
+    p.masks.window_right = s.window->second;
+  }
+  if (s.softcap) p.softcap = *s.softcap;
+
+  if (s.sinks) {
+    const auto n = static_cast<int64_t>(s.sinks->size());
+    if (n == 1) {
+      p.sinks.assign(static_cast<size_t>(p.heads), s.sinks->front());
+    } else if (n == p.heads) {
+      p.sinks = *s.sinks;
+    } else {
+      throw_input(place("sinks"), std::to_string(n) + " values for " + std::to_string(p.heads) +
+                                      (p.heads == 1 ? " head" : " heads") +
+                                      "; give one number for every head, or one per head");
+    }
+  }
+
+  const bool rope = s.rope.value_or(s.rope_theta || s.rope_dims || s.rope_layout ||
+                                    s.rope_q_offset || s.rope_k_offset);
+  if (rope) {
+    Rope r;
+    r.theta = s.rope_theta.value_or(10000.0);
+    r.dims = s.rope_dims.value_or(0);
+    r.layout = s.rope_layout.value_or(RopeLayout::kHalf);
+    r.q_offset = s.rope_q_offset.value_or(0);
+    r.k_offset = s.rope_k_offset.value_or(0);
+    p.rope = r;
+  }
+}
+
+void resolve_rope_width(const InputDocument& doc, Problem& p) {
+  if (!p.rope) return;
+  const int64_t width = p.head_dim_q();
+  const std::string place = place_path(doc.settings_place, "rope.dims");
+  if (width < 2) {
+    throw_input(place, "the head width " + std::to_string(width) +
+                           " is too narrow for RoPE, which rotates pairs of features");
+  }
+  if (p.rope->dims == 0) {
+    if (width % 2 != 0) {
+      throw_input(place, "the head width " + std::to_string(width) +
+                             " is odd, so not every feature can rotate; give an even rope.dims "
+                             "of at most " +
+                             std::to_string(width - 1));
+    }
+    p.rope->dims = width;
+  } else if (p.rope->dims > width) {
+    throw_input(place, std::to_string(p.rope->dims) + " is wider than the head width " +
+                           std::to_string(width) + "; give an even number of at most " +
+                           std::to_string(width - width % 2));
+  }
+}
+
+}  // namespace attn::detail
