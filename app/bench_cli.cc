@@ -26,7 +26,8 @@ Action add_bench(CLI::App& app) {
   b->add_flag("--no-weights", f->no_weights, "output only: the streaming kernel, no n×n weights");
   b->add_flag("--causal", f->o.causal, "with a causal mask (skips the masked tiles)");
   b->add_option("--threads", f->threads, "threads (default: all cores)")->type_name("N");
-  b->add_option("--seconds", f->seconds, "repeat for at least this long (default 1)")->type_name("S");
+  b->add_option("--seconds", f->seconds, "repeat for at least this long (default 1)")
+      ->type_name("S");
   b->add_flag("--json", f->json, "one JSON line instead of text");
   b->add_option("--max-elements", f->max_elements,
                 "largest tensor to allocate, in elements (default 2^26)")

@@ -78,12 +78,11 @@ std::string lowercase_first(std::string s) {
 std::string parse_error_text(std::string msg) {
   // "--format: At Most 1 required but received 2"
   if (size_t at = msg.find(": At Most 1 required but received "); at != std::string::npos) {
-    return msg.substr(0, at) + ": given " + msg.substr(at + 34) +
-           " times; give it once";
+    return msg.substr(0, at) + ": given " + msg.substr(at + 34) + " times; give it once";
   }
   // "--heads: 1 required VALUE missing"
-  if (size_t at = msg.find(" required "); at != std::string::npos &&
-                                          msg.find(" missing", at) != std::string::npos) {
+  if (size_t at = msg.find(" required ");
+      at != std::string::npos && msg.find(" missing", at) != std::string::npos) {
     size_t colon = msg.rfind(": ", at);
     std::string flag = colon == std::string::npos ? msg.substr(0, at) : msg.substr(0, colon);
     return flag + ": expects a value";
@@ -101,7 +100,8 @@ std::string command_line(int argc, char** argv) {
   std::string s = "attn";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    const bool plain = !a.empty() && a.find_first_of(" \t\n'\"$`\\*?[]{}()<>|&;#~") == std::string::npos;
+    const bool plain =
+        !a.empty() && a.find_first_of(" \t\n'\"$`\\*?[]{}()<>|&;#~") == std::string::npos;
     if (plain) {
       s += " " + a;
       continue;
@@ -121,8 +121,9 @@ int run_program(int argc, char** argv) {
   // writes then fail with EPIPE, which ends the program quietly.
   std::signal(SIGPIPE, SIG_IGN);
 
-  CLI::App app{"attn: compute, check and visualize attention (scaled dot-product, multi-head, "
-               "additive, ...) from JSON, CSV or NumPy files"};
+  CLI::App app{
+      "attn: compute, check and visualize attention (scaled dot-product, multi-head, "
+      "additive, ...) from JSON, CSV or NumPy files"};
   app.name("attn");
   app.set_version_flag("--version", version_text());
   app.allow_extras();
@@ -166,7 +167,8 @@ int run_program(int argc, char** argv) {
     }
     // Test hook (docs/errors.md): fail as a bug would, through the same
     // handler, so the suite can check exit code 70 without a bug to hand.
-    if (const char* hook = std::getenv("ATTN_DEBUG_INTERNAL_ERROR"); hook && hook == std::string("1")) {
+    if (const char* hook = std::getenv("ATTN_DEBUG_INTERNAL_ERROR");
+        hook && hook == std::string("1")) {
       throw std::logic_error("ATTN_DEBUG_INTERNAL_ERROR=1 is set (a test hook)");
     }
     if (app.got_subcommand("run")) return run();

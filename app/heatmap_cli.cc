@@ -82,7 +82,8 @@ std::function<void(HeatmapRequest&, bool, ColorMode)> add_run_heatmap_flags(CLI:
       ->group(g)
       ->type_name("FILE");
   run->add_flag("--show", f->show, "draw the weights in the terminal, after the table")->group(g);
-  run->add_option("--of", f->of, "what --heatmap/--show draw: weights (default), scores, output or bias")
+  run->add_option("--of", f->of,
+                  "what --heatmap/--show draw: weights (default), scores, output or bias")
       ->group(g)
       ->type_name("STAGE");
   add_drawing_flags(run, f->texts, g);

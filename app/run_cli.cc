@@ -38,9 +38,14 @@ void check_path_flags(const CLI::App* run, const std::shared_ptr<RunFlags>& f) {
   for (const std::string& in : f->inputs) check_path_flag("input", in, PathFlag::kInput);
   const MatrixFiles& m = f->req.matrices;
   const std::pair<const char*, const std::string*> inputs[] = {
-      {"--x", &m.x},       {"--y", &m.y},         {"--q", &m.q},
-      {"--k", &m.k},       {"--v", &m.v},         {"--mask", &m.mask},
-      {"--bias", &m.bias}, {"--key-padding-mask", &m.key_padding_mask},
+      {"--x", &m.x},
+      {"--y", &m.y},
+      {"--q", &m.q},
+      {"--k", &m.k},
+      {"--v", &m.v},
+      {"--mask", &m.mask},
+      {"--bias", &m.bias},
+      {"--key-padding-mask", &m.key_padding_mask},
       {"--expect", &f->req.expect_path}};
   for (const auto& [flag, path] : inputs) {
     if (run->count(flag) > 0) check_path_flag(flag, *path, PathFlag::kInput);
@@ -78,25 +83,33 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   }
   run->add_flag("--causal", f->causal, "query i attends to keys 0..i only (default: off)")
       ->group(g);
-  run->add_flag("--rope", f->rope, "rotary position embedding on Q and K (RoPE) (default: off)")->group(g);
-  run->add_flag("--alibi", f->alibi, "ALiBi linear biases with the paper's slopes (default: off)")->group(g);
+  run->add_flag("--rope", f->rope, "rotary position embedding on Q and K (RoPE) (default: off)")
+      ->group(g);
+  run->add_flag("--alibi", f->alibi, "ALiBi linear biases with the paper's slopes (default: off)")
+      ->group(g);
 
   auto* m = "Inputs from files (JSON, CSV or .npy; - is stdin)";
   MatrixFiles& mf = f->req.matrices;
-  run->add_option("--x", mf.x, "X (queries; also keys/values in self mode)")->group(m)->type_name("FILE");
+  run->add_option("--x", mf.x, "X (queries; also keys/values in self mode)")
+      ->group(m)
+      ->type_name("FILE");
   run->add_option("--y", mf.y, "Y (keys and values, cross mode)")->group(m)->type_name("FILE");
   run->add_option("--q", mf.q, "Q (qkv mode)")->group(m)->type_name("FILE");
   run->add_option("--k", mf.k, "K (qkv mode)")->group(m)->type_name("FILE");
   run->add_option("--v", mf.v, "V (qkv mode; defaults to K)")->group(m)->type_name("FILE");
-  run->add_option("--mask", mf.mask, "boolean mask [q][k]: 1/true = may not attend")->group(m)->type_name("FILE");
+  run->add_option("--mask", mf.mask, "boolean mask [q][k]: 1/true = may not attend")
+      ->group(m)
+      ->type_name("FILE");
   run->add_option("--bias", mf.bias, "additive bias [q][k] (attn_bias; -inf allowed)")
       ->group(m)
       ->type_name("FILE");
   run->add_option("--key-padding-mask", mf.key_padding_mask, "key padding mask [k] or [batch][k]")
-      ->group(m)->type_name("FILE");
+      ->group(m)
+      ->type_name("FILE");
   run->add_option("--valid-lens", f->req.valid_lens,
                   "d2l valid lengths: 2,6 or JSON such as [[1,2],[3,4]]")
-      ->type_name("LENS")->group(m);
+      ->type_name("LENS")
+      ->group(m);
   run->add_option("--labels", f->req.labels,
                   "token labels, comma separated (default: the input's, else indices)")
       ->type_name("LIST")
@@ -119,8 +132,11 @@ Action add_run(CLI::App& app, const std::string& command_line) {
       ->group(o);
   run->add_option("--out-dir", f->out_dir,
                   "batch: write each input's result to DIR/<name>.<format> (DIR is created)")
-      ->type_name("DIR")->group(o);
-  run->add_option("--weights-out", f->req.weights_out, "also write the weights to FILE")->type_name("FILE")->group(o);
+      ->type_name("DIR")
+      ->group(o);
+  run->add_option("--weights-out", f->req.weights_out, "also write the weights to FILE")
+      ->type_name("FILE")
+      ->group(o);
   run->add_flag("--trace", f->req.trace.enabled,
                 "print every step of the computation (inputs, QKᵀ, scaling, masks, softmax, ...)")
       ->group(o);
@@ -137,17 +153,24 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   run->add_flag("--similarity", f->req.trace.similarity,
                 "add dot products between output rows (and input rows)")
       ->group(o);
-  run->add_option("--precision", f->precision, "digits after the point in tables and traces (default 4)")
-      ->type_name("N")->group(o);
+  run->add_option("--precision", f->precision,
+                  "digits after the point in tables and traces (default 4)")
+      ->type_name("N")
+      ->group(o);
   run->add_flag("--average-heads", f->req.average_heads, "report the mean of the head weights")
       ->group(o);
-  run->add_option("--dtype", f->dtype, "f64 (default) or f32 arithmetic")->type_name("NAME")->group(o);
+  run->add_option("--dtype", f->dtype, "f64 (default) or f32 arithmetic")
+      ->type_name("NAME")
+      ->group(o);
   run->add_option("--threads", f->threads, "threads of the computation (default 0: all cores)")
       ->type_name("N")
       ->group(o);
-  run->add_flag("--check", f->req.check, "compare with the input's expected numbers; exit 1 if different")
+  run->add_flag("--check", f->req.check,
+                "compare with the input's expected numbers; exit 1 if different")
       ->group(o);
-  run->add_option("--expect", f->req.expect_path, "expected numbers for --check from FILE")->type_name("FILE")->group(o);
+  run->add_option("--expect", f->req.expect_path, "expected numbers for --check from FILE")
+      ->type_name("FILE")
+      ->group(o);
   run->add_flag("-q,--quiet", f->req.quiet,
                 "quiet: no warnings, batch summary or progress bar, and --check lists only "
                 "mismatches (errors are still printed)")
@@ -191,7 +214,8 @@ Action add_run(CLI::App& app, const std::string& command_line) {
     if (f->causal) req.settings.causal = true;
     // --rope=false turns off what the file turns on.
     if (run->count("--rope") > 0) set_setting_flag(req.settings, "--rope", f->rope ? "" : "false");
-    if (run->count("--alibi") > 0) set_setting_flag(req.settings, "--alibi", f->alibi ? "" : "false");
+    if (run->count("--alibi") > 0)
+      set_setting_flag(req.settings, "--alibi", f->alibi ? "" : "false");
     if (run->count("--title") > 0) req.title = f->title;
     if (run->count("--description") > 0) req.description = f->description;
     resolve_formats(FormatFlags{run->count("--format") > 0 ? f->format : "",
@@ -210,7 +234,8 @@ Action add_run(CLI::App& app, const std::string& command_line) {
                               (to_stdout ? use_color(color) : color == ColorMode::kAlways);
     req.dtype = parse_dtype_flag("--dtype", f->dtype);
     req.threads = parse_int_flag("--threads", f->threads, 0, 1024);
-    if (run->count("--max-elements") > 0) req.max_elements = parse_max_elements_flag(f->max_elements);
+    if (run->count("--max-elements") > 0)
+      req.max_elements = parse_max_elements_flag(f->max_elements);
     if (run->count("--max-input-bytes") > 0) {
       req.max_input_bytes = parse_max_input_bytes_flag(f->max_input_bytes);
     }

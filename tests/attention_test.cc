@@ -34,7 +34,8 @@ TEST(Masks, NoMaskAveragesAllKeys) {
 }
 
 TEST(Masks, BoolMaskBlocksTrueCells) {
-  auto o = outputs(R"("mask": [[false, true, true, true], [false, false, true, true], [true, true, true, false]])");
+  auto o = outputs(
+      R"("mask": [[false, true, true, true], [false, false, true, true], [true, true, true, false]])");
   EXPECT_DOUBLE_EQ(o[0], 1);
   EXPECT_DOUBLE_EQ(o[1], 5.5);
   EXPECT_DOUBLE_EQ(o[2], 1000);
@@ -46,7 +47,8 @@ TEST(Masks, ZeroOneMaskEqualsBoolMask) {
 }
 
 TEST(Masks, KeepConventionFlipsTheMask) {
-  auto o = outputs(R"("mask": [[0, 1, 1, 1], [0, 0, 1, 1], [1, 1, 1, 0]], "mask_convention": "keep")");
+  auto o =
+      outputs(R"("mask": [[0, 1, 1, 1], [0, 0, 1, 1], [1, 1, 1, 0]], "mask_convention": "keep")");
   EXPECT_DOUBLE_EQ(o[0], 370);  // (10 + 100 + 1000) / 3
   EXPECT_DOUBLE_EQ(o[1], 550);  // (100 + 1000) / 2
   EXPECT_DOUBLE_EQ(o[2], 37);   // (1 + 10 + 100) / 3
@@ -81,13 +83,15 @@ TEST(Masks, CausalIsTopLeftAlignedForFewerQueriesThanKeys) {
 }
 
 TEST(Masks, CausalWithMoreQueriesThanKeys) {
-  Result r = compute_json(R"({"Q": [[0], [0], [0]], "K": [[1], [2]], "V": [[2], [4]], "causal": true})");
+  Result r =
+      compute_json(R"({"Q": [[0], [0], [0]], "K": [[1], [2]], "V": [[2], [4]], "causal": true})");
   EXPECT_EQ(r.output.values(), (std::vector<double>{2, 3, 3}));
 }
 
 TEST(Masks, AdditiveBiasShiftsScores) {
   // Scores are just the bias: weights proportional to exp(bias) = 1, 3, 1, 0.
-  auto o = outputs(R"("attn_bias": [[0, 1.0986122886681098, 0, "-inf"], [0, 0, 0, 0], ["-inf", "-inf", "-inf", 0]])");
+  auto o = outputs(
+      R"("attn_bias": [[0, 1.0986122886681098, 0, "-inf"], [0, 0, 0, 0], ["-inf", "-inf", "-inf", 0]])");
   EXPECT_NEAR(o[0], (1 + 30 + 100) / 5.0, 1e-12);
   EXPECT_DOUBLE_EQ(o[1], 277.75);
   EXPECT_DOUBLE_EQ(o[2], 1000);
@@ -111,7 +115,8 @@ TEST(FullyMasked, ZeroIsTheDefault) {
 }
 
 TEST(FullyMasked, UniformAttendsToAllKeys) {
-  auto o = outputs(R"("mask": [[1, 1, 1, 1], [0, 1, 1, 1], [1, 1, 1, 1]], "fully_masked": "uniform")");
+  auto o =
+      outputs(R"("mask": [[1, 1, 1, 1], [0, 1, 1, 1], [1, 1, 1, 1]], "fully_masked": "uniform")");
   EXPECT_EQ(o, (std::vector<double>{277.75, 1, 277.75}));
 }
 
@@ -124,7 +129,8 @@ TEST(FullyMasked, NanGivesNan) {
 
 TEST(FullyMasked, ErrorNamesTheRow) {
   std::string e = error_of([] {
-    compute_json(R"({"X": [[1], [2]], "labels": ["a", "b"], "mask": [[0, 1], [1, 1]], "fully_masked": "error"})");
+    compute_json(
+        R"({"X": [[1], [2]], "labels": ["a", "b"], "mask": [[0, 1], [1, 1]], "fully_masked": "error"})");
   });
   EXPECT_EQ(e, "t.json: query 1 (\"b\") has every key masked (fully_masked: error)");
 }
@@ -138,7 +144,8 @@ TEST(FullyMasked, FiniteMaskFillGivesWhatTheArithmeticGives) {
 }
 
 TEST(FullyMasked, MinusInfBiasRowCountsAsFullyMasked) {
-  auto o = outputs(R"("attn_bias": [["-inf", "-inf", "-inf", "-inf"], [0, 0, 0, 0], [0, 0, 0, 0]])");
+  auto o =
+      outputs(R"("attn_bias": [["-inf", "-inf", "-inf", "-inf"], [0, 0, 0, 0], [0, 0, 0, 0]])");
   EXPECT_EQ(o, (std::vector<double>{0, 277.75, 277.75}));
 }
 
@@ -149,8 +156,9 @@ TEST(Masks, BatchedMasksOfEveryRank) {
   EXPECT_EQ(compute_json(base + R"(, "mask": [[0, 1], [1, 0]]})").output.values(),
             (std::vector<double>{1, 10, 100, 1000}));
   // [batch][q][k].
-  EXPECT_EQ(compute_json(base + R"(, "mask": [[[0, 1], [0, 1]], [[1, 0], [1, 0]]]})").output.values(),
-            (std::vector<double>{1, 1, 1000, 1000}));
+  EXPECT_EQ(
+      compute_json(base + R"(, "mask": [[[0, 1], [0, 1]], [[1, 0], [1, 0]]]})").output.values(),
+      (std::vector<double>{1, 1, 1000, 1000}));
   // [batch][k] key padding.
   EXPECT_EQ(compute_json(base + R"(, "key_padding_mask": [[1, 0], [0, 1]]})").output.values(),
             (std::vector<double>{10, 10, 100, 100}));
@@ -163,7 +171,8 @@ TEST(Masks, BatchedMasksOfEveryRank) {
 
 TEST(Masks, PerHeadMasks) {
   // Two heads of width 1; V has two columns, one per head.
-  const std::string base = R"({"Q": [[0, 0]], "K": [[1, 1], [2, 2]], "V": [[1, 100], [3, 300]], "heads": 2)";
+  const std::string base =
+      R"({"Q": [[0, 0]], "K": [[1, 1], [2, 2]], "V": [[1, 100], [3, 300]], "heads": 2)";
   // Unbatched 3D mask is [heads][q][k].
   Result r = compute_json(base + R"(, "mask": [[[0, 1]], [[1, 0]]]})");
   EXPECT_EQ(r.output.values(), (std::vector<double>{1, 300}));
@@ -184,9 +193,13 @@ double scaled_output(const std::string& extra) {
   return compute_json(doc).output[0];
 }
 
-TEST(Scale, DefaultIsSqrtDk) { EXPECT_NEAR(scaled_output(""), logistic3(3 / std::sqrt(2.0)), 1e-15); }
+TEST(Scale, DefaultIsSqrtDk) {
+  EXPECT_NEAR(scaled_output(""), logistic3(3 / std::sqrt(2.0)), 1e-15);
+}
 TEST(Scale, None) { EXPECT_NEAR(scaled_output(R"("scale": "none")"), logistic3(3), 1e-15); }
-TEST(Scale, DotVariantMeansNone) { EXPECT_NEAR(scaled_output(R"("variant": "dot")"), logistic3(3), 1e-15); }
+TEST(Scale, DotVariantMeansNone) {
+  EXPECT_NEAR(scaled_output(R"("variant": "dot")"), logistic3(3), 1e-15);
+}
 TEST(Scale, ExplicitScaleWinsOverDot) {
   EXPECT_NEAR(scaled_output(R"("variant": "dot", "scale": 0.25)"), logistic3(0.75), 1e-15);
 }
@@ -270,8 +283,8 @@ TEST(WorkedExample, SeedZeroShapes) {
     }
     return s + "]";
   };
-  Result r = compute_json("{\"Q\": " + ones(2, 3, 2) + ", \"K\": " + ones(2, 8, 2) + ", \"V\": " +
-                          ones(2, 8, 10) + "}");
+  Result r = compute_json("{\"Q\": " + ones(2, 3, 2) + ", \"K\": " + ones(2, 8, 2) +
+                          ", \"V\": " + ones(2, 8, 10) + "}");
   EXPECT_EQ(r.output.shape(), (Shape{2, 3, 10}));
   EXPECT_EQ(r.weights->shape(), (Shape{2, 3, 8}));
   for (double v : r.output.values()) EXPECT_DOUBLE_EQ(v, 1.0);
@@ -354,7 +367,8 @@ TEST(Heads, AverageHeads) {
 }
 
 TEST(Softmax, ExtremeScoresDoNotOverflow) {
-  Result r = compute_json(R"({"Q": [[1e150]], "K": [[1e150], [-1e150]], "V": [[1], [2]], "scale": "none"})");
+  Result r = compute_json(
+      R"({"Q": [[1e150]], "K": [[1e150], [-1e150]], "V": [[1], [2]], "scale": "none"})");
   EXPECT_EQ(r.output[0], 1.0);
   r = compute_json(R"({"Q": [[1e-300]], "K": [[1], [1]], "V": [[1], [3]]})");
   EXPECT_EQ(r.output[0], 2.0);
@@ -365,9 +379,10 @@ TEST(Dtype, Float32MatchesFloat64ToSinglePrecision) {
   req.dtype = DType::kF32;
   Result r = compute(test::problem(kSweet), req);
   EXPECT_EQ(r.dtype, DType::kF32);
-  expect_near_all(r.output,
-                  {0, 1.25, 2.75, 0, 0, 0.5548934, 3.4451066, 0, 0, 1.25, 2.75, 0, 0, 0.1779896, 3.8220104, 0},
-                  1e-6);
+  expect_near_all(
+      r.output,
+      {0, 1.25, 2.75, 0, 0, 0.5548934, 3.4451066, 0, 0, 1.25, 2.75, 0, 0, 0.1779896, 3.8220104, 0},
+      1e-6);
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Case {
-  std::string file;     // name in tests/bad
+  std::string file;  // name in tests/bad
   int code = 0;
   std::string message;  // stderr without the newline; "" for none
   std::vector<std::string> args;
@@ -26,7 +26,8 @@ std::string corpus_dir() { return test::source_path("tests/bad"); }
 std::string substitute(std::string s, const std::string& path) {
   for (auto [token, value] : {std::pair<std::string, std::string>{"{path}", path},
                               {"{src}", std::string(ATTN_SOURCE_DIR)}}) {
-    for (size_t at = s.find(token); at != std::string::npos; at = s.find(token, at + value.size())) {
+    for (size_t at = s.find(token); at != std::string::npos;
+         at = s.find(token, at + value.size())) {
       s.replace(at, token.size(), value);
     }
   }
@@ -122,9 +123,9 @@ TEST(BadInputCorpus, EveryMessageIsExplainedInErrorsMd) {
   for (const std::string& file : corpus_files()) {
     const Case c = load_case(file);
     if (c.code == 0) continue;
-    const bool explained = std::any_of(fragments.begin(), fragments.end(), [&](const std::string& f) {
-      return c.message.find(f) != std::string::npos;
-    });
+    const bool explained =
+        std::any_of(fragments.begin(), fragments.end(),
+                    [&](const std::string& f) { return c.message.find(f) != std::string::npos; });
     EXPECT_TRUE(explained) << file << ": no fragment of docs/errors.md in " << c.message;
   }
 }

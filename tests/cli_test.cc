@@ -25,7 +25,8 @@ TEST(Cli, RunsTheBuiltInBlogExample) {
 }
 
 TEST(Cli, JsonOutputHasTheSpecifiedNumbers) {
-  auto r = run_attn({"run", source_path("data/examples/sweet.json"), "--format", "json", "--weights"});
+  auto r =
+      run_attn({"run", source_path("data/examples/sweet.json"), "--format", "json", "--weights"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   const double want[4][2] = {{1.25, 2.75}, {0.5549, 3.4451}, {1.25, 2.75}, {0.1780, 3.8220}};
@@ -43,7 +44,8 @@ TEST(Cli, JsonOutputHasTheSpecifiedNumbers) {
 }
 
 TEST(Cli, BlogPrintedNumbersWithScaleAtOutput) {
-  auto r = run_attn({"run", source_path("data/examples/sweet.json"), "--scale-at", "output", "-f", "json"});
+  auto r = run_attn(
+      {"run", source_path("data/examples/sweet.json"), "--scale-at", "output", "-f", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   const double blog[4][2] = {{0.625, 1.375}, {0.089, 1.911}, {0.625, 1.375}, {0.010, 1.990}};
@@ -66,11 +68,13 @@ TEST(Cli, JsonNumbersRoundTrip) {
     std::snprintf(buf, sizeof buf, "%.*g", digits, milk);
     if (std::strtod(buf, nullptr) == milk) break;
   }
-  EXPECT_NE(r.out.find(std::string("[0, ") + buf + ", "), std::string::npos) << buf << "\n" << r.out;
+  EXPECT_NE(r.out.find(std::string("[0, ") + buf + ", "), std::string::npos) << buf << "\n"
+                                                                             << r.out;
 }
 
 TEST(Cli, D2lExampleMatches) {
-  auto r = run_attn({"run", source_path("data/examples/d2l_valid_lens.json"), "--check", "-f", "json"});
+  auto r =
+      run_attn({"run", source_path("data/examples/d2l_valid_lens.json"), "--check", "-f", "json"});
   EXPECT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["output"].size(), 2u);
@@ -80,7 +84,8 @@ TEST(Cli, D2lExampleMatches) {
 TEST(Cli, EveryMaskExampleChecksOut) {
   for (const char* f : {"bool_mask", "keep_convention", "key_padding", "valid_lens", "causal",
                         "attn_bias", "fully_masked", "mask_fill"}) {
-    auto r = run_attn({"run", source_path(std::string("data/masks/") + f + ".json"), "--check", "-q"});
+    auto r =
+        run_attn({"run", source_path(std::string("data/masks/") + f + ".json"), "--check", "-q"});
     EXPECT_EQ(r.code, 0) << f << "\n" << r.out << r.err;
   }
 }
@@ -99,9 +104,10 @@ TEST(Cli, FlagsOverrideTheFile) {
   // The file says nothing about causal; the flag adds it.
   auto r = run_attn({"run", source_path("data/masks/key_padding.json"), "--causal", "-f", "json"});
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_DOUBLE_EQ(j["output"][0][0].get<double>(), 1.0);   // causal: q0 sees k0
-  EXPECT_DOUBLE_EQ(j["output"][2][0].get<double>(), 5.5);   // padding leaves k0, k1
-  auto f = run_attn({"run", source_path("data/masks/bool_mask.json"), "--mask-convention", "keep", "-f", "json"});
+  EXPECT_DOUBLE_EQ(j["output"][0][0].get<double>(), 1.0);  // causal: q0 sees k0
+  EXPECT_DOUBLE_EQ(j["output"][2][0].get<double>(), 5.5);  // padding leaves k0, k1
+  auto f = run_attn(
+      {"run", source_path("data/masks/bool_mask.json"), "--mask-convention", "keep", "-f", "json"});
   auto k = nlohmann::json::parse(f.out);
   EXPECT_DOUBLE_EQ(k["output"][1][0].get<double>(), 550.0);
 }
@@ -120,8 +126,8 @@ TEST(Cli, CsvInputIsX) {
   auto s = run_attn({"run", source_path("data/csv/sweet_savetxt.txt"), "-f", "csv"});
   ASSERT_EQ(s.code, 0) << s.err;
   ASSERT_EQ(s.out.substr(0, 30), "# output [4][4]\n0,1.25,2.75,0\n");
-  const double want[] = {0, 1.25, 2.75, 0, 0, 0.5548933934734475, 3.4451066065265525, 0,
-                         0, 1.25, 2.75, 0, 0, 0.17798958240843796, 3.822010417591562, 0};
+  const double want[] = {0, 1.25, 2.75, 0, 0, 0.5548933934734475,  3.4451066065265525, 0,
+                         0, 1.25, 2.75, 0, 0, 0.17798958240843796, 3.822010417591562,  0};
   std::vector<double> got;
   for (size_t at = s.out.find('\n') + 1; at < s.out.size();) {
     size_t end = s.out.find_first_of(",\n", at);
@@ -134,7 +140,8 @@ TEST(Cli, CsvInputIsX) {
 
 TEST(Cli, MatrixFlagsAndStdin) {
   const std::string csv = "1,0\n0,1\n";
-  auto r = run_attn({"run", "--x", "-", "--mask", source_path("data/csv/causal_mask.csv"), "-f", "json"}, csv);
+  auto r = run_attn(
+      {"run", "--x", "-", "--mask", source_path("data/csv/causal_mask.csv"), "-f", "json"}, csv);
   // The mask is 4x4 but X has 2 rows: a shape error naming both.
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.err, "attn: error: " + source_path("data/csv/causal_mask.csv") +
@@ -187,23 +194,52 @@ TEST(Cli, ExitCodesAndExactMessages) {
     std::string err;
   };
   const std::vector<Case> cases = {
-      {{"run", "--varient", "dot"}, "", 2, "attn: error: run: unknown option '--varient'; did you mean '--variant'?\n"},
+      {{"run", "--varient", "dot"},
+       "",
+       2,
+       "attn: error: run: unknown option '--varient'; did you mean '--variant'?\n"},
       {{"rnu"}, "", 2, "attn: error: unknown command 'rnu'; did you mean 'run'?\n"},
-      {{}, "", 2, "attn: error: no command given; try 'attn run --example sweet' or 'attn --help'\n"},
-      {{"run", "--variant", "dto", "-"}, "{}", 2,
-       "attn: error: --variant: 'dto' is not one of scaled_dot, dot, additive, single_layer, biattention; did you mean 'dot'?\n"},
+      {{},
+       "",
+       2,
+       "attn: error: no command given; try 'attn run --example sweet' or 'attn --help'\n"},
+      {{"run", "--variant", "dto", "-"},
+       "{}",
+       2,
+       "attn: error: --variant: 'dto' is not one of scaled_dot, dot, additive, single_layer, "
+       "biattention; did you mean 'dot'?\n"},
       {{"run", "--heads"}, "", 2, "attn: error: --heads: expects a value\n"},
-      {{"run", "--scale", "-2", "-"}, "{}", 2, "attn: error: --scale: must be a name or a finite number > 0, got -2\n"},
-      {{"run", "--example", "swet"}, "", 2,
-       "attn: error: --example: no example called 'swet'; did you mean 'sweet'? (attn examples lists them)\n"},
-      {{"run", "-"}, "{\"X\": [[1, 2], [3, 4]],}", 3, "attn: error: <stdin>:1:23: trailing comma before '}'\n"},
-      {{"run", "-"}, "{\"X\": [[1, 2], [3, 4]], \"varient\": \"dot\"}", 3,
+      {{"run", "--scale", "-2", "-"},
+       "{}",
+       2,
+       "attn: error: --scale: must be a name or a finite number > 0, got -2\n"},
+      {{"run", "--example", "swet"},
+       "",
+       2,
+       "attn: error: --example: no example called 'swet'; did you mean 'sweet'? (attn examples "
+       "lists them)\n"},
+      {{"run", "-"},
+       "{\"X\": [[1, 2], [3, 4]],}",
+       3,
+       "attn: error: <stdin>:1:23: trailing comma before '}'\n"},
+      {{"run", "-"},
+       "{\"X\": [[1, 2], [3, 4]], \"varient\": \"dot\"}",
+       3,
        "attn: error: <stdin>: unknown key \"varient\"; did you mean \"variant\"?\n"},
-      {{"run", "-"}, "{\"X\": [[1, 2], [3, 4]], \"params\": {\"W_q\": [[1, 2, 3]]}}", 3,
-       "attn: error: <stdin>: params.W_q: shape [1][3] does not match X width 2 (X has shape [2][2]; the weight needs 2 input rows)\n"},
-      {{"run", "/nonexistent/x.json"}, "", 4, "attn: error: /nonexistent/x.json: cannot open: No such file or directory\n"},
-      {{"run", "/tmp"}, "", 4,
-       "attn: error: /tmp: cannot read: Is a directory (to run each of its files, add --out-dir DIR "
+      {{"run", "-"},
+       "{\"X\": [[1, 2], [3, 4]], \"params\": {\"W_q\": [[1, 2, 3]]}}",
+       3,
+       "attn: error: <stdin>: params.W_q: shape [1][3] does not match X width 2 (X has shape "
+       "[2][2]; the weight needs 2 input rows)\n"},
+      {{"run", "/nonexistent/x.json"},
+       "",
+       4,
+       "attn: error: /nonexistent/x.json: cannot open: No such file or directory\n"},
+      {{"run", "/tmp"},
+       "",
+       4,
+       "attn: error: /tmp: cannot read: Is a directory (to run each of its files, add --out-dir "
+       "DIR "
        "for the results)\n"},
   };
   for (const Case& c : cases) {
@@ -240,7 +276,8 @@ TEST(Cli, RaggedCsvNamesLineAndColumn) {
   const std::string f = write_temp("ragged.csv", "1,2,3\n4,5\n");
   auto r = run_attn({"run", f});
   EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "attn: error: " + f + ":2:4: row has 2 columns; expected 3 as in line 1 (ragged rows)\n");
+  EXPECT_EQ(r.err, "attn: error: " + f +
+                       ":2:4: row has 2 columns; expected 3 as in line 1 (ragged rows)\n");
 }
 
 TEST(Cli, UnreadableFileGivesExitFour) {
@@ -264,8 +301,8 @@ TEST(Cli, BrokenPipeEndsQuietly) {
   for (int i = 0; i < 3000; ++i) big += std::to_string(i % 7) + "," + std::to_string(i % 5) + "\n";
   const std::string f = write_temp("big.csv", big);
   const std::string err = test::temp_dir() + "/pipe.err";
-  const std::string cmd = "bash -c 'set -o pipefail; \"" + std::string(ATTN_BINARY) + "\" run \"" + f +
-                          "\" -f csv 2>\"" + err + "\" | head -1 >/dev/null'";
+  const std::string cmd = "bash -c 'set -o pipefail; \"" + std::string(ATTN_BINARY) + "\" run \"" +
+                          f + "\" -f csv 2>\"" + err + "\" | head -1 >/dev/null'";
   const int status = std::system(cmd.c_str());
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(read_text(err), "");
@@ -305,7 +342,8 @@ namespace {
 
 TEST(Cli, ValidLensListFlag) {
   // "2,6" is one length per batch (d2l's form), not an empty list.
-  auto r = test::run_attn({"run", "--example", "d2l_valid_lens", "--valid-lens", "2,6", "--check", "-q"});
+  auto r = test::run_attn(
+      {"run", "--example", "d2l_valid_lens", "--valid-lens", "2,6", "--check", "-q"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   auto one = test::run_attn({"run", "--example", "sweet", "--valid-lens", "1,2,3,4", "-f", "json"});
   EXPECT_EQ(one.code, 0) << one.err;

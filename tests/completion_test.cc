@@ -29,8 +29,8 @@ std::vector<std::string> bash_complete(const std::vector<std::string>& words) {
   for (const std::string& w : words) array += " " + quote(w);
   const test::Shell r =
       sh("exec bash --norc --noprofile -c " +
-         quote("source " + quote(source_path("data/completions/attn.bash")) + "; COMP_WORDS=(" + array +
-               "); COMP_CWORD=" + std::to_string(words.size() - 1) +
+         quote("source " + quote(source_path("data/completions/attn.bash")) + "; COMP_WORDS=(" +
+               array + "); COMP_CWORD=" + std::to_string(words.size() - 1) +
                "; _attn; printf '%s\\n' \"${COMPREPLY[@]}\""));
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
@@ -48,8 +48,8 @@ std::vector<std::string> bash_complete(const std::vector<std::string>& words) {
 // A bash function of the script, called with one argument.
 std::string bash_call(const std::string& function, const std::string& arg) {
   const test::Shell r = sh("exec bash --norc --noprofile -c " +
-                           quote("source " + quote(source_path("data/completions/attn.bash")) + "; " +
-                                 function + " " + quote(arg)));
+                           quote("source " + quote(source_path("data/completions/attn.bash")) +
+                                 "; " + function + " " + quote(arg)));
   EXPECT_EQ(r.code, 0) << function << " " << arg << ": " << r.err;
   return r.out;
 }
@@ -198,7 +198,8 @@ TEST(ZshCompletion, ListsEveryFlagAndValue) {
 // reaches the line editor with completion on.
 TEST(ZshCompletion, CompletesVarToVariant) {
   if (test::find_program("zsh").empty()) GTEST_SKIP() << "zsh is not installed";
-  if (!test::have_pty()) GTEST_SKIP() << "no pseudo-terminals here (/dev/pts); zsh's zpty needs one";
+  if (!test::have_pty())
+    GTEST_SKIP() << "no pseudo-terminals here (/dev/pts); zsh's zpty needs one";
   const std::string bin_dir =
       std::string(ATTN_BINARY).substr(0, std::string(ATTN_BINARY).rfind('/'));
   const std::string script = test::write_temp(

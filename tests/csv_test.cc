@@ -89,13 +89,18 @@ TEST(Csv, QuotedLabels) {
 }
 
 TEST(Csv, ByteOrderMarkIsSkipped) {
-  EXPECT_EQ(parse_csv("\xEF\xBB\xBF" "1,2\n", "t").values.values(), (std::vector<double>{1, 2}));
+  EXPECT_EQ(parse_csv("\xEF\xBB\xBF"
+                      "1,2\n",
+                      "t")
+                .values.values(),
+            (std::vector<double>{1, 2}));
 }
 
 TEST(Csv, MaskCellsAcceptBooleans) {
   CsvMatrix m = parse_csv("0,1\ntrue,false\n", "t", CellKind::kBool);
   EXPECT_EQ(m.values.values(), (std::vector<double>{0, 1, 1, 0}));
-  EXPECT_EQ(csv_error("0,2\n", CellKind::kBool), "x.csv:1:3: mask cells must be true/false or 0/1, got 2");
+  EXPECT_EQ(csv_error("0,2\n", CellKind::kBool),
+            "x.csv:1:3: mask cells must be true/false or 0/1, got 2");
 }
 
 TEST(Csv, BiasAcceptsMinusInf) {
@@ -104,8 +109,10 @@ TEST(Csv, BiasAcceptsMinusInf) {
 }
 
 TEST(Csv, RaggedRowsNameLineAndColumn) {
-  EXPECT_EQ(csv_error("1,2\n3,4,5\n"), "x.csv:2:5: row has 3 columns; expected 2 as in line 1 (ragged rows)");
-  EXPECT_EQ(csv_error("1,2,3\n4,5\n"), "x.csv:2:4: row has 2 columns; expected 3 as in line 1 (ragged rows)");
+  EXPECT_EQ(csv_error("1,2\n3,4,5\n"),
+            "x.csv:2:5: row has 3 columns; expected 2 as in line 1 (ragged rows)");
+  EXPECT_EQ(csv_error("1,2,3\n4,5\n"),
+            "x.csv:2:4: row has 2 columns; expected 3 as in line 1 (ragged rows)");
 }
 
 TEST(Csv, BadCellsNameLineAndColumn) {
@@ -116,8 +123,11 @@ TEST(Csv, BadCellsNameLineAndColumn) {
 }
 
 TEST(Csv, MixedDelimitersAreExplained) {
-  EXPECT_EQ(csv_error("1,2\n3;4,5\n"), "x.csv:2:1: expected a number, got '3;4' (mixed delimiters? this file uses ',')");
-  EXPECT_EQ(csv_error("1;2\n3,5;4\n"), "x.csv:2:1: expected a number, got '3,5' (decimal commas are not supported; write '.')");
+  EXPECT_EQ(csv_error("1,2\n3;4,5\n"),
+            "x.csv:2:1: expected a number, got '3;4' (mixed delimiters? this file uses ',')");
+  EXPECT_EQ(
+      csv_error("1;2\n3,5;4\n"),
+      "x.csv:2:1: expected a number, got '3,5' (decimal commas are not supported; write '.')");
 }
 
 TEST(Csv, QuotedNumbersAreTextAndSaidSo) {
@@ -151,15 +161,16 @@ namespace {
 // Rows after the first two go through the fast reader; every problem there
 // must still get the careful path's message.
 TEST(CsvFastRows, ErrorsAfterTheFirstRows) {
-  auto err = [](const std::string& t) {
-    return test::error_of([&] { parse_csv(t, "x.csv"); });
-  };
-  EXPECT_EQ(err("1,2\n3,4\n5,6\n7,8,9\n"), "x.csv:4:5: row has 3 columns; expected 2 as in line 1 (ragged rows)");
-  EXPECT_EQ(err("1,2\n3,4\n5,6\n7\n"), "x.csv:4:2: row has 1 column; expected 2 as in line 1 (ragged rows)");
+  auto err = [](const std::string& t) { return test::error_of([&] { parse_csv(t, "x.csv"); }); };
+  EXPECT_EQ(err("1,2\n3,4\n5,6\n7,8,9\n"),
+            "x.csv:4:5: row has 3 columns; expected 2 as in line 1 (ragged rows)");
+  EXPECT_EQ(err("1,2\n3,4\n5,6\n7\n"),
+            "x.csv:4:2: row has 1 column; expected 2 as in line 1 (ragged rows)");
   EXPECT_EQ(err("1,2\n3,4\n5,x\n"), "x.csv:3:3: expected a number, got 'x'");
   EXPECT_EQ(err("1,2\n3,4\n5,\n"), "x.csv:3:3: empty cell; expected a number");
   EXPECT_EQ(err("1,2\n3,4\n5,nan\n"), "x.csv:3:3: non-finite value 'nan' is not allowed here");
-  EXPECT_EQ(err("1 2\n3 4\n5 6 7\n"), "x.csv:3:5: row has 3 columns; expected 2 as in line 1 (ragged rows)");
+  EXPECT_EQ(err("1 2\n3 4\n5 6 7\n"),
+            "x.csv:3:5: row has 3 columns; expected 2 as in line 1 (ragged rows)");
 }
 
 TEST(CsvFastRows, LabelsCommentsAndQuotesAfterTheFirstRows) {
@@ -173,7 +184,8 @@ TEST(CsvFastRows, LabelsCommentsAndQuotesAfterTheFirstRows) {
 
 TEST(CsvFastRows, ManyRowsKeepEveryValue) {
   std::string t;
-  for (int i = 0; i < 1000; ++i) t += std::to_string(i) + ",+" + std::to_string(i * 0.5) + ",-1e-3\r\n";
+  for (int i = 0; i < 1000; ++i)
+    t += std::to_string(i) + ",+" + std::to_string(i * 0.5) + ",-1e-3\r\n";
   CsvMatrix m = parse_csv(t, "t");
   EXPECT_EQ(m.values.shape(), (Shape{1000, 3}));
   EXPECT_EQ(m.values[3 * 999], 999);

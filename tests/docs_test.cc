@@ -156,9 +156,7 @@ int run_markdown(const std::string& rel, const std::string& dir, bool consoles_o
   return ran;
 }
 
-TEST(Docs, ReadmeRunsAsWritten) {
-  EXPECT_GE(run_markdown("README.md", scratch("readme")), 5);
-}
+TEST(Docs, ReadmeRunsAsWritten) { EXPECT_GE(run_markdown("README.md", scratch("readme")), 5); }
 
 TEST(Docs, FromPytorchRunsAsWritten) {
   const test::Shell py = sh("/usr/bin/python3 -c 'import numpy, torch'");
@@ -193,7 +191,8 @@ TEST(Docs, GapsInExpectedOutputMatchAnyLines) {
 TEST(Docs, CliReferenceNamesEveryFlag) {
   const std::string page = test::read_text(source_path("docs/cli.md"));
   for (const std::string& c : test::help_subcommands({})) {
-    EXPECT_NE(page.find("## attn " + c), std::string::npos) << "docs/cli.md lacks a section on " << c;
+    EXPECT_NE(page.find("## attn " + c), std::string::npos)
+        << "docs/cli.md lacks a section on " << c;
     std::vector<std::string> command = {c};
     for (const std::string& flag : test::help_flags(command)) {
       if (flag == "-h" || flag == "--help") continue;

@@ -72,7 +72,8 @@ TEST(EmitPytorch, ProgramsReproduceAttnUnderPyTorch) {
                     "the --emit-pytorch cross-check did not run";
   }
   std::vector<std::string> files = json_files(test::source_path("data/examples"));
-  for (const char* dir : {"data/masks", "data/variants", "tests/golden/cases", "tests/golden/modern"}) {
+  for (const char* dir :
+       {"data/masks", "data/variants", "tests/golden/cases", "tests/golden/modern"}) {
     for (const std::string& f : json_files(test::source_path(dir))) files.push_back(f);
   }
   ASSERT_GT(files.size(), 100u);
@@ -84,8 +85,8 @@ TEST(EmitPytorch, ProgramsReproduceAttnUnderPyTorch) {
   // nn.MultiheadAttention with the weights copied in.
   files.push_back("example cross_shapes");
   for (size_t i = 0; i < files.size(); ++i) {
-    const std::string text = files[i] == "example cross_shapes" ? cross_shapes_example()
-                                                                 : test::read_text(files[i]);
+    const std::string text =
+        files[i] == "example cross_shapes" ? cross_shapes_example() : test::read_text(files[i]);
     const Problem p = build_problem(read_document(text, files[i]));
     ComputeRequest req;
     req.weights = true;
@@ -99,7 +100,8 @@ TEST(EmitPytorch, ProgramsReproduceAttnUnderPyTorch) {
     list << prog << "\n";
   }
   list.close();
-  const std::string driver = test::write_temp("emit_driver.py",
+  const std::string driver = test::write_temp(
+      "emit_driver.py",
       "import contextlib, io, runpy, sys, traceback\n"
       "for prog in open(sys.argv[1]).read().split():\n"
       "    buf = io.StringIO()\n"
@@ -128,7 +130,8 @@ TEST(EmitPytorch, CliPrintsAProgram) {
   auto r = test::run_attn({"run", "--example", "sweet", "--emit-pytorch"});
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("import torch"), std::string::npos);
-  EXPECT_NE(r.out.find("\nCOMMAND = 'attn run --example sweet --emit-pytorch'\n"), std::string::npos)
+  EXPECT_NE(r.out.find("\nCOMMAND = 'attn run --example sweet --emit-pytorch'\n"),
+            std::string::npos)
       << r.out;
 }
 
@@ -136,9 +139,11 @@ TEST(EmitPytorch, CliPrintsAProgram) {
 // refused, not dropped without a word.
 TEST(EmitPytorch, RefusesFlagsThatNeedTheResult) {
   const std::string sweet = test::source_path("data/examples/sweet.json");
-  const std::string why = " does not go with --emit-pytorch, which prints a program instead of "
-                          "computing";
-  const std::string expect_hint = "; run the program and give its output to --expect in a second run";
+  const std::string why =
+      " does not go with --emit-pytorch, which prints a program instead of "
+      "computing";
+  const std::string expect_hint =
+      "; run the program and give its output to --expect in a second run";
   auto c = test::run_attn({"run", sweet, "--emit-pytorch", "--check"});
   EXPECT_EQ(c.code, 2);
   EXPECT_EQ(c.err, "attn: error: --check" + why + expect_hint + "\n");
@@ -149,9 +154,10 @@ TEST(EmitPytorch, RefusesFlagsThatNeedTheResult) {
   auto t = test::run_attn({"run", sweet, "--emit-pytorch", "--trace"});
   EXPECT_EQ(t.code, 2);
   EXPECT_EQ(t.err, "attn: error: --trace" + why + "\n");
-  for (const std::vector<std::string>& extra :
-       {std::vector<std::string>{"--similarity"}, {"--weights-out", test::temp_dir() + "/w.json"},
-        {"--heatmap", test::temp_dir() + "/h.png"}, {"--show"}}) {
+  for (const std::vector<std::string>& extra : {std::vector<std::string>{"--similarity"},
+                                                {"--weights-out", test::temp_dir() + "/w.json"},
+                                                {"--heatmap", test::temp_dir() + "/h.png"},
+                                                {"--show"}}) {
     std::vector<std::string> args = {"run", sweet, "--emit-pytorch"};
     args.insert(args.end(), extra.begin(), extra.end());
     auto r = test::run_attn(args);
@@ -159,8 +165,8 @@ TEST(EmitPytorch, RefusesFlagsThatNeedTheResult) {
     EXPECT_EQ(r.err, "attn: error: " + extra[0] + why + "\n");
   }
   // A batch refuses once, before running any input.
-  auto b = test::run_attn({"run", sweet, sweet, "--out-dir", test::temp_dir() + "/emit_batch", "--emit-pytorch",
-                     "--trace"});
+  auto b = test::run_attn({"run", sweet, sweet, "--out-dir", test::temp_dir() + "/emit_batch",
+                           "--emit-pytorch", "--trace"});
   EXPECT_EQ(b.code, 2);
   EXPECT_EQ(b.err, "attn: error: --trace" + why + "\n");
 }

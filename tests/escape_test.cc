@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "attn/csv.h"
 #include "attn/error.h"
@@ -31,22 +31,28 @@ const std::string kFffd = "\xEF\xBF\xBD";
 
 TEST(Utf8, ValidTextIsUnchanged) {
   for (const std::string& s : {""s, "plain"s, "caf\xC3\xA9"s, "\xE2\x82\xAC 5"s,
-                              "\xF0\x9D\x84\x9E"s, "nul\0inside"s, "\xEF\xBF\xBD"s}) {
+                               "\xF0\x9D\x84\x9E"s, "nul\0inside"s, "\xEF\xBF\xBD"s}) {
     EXPECT_EQ(sanitize_utf8(s), s);
     EXPECT_TRUE(is_valid_utf8(s)) << s;
   }
 }
 
 TEST(Utf8, EachMaximalSubpartBecomesOneReplacement) {
-  EXPECT_EQ(sanitize_utf8("a\xFF" "b"), "a" + kFffd + "b");
-  EXPECT_EQ(sanitize_utf8("\xC3"), kFffd);                        // truncated at the end
-  EXPECT_EQ(sanitize_utf8("\xE2\x82" "x"), kFffd + "x");          // truncated, one replacement
-  EXPECT_EQ(sanitize_utf8("\xF0\x9F\x98" "A"), kFffd + "A");
-  EXPECT_EQ(sanitize_utf8("\xC0\xAF"), kFffd + kFffd);            // overlong '/'
-  EXPECT_EQ(sanitize_utf8("\xE0\x80\xAF"), kFffd + kFffd + kFffd);  // overlong, 3 bytes
-  EXPECT_EQ(sanitize_utf8("\xED\xA0\x80"), kFffd + kFffd + kFffd);  // a surrogate
+  EXPECT_EQ(sanitize_utf8("a\xFF"
+                          "b"),
+            "a" + kFffd + "b");
+  EXPECT_EQ(sanitize_utf8("\xC3"), kFffd);  // truncated at the end
+  EXPECT_EQ(sanitize_utf8("\xE2\x82"
+                          "x"),
+            kFffd + "x");  // truncated, one replacement
+  EXPECT_EQ(sanitize_utf8("\xF0\x9F\x98"
+                          "A"),
+            kFffd + "A");
+  EXPECT_EQ(sanitize_utf8("\xC0\xAF"), kFffd + kFffd);                          // overlong '/'
+  EXPECT_EQ(sanitize_utf8("\xE0\x80\xAF"), kFffd + kFffd + kFffd);              // overlong, 3 bytes
+  EXPECT_EQ(sanitize_utf8("\xED\xA0\x80"), kFffd + kFffd + kFffd);              // a surrogate
   EXPECT_EQ(sanitize_utf8("\xF4\x90\x80\x80"), kFffd + kFffd + kFffd + kFffd);  // > U+10FFFF
-  EXPECT_EQ(sanitize_utf8("\x80\xBF"), kFffd + kFffd);            // stray continuation bytes
+  EXPECT_EQ(sanitize_utf8("\x80\xBF"), kFffd + kFffd);  // stray continuation bytes
   EXPECT_FALSE(is_valid_utf8("\xC3"));
   EXPECT_FALSE(is_valid_utf8("ok\xED\xA0\x80"));
 }
@@ -59,7 +65,9 @@ TEST(Escape, PythonStringLiteral) {
   EXPECT_EQ(python_string_literal("a\nb\rc\td"), "'a\\nb\\rc\\td'");
   EXPECT_EQ(python_string_literal("\0\x1b\x7f"s), "'\\x00\\x1b\\x7f'");
   EXPECT_EQ(python_string_literal("\xC2\x85"), "'\\x85'");  // NEL, a C1 control
-  EXPECT_EQ(python_string_literal("\xE2\x80\xAE" "abc\xE2\x80\xA8"), "'\\u202eabc\\u2028'");
+  EXPECT_EQ(python_string_literal("\xE2\x80\xAE"
+                                  "abc\xE2\x80\xA8"),
+            "'\\u202eabc\\u2028'");
   EXPECT_EQ(python_string_literal("caf\xC3\xA9"), "'caf\xC3\xA9'");
   EXPECT_EQ(python_string_literal("\xFF"), "'" + kFffd + "'");
   EXPECT_EQ(python_string_literal("t\"\"\"\nx"), "'t\"\"\"\\nx'");
@@ -104,8 +112,10 @@ TEST(Escape, XmlTextAndAttribute) {
   EXPECT_EQ(xml_text("<a href='x'>&\"</a>"), "&lt;a href=&apos;x&apos;&gt;&amp;&quot;&lt;/a&gt;");
   EXPECT_EQ(xml_text("]]>"), "]]&gt;");
   EXPECT_EQ(xml_text("<!-- -->"), "&lt;!-- --&gt;");
-  EXPECT_EQ(xml_text("a\0b\x0b" "c\x1b"s), "abc");  // forbidden in XML 1.0
-  EXPECT_EQ(xml_text("\xEF\xBF\xBE\xEF\xBF\xBF"), "");              // U+FFFE, U+FFFF
+  EXPECT_EQ(xml_text("a\0b\x0b"
+                     "c\x1b"s),
+            "abc");                                     // forbidden in XML 1.0
+  EXPECT_EQ(xml_text("\xEF\xBF\xBE\xEF\xBF\xBF"), "");  // U+FFFE, U+FFFF
   EXPECT_EQ(xml_text("t\tn\nr\r"), "t\tn\nr\r");
   EXPECT_EQ(xml_text("\xC3"), kFffd);
   EXPECT_EQ(xml_attribute("a\tb\nc\"d'"), "a&#9;b&#10;c&quot;d&apos;");
@@ -137,8 +147,9 @@ TEST(Escape, CsvField) {
 // went in (made valid UTF-8, control characters replaced).
 TEST(Escape, CsvFieldsRoundTripThroughTheReader) {
   const std::vector<std::string> labels = {
-      "cat", "a,b", "say \"hi\"", "#c", " pad ", "1", "nan", "e5", "x;y", "tab\there",
-      "</script>", "\\end{document}", "\"\"\"", "caf\xC3\xA9", "bad\xFF", "=1+1", "-->", "]]>"};
+      "cat",    "a,b",         "say \"hi\"", "#c",        " pad ",     "1",
+      "nan",    "e5",          "x;y",        "tab\there", "</script>", "\\end{document}",
+      "\"\"\"", "caf\xC3\xA9", "bad\xFF",    "=1+1",      "-->",       "]]>"};
   std::string text = "name," + csv_field("value") + "\n";
   for (const std::string& l : labels) text += csv_field(l) + ",1\n";
   const CsvMatrix m = parse_csv(text, "t.csv");
@@ -150,19 +161,22 @@ TEST(Escape, CsvFieldsRoundTripThroughTheReader) {
 
 TEST(Escape, JsonString) {
   for (const std::string& s : {"plain"s, "q\"b\\s/"s, "line\nnext\ttab\r"s, "nul\0x"s, "\x1b[31m"s,
-                              "</script>"s, "caf\xC3\xA9 \xF0\x9D\x84\x9E"s}) {
+                               "</script>"s, "caf\xC3\xA9 \xF0\x9D\x84\x9E"s}) {
     const std::string j = json_string(s);
     EXPECT_EQ(j.find('\n'), std::string::npos) << j;
     EXPECT_EQ(nlohmann::json::parse(j).get<std::string>(), s) << j;
   }
   EXPECT_EQ(json_string("a\"b"), "\"a\\\"b\"");
-  EXPECT_EQ(nlohmann::json::parse(json_string("x\xFF\xC3")).get<std::string>(), "x" + kFffd + kFffd);
+  EXPECT_EQ(nlohmann::json::parse(json_string("x\xFF\xC3")).get<std::string>(),
+            "x" + kFffd + kFffd);
 }
 
 TEST(Escape, TerminalText) {
   EXPECT_EQ(terminal_text("\x1b[31mred\x1b[0m"), kFffd + "[31mred" + kFffd + "[0m");
   EXPECT_EQ(terminal_text("safe\rEVIL"), "safe" + kFffd + "EVIL");
-  EXPECT_EQ(terminal_text("\xC2\x9B" "2J"), kFffd + "2J");  // CSI as a C1 control
+  EXPECT_EQ(terminal_text("\xC2\x9B"
+                          "2J"),
+            kFffd + "2J");  // CSI as a C1 control
   EXPECT_EQ(terminal_text("a\tb\nc"), "a\tb\nc");
   EXPECT_EQ(terminal_text("\xFF"), kFffd);
 }
@@ -231,8 +245,8 @@ TEST(EscapeCli, ReproducerProgramPrintsTheTitleAndNotInjected) {
                     "checked that TITLE holds the title, not that the program runs";
   }
   const std::string base = temp_dir() + "/inject_run";
-  auto run = test::run_redirected("/usr/bin/python3 " + test::quote(prog), base + ".out",
-                                  base + ".err");
+  auto run =
+      test::run_redirected("/usr/bin/python3 " + test::quote(prog), base + ".out", base + ".err");
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_EQ(run.out.find("INJECTED"), std::string::npos) << run.out;
   EXPECT_EQ(run.err, kInjection + "\n");
@@ -272,8 +286,8 @@ TEST(EscapeCli, HostileTitleAndFileNameStayDataInThePythonProgram) {
   EXPECT_NE(command.find("\"\"\"\nb" + kFffd + "/in.json"), std::string::npos) << command;
   if (!torch_available()) GTEST_SKIP() << "python3-torch is not installed; the program did not run";
   const std::string base = temp_dir() + "/hostile_run";
-  auto run = test::run_redirected("/usr/bin/python3 " + test::quote(prog), base + ".out",
-                                  base + ".err");
+  auto run =
+      test::run_redirected("/usr/bin/python3 " + test::quote(prog), base + ".out", base + ".err");
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_EQ(run.err, kHostile + "\n");
   EXPECT_NO_THROW(nlohmann::json::parse(run.out)) << run.out;
@@ -321,7 +335,8 @@ TEST(EscapeCli, InvalidUtf8InputIsRefusedAndMessagesStayUtf8) {
     EXPECT_TRUE(is_valid_utf8(r.err)) << r.err;
   }
   const std::string ok = write_temp("good_utf8.csv", "tok,a,b\nx,1,0\ny,0,1\n");
-  auto l = run_attn({"run", ok, "--labels", "\xE0\x80,\xED\xA0\x80", "--trace", "--trace-format", "json"});
+  auto l = run_attn(
+      {"run", ok, "--labels", "\xE0\x80,\xED\xA0\x80", "--trace", "--trace-format", "json"});
   EXPECT_EQ(l.code, 2) << l.err;
   EXPECT_TRUE(is_valid_utf8(l.err)) << l.err;
 }
@@ -382,9 +397,9 @@ TEST(EscapeCli, MarkdownTraceKeepsBlocksAndTableRows) {
 
 TEST(EscapeCli, TablesAndTextTracesCarryNoEscapeSequences) {
   const std::string in = write_temp("hostile_table.json", document(kHostile, kHostileLabels));
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"run", in, "--weights"}, {"run", in, "--trace"},
-        {"run", in, "--show", "--weights"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"run", in, "--weights"},
+                                               {"run", in, "--trace"},
+                                               {"run", in, "--show", "--weights"}}) {
     auto r = run_attn(args, "", {"NO_COLOR=1"});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << args.back();
@@ -395,8 +410,7 @@ TEST(EscapeCli, TablesAndTextTracesCarryNoEscapeSequences) {
 
 TEST(EscapeCli, SvgParsesAsXmlWithTheLabelsIntact) {
   if (!python_available()) GTEST_SKIP() << "/usr/bin/python3 is not installed";
-  const std::string in =
-      write_temp("hostile_svg.json", document(kHostile, {"<b>&", "]]>", "-->"}));
+  const std::string in = write_temp("hostile_svg.json", document(kHostile, {"<b>&", "]]>", "-->"}));
   const std::string svg = temp_dir() + "/hostile.svg";
   auto r = run_attn({"run", in, "--heatmap", svg});
   ASSERT_EQ(r.code, 0) << r.err;

@@ -36,10 +36,12 @@ TEST(Examples, EveryExampleWithExpectedNumbersChecksOut) {
 // 1000 and expects the numbers of offset 0; both runs check out.
 TEST(Examples, RopeRelativeHoldsAtAnyOffset) {
   for (const char* offset : {"1000,1000", "0,0", "7,7"}) {
-    auto r = test::run_attn({"run", "--example", "rope_relative", "--rope-offset", offset, "--check", "-q"});
+    auto r = test::run_attn(
+        {"run", "--example", "rope_relative", "--rope-offset", offset, "--check", "-q"});
     EXPECT_EQ(r.code, 0) << offset << "\n" << r.out;
   }
-  auto r = test::run_attn({"run", "--example", "rope_relative", "--rope-offset", "0,1", "--check", "-q"});
+  auto r = test::run_attn(
+      {"run", "--example", "rope_relative", "--rope-offset", "0,1", "--check", "-q"});
   EXPECT_EQ(r.code, 1) << "a relative shift changes the weights";
 }
 
@@ -58,7 +60,8 @@ TEST(Examples, CrossAttentionTutorialShapes) {
 
 TEST(Examples, GeneratedExampleIsDeterministic) {
   EXPECT_EQ(cross_shapes_example(), cross_shapes_example());
-  EXPECT_EQ(find_example("cross_shapes")->text().substr(0, 80), cross_shapes_example().substr(0, 80));
+  EXPECT_EQ(find_example("cross_shapes")->text().substr(0, 80),
+            cross_shapes_example().substr(0, 80));
 }
 
 TEST(Examples, RunFromAnInstalledBinary) {
@@ -69,8 +72,8 @@ TEST(Examples, RunFromAnInstalledBinary) {
   const std::string attn = prefix + "/bin/attn";
   for (const Example& e : examples()) {
     // Run from a directory with no data/ next to it.
-    const std::string run = "cd / && \"" + attn + "\" run --example " + e.name +
-                            " -q -f json >/dev/null 2>&1";
+    const std::string run =
+        "cd / && \"" + attn + "\" run --example " + e.name + " -q -f json >/dev/null 2>&1";
     EXPECT_EQ(std::system(run.c_str()), 0) << e.name;
   }
 }

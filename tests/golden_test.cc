@@ -89,8 +89,8 @@ TEST_P(ModernGoldenCase, MatchesModelsReferenceCode) {
   check_case(std::string(kModernDir) + "/" + GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(ModernGolden, ModernGoldenCase, testing::ValuesIn(golden_files(kModernDir)),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(ModernGolden, ModernGoldenCase,
+                         testing::ValuesIn(golden_files(kModernDir)), case_name);
 
 TEST(GoldenCases, AtLeast30ModernCases) { EXPECT_GE(golden_files(kModernDir).size(), 30u); }
 

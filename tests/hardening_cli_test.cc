@@ -18,8 +18,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "shell_util.h"
 #include "test_util.h"
@@ -56,7 +56,8 @@ TEST(Limits, WeightsTooLargeToKeepStopBeforeAllocating) {
   EXPECT_EQ(r.out, "");
   auto w = run_attn({"run", f, "--weights-out", temp_dir() + "/w.npy"});
   EXPECT_EQ(w.code, 3);
-  EXPECT_NE(w.err.find("; raise --max-elements or drop --weights-out\n"), std::string::npos) << w.err;
+  EXPECT_NE(w.err.find("; raise --max-elements or drop --weights-out\n"), std::string::npos)
+      << w.err;
 }
 
 TEST(Limits, OutputOnlyStreamsWithoutScoreMatrices) {
@@ -87,14 +88,17 @@ TEST(Limits, EveryRequestThatKeepsScoresNamesItsFlag) {
   EXPECT_EQ(t.code, 3);
   // Ten steps (input, scores, exponentials, weights, weighted sum, ...),
   // most of them a whole 64 x 64 matrix.
-  EXPECT_EQ(t.err, head + "--trace needs 18562 elements (10 steps over batch 1 × heads 1), more "
-                          "than --max-elements 1000; raise --max-elements or drop --trace\n");
-  auto h = run_attn({"run", f, "--heatmap", temp_dir() + "/h.png", "--of", "scores",
-                     "--max-elements", "1000"});
+  EXPECT_EQ(t.err, head +
+                       "--trace needs 18562 elements (10 steps over batch 1 × heads 1), more "
+                       "than --max-elements 1000; raise --max-elements or drop --trace\n");
+  auto h = run_attn(
+      {"run", f, "--heatmap", temp_dir() + "/h.png", "--of", "scores", "--max-elements", "1000"});
   EXPECT_EQ(h.code, 3);
-  EXPECT_EQ(h.err, head + "keeping the scores needs 4096 scores (batch 1 × heads 1 × 64 × 64), "
-                          "more than --max-elements 1000; raise --max-elements or drop --heatmap\n");
-  auto img = run_attn({"run", sweet(), "--heatmap", temp_dir() + "/s.png", "--max-elements", "1e5"});
+  EXPECT_EQ(h.err, head +
+                       "keeping the scores needs 4096 scores (batch 1 × heads 1 × 64 × 64), "
+                       "more than --max-elements 1000; raise --max-elements or drop --heatmap\n");
+  auto img =
+      run_attn({"run", sweet(), "--heatmap", temp_dir() + "/s.png", "--max-elements", "1e5"});
   EXPECT_EQ(img.code, 3);
   EXPECT_EQ(img.err, "attn: error: " + sweet() +
                          ": the heatmap needs up to 4194304 pixels (2048 × 2048), more than "
@@ -106,8 +110,8 @@ TEST(Limits, ProjectionsThatMultiplyTheInputAreCounted) {
   // A few kilobytes of W_o widen every output row to 3000 values.
   std::string ones;
   for (int i = 0; i < 3000; ++i) ones += i ? ",1" : "1";
-  const std::string g = write_temp("wide_wo.json", R"({"X": [[1], [2]], "params": {"W_o": [[)" +
-                                                       ones + "]]}}");
+  const std::string g =
+      write_temp("wide_wo.json", R"({"X": [[1], [2]], "params": {"W_o": [[)" + ones + "]]}}");
   auto r = run_attn({"run", g, "--max-elements", "5000"});
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.err, "attn: error: " + g +
@@ -123,8 +127,9 @@ TEST(Limits, MaxElementsFlagTakesPlainExponentAndPowerForms) {
   EXPECT_EQ(run_attn({"run", f, "--weights", "--max-elements", "1599"}).code, 3);
   auto bad = run_attn({"run", f, "--max-elements", "0"});
   EXPECT_EQ(bad.code, 2);
-  EXPECT_EQ(bad.err, "attn: error: --max-elements: expected a positive integer such as 67108864 "
-                     "or 2^26, got '0'\n");
+  EXPECT_EQ(bad.err,
+            "attn: error: --max-elements: expected a positive integer such as 67108864 "
+            "or 2^26, got '0'\n");
   auto word = run_attn({"run", f, "--max-elements", "lots"});
   EXPECT_EQ(word.code, 2);
   EXPECT_EQ(word.err, "attn: error: --max-elements: expected a number, got 'lots'\n");
@@ -137,8 +142,9 @@ TEST(Limits, MaxElementsFlagTakesPlainExponentAndPowerForms) {
 // the sanitized build checks the result alone; the plain build checks both.
 test::Run run_attn_capped(const std::vector<std::string>& args, int mb) {
   if (ATTN_SANITIZED) return run_attn(args);
-  return run_attn(args, "", {},
-                  {"sh", "-c", "ulimit -v " + std::to_string(mb * 1024) + " && exec \"$0\" \"$@\""});
+  return run_attn(
+      args, "", {},
+      {"sh", "-c", "ulimit -v " + std::to_string(mb * 1024) + " && exec \"$0\" \"$@\""});
 }
 
 // One row of n values: a single query of width n.
@@ -250,20 +256,23 @@ TEST(Limits, SimilarityAndConcatenatedHeadsAreCounted) {
 TEST(Limits, BenchCountsWhatItAllocates) {
   auto r = run_attn({"bench", "--n", "100000"});
   EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "attn: error: bench: keeping the weights needs 10000000000 weights (batch 1 × "
-                   "heads 1 × 100000 × 100000), more than --max-elements 67108864; raise "
-                   "--max-elements or use --no-weights\n");
+  EXPECT_EQ(r.err,
+            "attn: error: bench: keeping the weights needs 10000000000 weights (batch 1 × "
+            "heads 1 × 100000 × 100000), more than --max-elements 67108864; raise "
+            "--max-elements or use --no-weights\n");
   auto wide = run_attn({"bench", "--n", "1", "--d", "65536", "--heads", "4096", "--no-weights"});
   EXPECT_EQ(wide.code, 3);
-  EXPECT_EQ(wide.err, "attn: error: bench: Q, K, V and the output need 268435456 elements each "
-                      "(batch 1 × heads 4096 × 1 × 65536), more than --max-elements 67108864; "
-                      "raise --max-elements or lower --n or --d\n");
-  auto heads = run_attn({"bench", "--n", "1", "--d", "1", "--heads", "4096", "--batch", "1048576",
-                         "--no-weights"});
+  EXPECT_EQ(wide.err,
+            "attn: error: bench: Q, K, V and the output need 268435456 elements each "
+            "(batch 1 × heads 4096 × 1 × 65536), more than --max-elements 67108864; "
+            "raise --max-elements or lower --n or --d\n");
+  auto heads = run_attn(
+      {"bench", "--n", "1", "--d", "1", "--heads", "4096", "--batch", "1048576", "--no-weights"});
   EXPECT_EQ(heads.code, 3);
-  EXPECT_EQ(heads.err, "attn: error: bench: Q, K, V and the output need 4294967296 elements each "
-                       "(batch 1048576 × heads 4096 × 1 × 1), more than --max-elements 67108864; "
-                       "raise --max-elements or lower --n or --d\n");
+  EXPECT_EQ(heads.err,
+            "attn: error: bench: Q, K, V and the output need 4294967296 elements each "
+            "(batch 1048576 × heads 4096 × 1 × 1), more than --max-elements 67108864; "
+            "raise --max-elements or lower --n or --d\n");
   // The limit is the flag's: 64 x 64 weights are exactly 2^12.
   const std::vector<std::string> small = {"bench", "--n", "64", "--d", "8", "--seconds", "0"};
   auto at = small;
@@ -328,11 +337,13 @@ TEST(Limits, InputsOverMaxInputBytesStopWithTheFlagNamed) {
   const std::string f = csv_of_bytes("bytes1000.csv", 1000);
   const std::string small = write_temp("small.csv", "1\n");
   EXPECT_EQ(run_attn({"run", f, "--max-input-bytes", "1000"}).code, 0);
-  const std::string over = ": 1000 bytes, more than --max-input-bytes 999; raise --max-input-bytes\n";
+  const std::string over =
+      ": 1000 bytes, more than --max-input-bytes 999; raise --max-input-bytes\n";
   // Every reader: the input, a matrix flag, --expect, attn heatmap's input.
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"run", f}, {"run", "--x", f}, {"run", small, "--expect", f},
-        {"heatmap", f, "--show"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"run", f},
+                                               {"run", "--x", f},
+                                               {"run", small, "--expect", f},
+                                               {"heatmap", f, "--show"}}) {
     std::vector<std::string> a = args;
     a.insert(a.end(), {"--max-input-bytes", "999"});
     auto r = run_attn(a);
@@ -363,8 +374,9 @@ TEST(Limits, MaxInputBytesFlagTakesPlainExponentAndPowerForms) {
   EXPECT_EQ(run_attn({"heatmap", f, "--show", "--max-input-bytes", "2^10"}).code, 0);
   auto zero = run_attn({"run", f, "--max-input-bytes", "0"});
   EXPECT_EQ(zero.code, 2);
-  EXPECT_EQ(zero.err, "attn: error: --max-input-bytes: expected a positive integer such as "
-                      "1073741824 or 2^30, got '0'\n");
+  EXPECT_EQ(zero.err,
+            "attn: error: --max-input-bytes: expected a positive integer such as "
+            "1073741824 or 2^30, got '0'\n");
   auto word = run_attn({"heatmap", f, "--show", "--max-input-bytes", "lots"});
   EXPECT_EQ(word.code, 2);
   EXPECT_EQ(word.err, "attn: error: --max-input-bytes: expected a number, got 'lots'\n");
@@ -378,17 +390,17 @@ TEST(Limits, EndlessStreamsOfZerosEndAtOnce) {
   const std::string not_text =
       ":1:1: byte 0x00 is not text; this does not look like a CSV file (attn reads CSV, JSON and "
       ".npy)\n";
-  for (const std::string& cmd :
-       {attn + " run - </dev/zero", attn + " run --x - </dev/zero",
-        attn + " heatmap - --show </dev/zero"}) {
+  for (const std::string& cmd : {attn + " run - </dev/zero", attn + " run --x - </dev/zero",
+                                 attn + " heatmap - --show </dev/zero"}) {
     auto r = test::sh(cmd);
     EXPECT_EQ(r.code, 3) << cmd;
     EXPECT_EQ(r.err, "attn: error: <stdin>" + not_text) << cmd;
   }
   auto json = test::sh("{ printf '{\"X\": [[1]]'; cat /dev/zero; } | " + attn + " run -");
   EXPECT_EQ(json.code, 3);
-  EXPECT_EQ(json.err, "attn: error: <stdin>:1:12: expected ',' or '}' after an object member, "
-                      "got byte 0x00\n");
+  EXPECT_EQ(json.err,
+            "attn: error: <stdin>:1:12: expected ',' or '}' after an object member, "
+            "got byte 0x00\n");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   // A .npy is binary: its NULs are data, read whole, from a pipe too.
   const std::string npy = temp_dir() + "/piped.npy";
@@ -524,13 +536,14 @@ TEST(Files, NoOutputFlagOverwritesAnInput) {
       {{"run", x, "--mask", m, "-o", m}, "-o " + m + ": refusing to overwrite the input file " + m},
       {{"run", "--x", x, "--weights-out", x},
        "--weights-out " + x + ": refusing to overwrite the input file " + x},
-      {{"run", x, "--heatmap", x}, "--heatmap " + x + ": refusing to overwrite the input file " + x},
+      {{"run", x, "--heatmap", x},
+       "--heatmap " + x + ": refusing to overwrite the input file " + x},
       {{"run", x, "--bias", m, "--heatmap", m},
        "--heatmap " + m + ": refusing to overwrite the input file " + m},
       {{"heatmap", x, "-o", x}, "-o " + x + ": refusing to overwrite the input file " + x},
-      {{"run", sweet(), "--expect", m, "-o", temp_dir() + "/../" +
-                                                 std::filesystem::path(temp_dir()).filename().string() +
-                                                 "/in_mask.csv"},
+      {{"run", sweet(), "--expect", m, "-o",
+        temp_dir() + "/../" + std::filesystem::path(temp_dir()).filename().string() +
+            "/in_mask.csv"},
        "-o " + temp_dir() + "/../" + std::filesystem::path(temp_dir()).filename().string() +
            "/in_mask.csv: refusing to overwrite the input file " + m},
   };
@@ -601,7 +614,8 @@ TEST(Numbers, NonFiniteValuesAreRefusedInEveryMatrixFlag) {
   std::string npy = std::string("\x93NUMPY\x01\x00\x76\x00", 10) +
                     "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }";
   npy += std::string(128 - 1 - npy.size(), ' ') + "\n";
-  for (double v : {1.0, 2.0, double(INFINITY), 4.0}) npy.append(reinterpret_cast<const char*>(&v), 8);
+  for (double v : {1.0, 2.0, double(INFINITY), 4.0})
+    npy.append(reinterpret_cast<const char*>(&v), 8);
   const std::string f = write_temp("inf.npy", npy);
   auto r = run_attn({"run", "--q", good, "--k", good, "--v", f});
   EXPECT_EQ(r.code, 3);
@@ -640,10 +654,14 @@ TEST(Numbers, ZeroLengthAndZeroWidthInputsAreClearErrors) {
     std::string doc, err;
   };
   const std::vector<Case> cases = {
-      {R"({"Q": [[1]], "K": []})", "<stdin>: K: empty (shape [0]); K needs at least one position and one feature"},
-      {R"({"Q": [[1]], "K": [[1]], "V": [[]]})", "<stdin>: V: empty (shape [1][0]); V needs at least one position and one feature"},
-      {R"({"X": [[[1]]], "Y": [[]]})", "<stdin>: Y: empty (shape [1][0]); Y needs at least one position and one feature"},
-      {R"({"X": [[], []]})", "<stdin>: X: empty (shape [2][0]); X needs at least one position and one feature"},
+      {R"({"Q": [[1]], "K": []})",
+       "<stdin>: K: empty (shape [0]); K needs at least one position and one feature"},
+      {R"({"Q": [[1]], "K": [[1]], "V": [[]]})",
+       "<stdin>: V: empty (shape [1][0]); V needs at least one position and one feature"},
+      {R"({"X": [[[1]]], "Y": [[]]})",
+       "<stdin>: Y: empty (shape [1][0]); Y needs at least one position and one feature"},
+      {R"({"X": [[], []]})",
+       "<stdin>: X: empty (shape [2][0]); X needs at least one position and one feature"},
   };
   for (const Case& c : cases) {
     auto r = run_attn({"run", "-"}, c.doc);
@@ -672,8 +690,8 @@ TEST(Files, EmptyFileNamesAreUsageErrorsNamingTheFlag) {
       {{"heatmap", tokens(), "-o", ""}, "-o" + out},
       {{"heatmap", tokens(), "--output", ""}, "-o" + out},
   };
-  for (const char* flag : {"--x", "--y", "--q", "--k", "--v", "--mask", "--bias",
-                           "--key-padding-mask", "--expect"}) {
+  for (const char* flag :
+       {"--x", "--y", "--q", "--k", "--v", "--mask", "--bias", "--key-padding-mask", "--expect"}) {
     cases.push_back({{"run", sweet(), flag, ""}, flag + in});
   }
   for (const Case& c : cases) {
@@ -746,7 +764,8 @@ std::vector<std::string> with(std::vector<std::string> args, const std::string& 
 TEST(Files, SymlinkOutputUpdatesTheTargetAndKeepsTheLink) {
   for (const Writer& w : writers()) {
     const std::string dir = fresh_dir("link_to_file");
-    const std::string ext = std::string(w.what).find("heatmap") != std::string::npos ? ".png" : ".json";
+    const std::string ext =
+        std::string(w.what).find("heatmap") != std::string::npos ? ".png" : ".json";
     std::filesystem::create_directories(dir + "/real");
     const std::string target = dir + "/real/target" + ext;
     std::ofstream(target) << "old";
@@ -776,7 +795,8 @@ TEST(Files, SymlinkOutputUpdatesTheTargetAndKeepsTheLink) {
 TEST(Files, DanglingSymlinkCreatesItsTargetWhenTheDirectoryExists) {
   for (const Writer& w : writers()) {
     const std::string dir = fresh_dir("dangling");
-    const std::string ext = std::string(w.what).find("heatmap") != std::string::npos ? ".png" : ".json";
+    const std::string ext =
+        std::string(w.what).find("heatmap") != std::string::npos ? ".png" : ".json";
     std::filesystem::create_directories(dir + "/sub");
     // Two links: link -> hop -> sub/new (hop is absolute).
     const std::string hop = dir + "/hop" + ext, link = dir + "/link" + ext;
@@ -794,8 +814,10 @@ TEST(Files, DanglingSymlinkCreatesItsTargetWhenTheDirectoryExists) {
   ASSERT_EQ(::symlink("missing/out.json", link.c_str()), 0);
   auto r = run_attn({"run", sweet(), "-o", link});
   EXPECT_EQ(r.code, 4);
-  EXPECT_EQ(r.err, "attn: error: " + link + ": cannot create a temporary file next to the link's "
-                   "target " + dir + "/missing/out.json: No such file or directory\n");
+  EXPECT_EQ(r.err, "attn: error: " + link +
+                       ": cannot create a temporary file next to the link's "
+                       "target " +
+                       dir + "/missing/out.json: No such file or directory\n");
   EXPECT_TRUE(is_link(link));
 }
 
@@ -812,7 +834,8 @@ TEST(Files, SymlinkToADirectoryGivesExitFour) {
 TEST(Files, DevicesAndLinksToDevicesAreWrittenNotReplaced) {
   const std::string dir = fresh_dir("link_to_null");
   for (const Writer& w : writers()) {
-    const std::string link = dir + "/null" +
+    const std::string link =
+        dir + "/null" +
         (std::string(w.what).find("heatmap") != std::string::npos ? ".png" : ".json");
     std::filesystem::remove(link);
     ASSERT_EQ(::symlink("/dev/null", link.c_str()), 0);
@@ -847,8 +870,8 @@ TEST(Files, DevStdoutWritesToStdout) {
   // Two outputs may both go to stdout, as to /dev/null: each is whole.
   const std::string weights = fresh_dir("stdout_weights") + "/w.json";
   const std::string csv = run_attn({"run", sweet(), "-f", "csv", "--weights-out", weights}).out;
-  auto both = run_attn({"run", sweet(), "-f", "csv", "-o", "/dev/stdout", "--weights-out",
-                        "/dev/fd/1"});
+  auto both =
+      run_attn({"run", sweet(), "-f", "csv", "-o", "/dev/stdout", "--weights-out", "/dev/fd/1"});
   EXPECT_EQ(both.code, 0) << both.err;
   EXPECT_EQ(both.out.size(), csv.size() + read_text(weights).size());
   EXPECT_NE(both.out.find(csv), std::string::npos);
@@ -927,8 +950,8 @@ TEST(Files, LongestFileNamesFitTheirTemporaryFile) {
   auto t = run_attn({"run", sweet(), "-o", too_long});
   EXPECT_EQ(t.code, 4);
   EXPECT_EQ(t.err, "attn: error: " + too_long + ": cannot replace: File name too long\n");
-  EXPECT_EQ(entries(dir), (std::vector<std::string>{json.substr(dir.size() + 1),
-                                                    png.substr(dir.size() + 1)}));
+  EXPECT_EQ(entries(dir),
+            (std::vector<std::string>{json.substr(dir.size() + 1), png.substr(dir.size() + 1)}));
 }
 
 // Starts attn with extra environment assignments, its standard streams on
@@ -1004,7 +1027,8 @@ TEST(Files, SignalDuringAWriteLeavesNoTemporaryFile) {
 TEST(InternalError, TestHookExitsSeventyLikeABug) {
   auto r = run_attn({"run", "--example", "sweet"}, "", {"ATTN_DEBUG_INTERNAL_ERROR=1"});
   EXPECT_EQ(r.code, 70);
-  EXPECT_EQ(r.err, "attn: error: internal error: ATTN_DEBUG_INTERNAL_ERROR=1 is set (a test hook)\n");
+  EXPECT_EQ(r.err,
+            "attn: error: internal error: ATTN_DEBUG_INTERNAL_ERROR=1 is set (a test hook)\n");
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(run_attn({"run", "--example", "sweet"}, "", {"ATTN_DEBUG_INTERNAL_ERROR=0"}).code, 0);
 }

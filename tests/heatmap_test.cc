@@ -441,7 +441,6 @@ TEST(HeatmapCli, FlagMistakesAreUsageErrors) {
   EXPECT_EQ(r.err, "attn: error: heatmap: nothing to do; give -o FILE.png (or .svg) or --show\n");
 }
 
-
 // ---- limits and extreme inputs ---------------------------------------------
 
 // The box a text item covers, in pixels (see TextItem: horizontal text has
@@ -452,7 +451,7 @@ struct Box {
 };
 Box box_of(const heatmap::TextItem& t) {
   const int w = heatmap::text_extent(t.text, t.scale), h = heatmap::kCapHeight * t.scale;
-  const int start = t.anchor == heatmap::Anchor::kStart ? 0
+  const int start = t.anchor == heatmap::Anchor::kStart    ? 0
                     : t.anchor == heatmap::Anchor::kMiddle ? w / 2
                                                            : w;
   if (t.vertical) return {t.x, t.y - w + start, t.x + h, t.y + start};
@@ -484,10 +483,8 @@ TEST(HeatmapLimits, HugeValuesGetShortLabelsThatNeverOverlap) {
   // the labels were computed from it: both end labels at the top, a tick
   // label of 309 digits, every cell in the bottom colour.
   const std::vector<std::vector<double>> cases = {
-      {1.7e308, -1.7e308, 0, 1e308},
-      {1.7e308},
-      {-1.7e308, -1.6e308, -1.5e308, -1e308},
-      {1e-300, 2e-300, 3e-300, -1.23e-300},
+      {1.7e308, -1.7e308, 0, 1e308},          {1.7e308},
+      {-1.7e308, -1.6e308, -1.5e308, -1e308}, {1e-300, 2e-300, 3e-300, -1.23e-300},
       {1e-12, 2e-12, 3e-12, 1.1e-11},
   };
   for (const auto& v : cases) {
@@ -564,8 +561,9 @@ TEST(HeatmapLimits, ManyPanelsAreRefusedBeforeDrawing) {
   HeatmapData d = heatmap_from_tensor(t);
   d.source = "h.json";
   const std::string e = test::error_of([&] { render_png(d, HeatmapOptions{}); });
-  EXPECT_EQ(e, "h.json: the heatmap of 1001 panels needs 6048 × 5444 pixels, more than "
-               "--max-size 2048; draw fewer panels with --head or --batch, or raise --max-size");
+  EXPECT_EQ(e,
+            "h.json: the heatmap of 1001 panels needs 6048 × 5444 pixels, more than "
+            "--max-size 2048; draw fewer panels with --head or --batch, or raise --max-size");
   EXPECT_EQ(test::error_of([&] { render_svg(d, HeatmapOptions{}); }), e);
   // One head fits; so do 1000 at a size that holds them.
   HeatmapOptions one;
@@ -612,8 +610,8 @@ TEST(HeatmapLimits, EmptyArraysAreNothingToDraw) {
     auto r = run_attn({"heatmap", f, "-o", png});
     EXPECT_EQ(r.code, 3) << text;
     const std::string place = name == "e3.json" ? f + ": weights" : f;
-    EXPECT_EQ(r.err, "attn: error: " + place + ": nothing to draw: the array is empty " + what +
-                         "\n");
+    EXPECT_EQ(r.err,
+              "attn: error: " + place + ": nothing to draw: the array is empty " + what + "\n");
     EXPECT_FALSE(std::filesystem::exists(png));
     EXPECT_EQ(run_attn({"heatmap", f, "--show"}).code, 3);
   }

@@ -66,12 +66,14 @@ TEST(JsonBudget, PackedBlocksKeepEveryRank) {
 }
 
 TEST(JsonBudget, RaggedArraysStillNameTheRow) {
-  const std::string f = write_temp("ragged3d.json", R"({"X": [[[1, 2], [3, 4]], [[1, 2, 3], [4, 5, 6]]]})");
+  const std::string f =
+      write_temp("ragged3d.json", R"({"X": [[[1, 2], [3, 4]], [[1, 2, 3], [4, 5, 6]]]})");
   auto r = run_attn({"run", f});
   EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "attn: error: " + f +
-                       ": X[1][0]: has 3 elements where X[1][0] has 2 (ragged array; expected shape "
-                       "[2][2][2])\n");
+  EXPECT_EQ(r.err,
+            "attn: error: " + f +
+                ": X[1][0]: has 3 elements where X[1][0] has 2 (ragged array; expected shape "
+                "[2][2][2])\n");
 }
 
 TEST(JsonBudget, TwoHundredThousandKeysAreLinear) {
@@ -103,8 +105,9 @@ TEST(IntegerFlags, ValidLensAreIntegersRangeChecked) {
   const std::string sweet = source_path("data/examples/sweet.json");
   auto big = run_attn({"run", sweet, "--valid-lens", "99999999999999999999"});
   EXPECT_EQ(big.code, 2);
-  EXPECT_EQ(big.err, "attn: error: --valid-lens: 99999999999999999999 is too large; a valid length "
-                     "is at most 9007199254740992 (any length >= the key count masks nothing)\n");
+  EXPECT_EQ(big.err,
+            "attn: error: --valid-lens: 99999999999999999999 is too large; a valid length "
+            "is at most 9007199254740992 (any length >= the key count masks nothing)\n");
   auto huge = run_attn({"run", sweet, "--valid-lens", std::string(400, '9')});
   EXPECT_EQ(huge.code, 2);
   EXPECT_NE(huge.err.find("is too large"), std::string::npos) << huge.err;
@@ -121,8 +124,9 @@ TEST(IntegerFlags, SeedTakesTheWholeUnsignedRange) {
   EXPECT_EQ(ok.code, 0) << ok.err;
   auto over = run_attn({"run", sweet, "--seed", "18446744073709551616"});
   EXPECT_EQ(over.code, 2);
-  EXPECT_EQ(over.err, "attn: error: --seed: expected an integer from 0 to 18446744073709551615, got "
-                      "'18446744073709551616'\n");
+  EXPECT_EQ(over.err,
+            "attn: error: --seed: expected an integer from 0 to 18446744073709551615, got "
+            "'18446744073709551616'\n");
 }
 
 TEST(Overflow, ScoresPastTheRangeAreRefusedInBothDtypes) {
@@ -133,8 +137,9 @@ TEST(Overflow, ScoresPastTheRangeAreRefusedInBothDtypes) {
     EXPECT_EQ(r.out, "");
   }
   EXPECT_EQ(run_attn({"run", f}).err,
-            "attn: error: " + f + ": the score of query 0, key 0 is inf: it overflows the float64 "
-                                  "range; scale the inputs down\n");
+            "attn: error: " + f +
+                ": the score of query 0, key 0 is inf: it overflows the float64 "
+                "range; scale the inputs down\n");
   // 1e-307 keeps the scores finite (8e307): one-hot rows, computed exactly;
   // 1e-308 does not.
   const std::string t = source_path("data/examples/sweet.json");
@@ -151,8 +156,9 @@ TEST(Overflow, ScoresPastTheRangeAreRefusedInBothDtypes) {
   EXPECT_EQ(f32.code, 3);
   EXPECT_NE(f32.err.find("overflows the float32 range"), std::string::npos) << f32.err;
   const std::string h = write_temp("f32big.json", R"({"X": [[1e39, 0], [0, 1]]})");
-  EXPECT_EQ(run_attn({"run", h, "--dtype", "f32"}).err,
-            "attn: error: " + h + ": the value 1e+39 is outside the float32 range; use --dtype f64\n");
+  EXPECT_EQ(
+      run_attn({"run", h, "--dtype", "f32"}).err,
+      "attn: error: " + h + ": the value 1e+39 is outside the float32 range; use --dtype f64\n");
 }
 
 TEST(Similarity, StaysInsideJsonAndCsvDocuments) {
@@ -173,8 +179,9 @@ TEST(TextInput, NonUtf8CsvAndFlagsAreRefused) {
   const std::string f = write_temp("latin1.csv", "name,a,b\ncaf\xe9,1,2\ntea,3,4\n");
   auto r = run_attn({"run", f});
   EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "attn: error: " + f + ":2:4: byte 0xe9 is not UTF-8 (a Latin-1 or Windows "
-                                         "file?); save the file as UTF-8\n");
+  EXPECT_EQ(r.err, "attn: error: " + f +
+                       ":2:4: byte 0xe9 is not UTF-8 (a Latin-1 or Windows "
+                       "file?); save the file as UTF-8\n");
   auto l = run_attn({"run", source_path("data/examples/sweet.json"), "--labels", "a,b,c,\xe9"});
   EXPECT_EQ(l.code, 2);
   EXPECT_EQ(l.err, "attn: error: --labels: byte 6 is not UTF-8; labels must be UTF-8 text\n");
@@ -208,13 +215,16 @@ TEST(SmallPoints, ABareJsonArrayIsX) {
 TEST(SmallPoints, EmptyLabelsBiasWithoutWeightAndFlagLabelCounts) {
   const std::string a = write_temp("emptylabels.json", R"({"X": [[1, 0], [0, 1]], "labels": []})");
   EXPECT_EQ(run_attn({"run", a}).err,
-            "attn: error: " + a + ": labels: an empty list; give one label per row, or leave the key out\n");
-  const std::string b = write_temp("bo.json", R"({"X": [[1, 0], [0, 1]], "params": {"b_o": [1, 2]}})");
+            "attn: error: " + a +
+                ": labels: an empty list; give one label per row, or leave the key out\n");
+  const std::string b =
+      write_temp("bo.json", R"({"X": [[1, 0], [0, 1]], "params": {"b_o": [1, 2]}})");
   auto bo = run_attn({"run", b});
   EXPECT_EQ(bo.code, 3);
-  EXPECT_EQ(bo.err, "attn: error: " + b + ": params.b_o: b_o without W_o: the output bias belongs to "
-                                          "the output projection; give W_o too (an identity matrix "
-                                          "for a bias alone)\n");
+  EXPECT_EQ(bo.err, "attn: error: " + b +
+                        ": params.b_o: b_o without W_o: the output bias belongs to "
+                        "the output projection; give W_o too (an identity matrix "
+                        "for a bias alone)\n");
   auto lab = run_attn({"run", source_path("data/examples/sweet.json"), "--labels", "a,b"});
   EXPECT_EQ(lab.code, 2);
   EXPECT_EQ(lab.err, "attn: error: --labels: 2 labels for 4 queries\n");

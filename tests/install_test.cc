@@ -150,9 +150,9 @@ TEST(Install, NoTeamWordsInInstalledFilesExamplesOrHelp) {
   // and the help of every command.
   const test::Run list = test::run_attn({"examples"});
   EXPECT_EQ(team_word(list.out), "") << "attn examples";
-  for (const std::string& name : std::vector<std::string>
-       {"additive", "biattention", "causal", "cross_shapes", "d2l_valid_lens", "hungry",
-        "key_padding", "multihead", "shapes", "sweet"}) {
+  for (const std::string& name : std::vector<std::string>{
+           "additive", "biattention", "causal", "cross_shapes", "d2l_valid_lens", "hungry",
+           "key_padding", "multihead", "shapes", "sweet"}) {
     EXPECT_NE(list.out.find(name + " "), std::string::npos) << name;
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"examples", "show", name},

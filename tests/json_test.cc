@@ -72,10 +72,12 @@ TEST(Json, LeadingByteOrderMarkIsAllowed) {
 TEST(Json, ErrorsNameLineAndColumn) {
   EXPECT_EQ(parse_error("{\n  \"a\": [1, 2,]\n}"), "in.json:2:13: trailing comma before ']'");
   EXPECT_EQ(parse_error("{\"a\": 1,}"), "in.json:1:8: trailing comma before '}'");
-  EXPECT_EQ(parse_error("[1 2]"), "in.json:1:4: expected ',' or ']' after an array element, got '2'");
+  EXPECT_EQ(parse_error("[1 2]"),
+            "in.json:1:4: expected ',' or ']' after an array element, got '2'");
   EXPECT_EQ(parse_error("{\"a\" 1}"), "in.json:1:6: expected ':' after the key \"a\", got '1'");
   EXPECT_EQ(parse_error("{a: 1}"), "in.json:1:2: expected a key in double quotes, got 'a'");
-  EXPECT_EQ(parse_error("['a']"), "in.json:1:2: strings must be in double quotes, not single quotes");
+  EXPECT_EQ(parse_error("['a']"),
+            "in.json:1:2: strings must be in double quotes, not single quotes");
 }
 
 TEST(Json, ColumnsCountCharactersNotBytes) {
@@ -96,7 +98,8 @@ TEST(Json, NonStandardNumbersGetHints) {
             "where an infinite value is meant");
   EXPECT_EQ(parse_error("[01]"), "in.json:1:2: invalid number: leading zeros are not allowed");
   EXPECT_EQ(parse_error("[1.]"), "in.json:1:4: invalid number: expected a digit after '.'");
-  EXPECT_EQ(parse_error("[.5]"), "in.json:1:2: invalid number: write a digit before '.' (0.5, not .5)");
+  EXPECT_EQ(parse_error("[.5]"),
+            "in.json:1:2: invalid number: write a digit before '.' (0.5, not .5)");
   EXPECT_EQ(parse_error("[+1]"), "in.json:1:2: invalid number: a leading '+' is not allowed");
   EXPECT_EQ(parse_error("[1e]"), "in.json:1:4: invalid number: expected a digit in the exponent");
   EXPECT_EQ(parse_error("[-]"), "in.json:1:3: invalid number: expected a digit after '-'");
@@ -112,8 +115,10 @@ TEST(Json, TruncatedDocuments) {
   EXPECT_EQ(parse_error("   \n "), "in.json:2:2: empty document; expected a JSON value");
   EXPECT_EQ(parse_error("{\"X\": [[1, 2], [3"),
             "in.json:1:18: unexpected end of input inside an array; expected ',' or ']'");
-  EXPECT_EQ(parse_error("{\"X\": "), "in.json:1:7: unexpected end of input; expected a value for \"X\"");
-  EXPECT_EQ(parse_error("[\"abc"), "in.json:1:6: unexpected end of input inside a string; missing '\"'");
+  EXPECT_EQ(parse_error("{\"X\": "),
+            "in.json:1:7: unexpected end of input; expected a value for \"X\"");
+  EXPECT_EQ(parse_error("[\"abc"),
+            "in.json:1:6: unexpected end of input inside a string; missing '\"'");
   EXPECT_EQ(parse_error("{\"a\": 1"),
             "in.json:1:8: unexpected end of input inside an object; expected ',' or '}'");
 }
@@ -128,17 +133,20 @@ TEST(Json, DuplicateKeysAreAnError) {
 }
 
 TEST(Json, BadStrings) {
-  EXPECT_EQ(parse_error("[\"a\nb\"]"), "in.json:1:4: end of line inside a string; missing '\"' or write \\n");
+  EXPECT_EQ(parse_error("[\"a\nb\"]"),
+            "in.json:1:4: end of line inside a string; missing '\"' or write \\n");
   EXPECT_EQ(parse_error("[\"a\\qb\"]"), "in.json:1:4: invalid escape '\\q' in a string");
   EXPECT_EQ(parse_error("[\"\\u12\"]"), "in.json:1:7: invalid \\u escape: expected 4 hex digits");
-  EXPECT_EQ(parse_error("[\"\\udc00\"]"), "in.json:1:3: invalid \\u escape: unpaired low surrogate");
+  EXPECT_EQ(parse_error("[\"\\udc00\"]"),
+            "in.json:1:3: invalid \\u escape: unpaired low surrogate");
   EXPECT_EQ(parse_error("[\"\xff\"]"), "in.json:1:3: invalid UTF-8 in a string");
   EXPECT_EQ(parse_error(std::string("[\"a\x01\"]")),
             "in.json:1:4: control character in a string; escape it (e.g. \\t, \\u0001)");
 }
 
 TEST(Json, BinaryGarbageIsNamedByByte) {
-  EXPECT_EQ(parse_error(std::string("\x89PNG\r\n", 6)), "in.json:1:1: expected a value, got byte 0x89");
+  EXPECT_EQ(parse_error(std::string("\x89PNG\r\n", 6)),
+            "in.json:1:1: expected a value, got byte 0x89");
   EXPECT_EQ(parse_error(std::string("\0", 1)), "in.json:1:1: expected a value, got byte 0x00");
 }
 

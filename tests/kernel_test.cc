@@ -184,13 +184,15 @@ TEST(Kernel, AgreesWithReferenceOnModernSettings) {
       {0, "\"sinks\": 1, \"mask\": " + bool_matrix(g, lq, lk, 0.97)},
       {0, "\"sinks\": 3, \"window\": [5, 5], \"dropout\": 0.2, \"seed\": 2"},
       {0, "\"rope\": {\"dims\": 18, \"theta\": 500}"},
-      {0, "\"rope\": {\"layout\": \"interleaved\", \"dims\": 2, \"q_offset\": 70}, "
-          "\"scale\": \"cosine\""},
+      {0,
+       "\"rope\": {\"layout\": \"interleaved\", \"dims\": 2, \"q_offset\": 70}, "
+       "\"scale\": \"cosine\""},
       {2, ""},
       {1, "\"causal\": true"},
       {2, "\"rope\": {\"dims\": 12}, \"window\": [30, 0], \"causal\": true, \"sinks\": 0.5"},
-      {1, "\"alibi\": true, \"softcap\": 2, \"window\": [25, 25], \"temperature\": 0.8, "
-          "\"scale_at\": \"output\""},
+      {1,
+       "\"alibi\": true, \"softcap\": 2, \"window\": [25, 25], \"temperature\": 0.8, "
+       "\"scale_at\": \"output\""},
   };
   for (const auto& [kv, extra] : cases) {
     const Problem p = test::problem(random_doc(g, lq, lk, d, dv, heads, extra, kv));
@@ -253,7 +255,8 @@ TEST(Kernel, Float32IsCloseToFloat64) {
 
 TEST(Kernel, FullyMaskedErrorIsRaised) {
   EXPECT_EQ(test::error_of([] {
-              run(test::problem(R"({"X": [[1], [2]], "mask": [[1, 1], [0, 0]], "fully_masked": "error"})"),
+              run(test::problem(
+                      R"({"X": [[1], [2]], "mask": [[1, 1], [0, 0]], "fully_masked": "error"})"),
                   false, false);
             }),
             "t.json: query 0 has every key masked (fully_masked: error)");
@@ -262,7 +265,8 @@ TEST(Kernel, FullyMaskedErrorIsRaised) {
 TEST(Kernel, OverflowingScoresAreAnInputError) {
   // Scores of 1e400 overflow float64 in Q·Kᵀ: an error naming the score, on
   // every path, rather than rows computed from inf.
-  const Problem p = test::problem(R"({"Q": [[1e200]], "K": [[1e200], [-1e200]], "V": [[1], [2]], "scale": "none"})");
+  const Problem p = test::problem(
+      R"({"Q": [[1e200]], "K": [[1e200], [-1e200]], "V": [[1], [2]], "scale": "none"})");
   for (bool weights : {false, true}) {
     EXPECT_EQ(test::error_of([&] { run(p, weights, false); }),
               "t.json: the score of query 0, key 0 is inf: it overflows the float64 range; scale "
@@ -272,7 +276,8 @@ TEST(Kernel, OverflowingScoresAreAnInputError) {
 
 TEST(Kernel, LargeFiniteScoresAreComputed) {
   // 1e300 is finite: the max-subtracted softmax gives the exact limit.
-  const Problem p = test::problem(R"({"Q": [[1e150]], "K": [[1e150], [-1e150]], "V": [[1], [2]], "scale": "none"})");
+  const Problem p = test::problem(
+      R"({"Q": [[1e150]], "K": [[1e150], [-1e150]], "V": [[1], [2]], "scale": "none"})");
   EXPECT_EQ(run(p, false, false).output[0], 1.0);
   EXPECT_EQ(run(p, true, false).output[0], 1.0);
 }

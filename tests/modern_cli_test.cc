@@ -54,11 +54,15 @@ TEST(ModernFlags, FlagWinsOverTheFile) {
 TEST(ModernFlags, BadValuesAreUsageErrors) {
   const std::string path = write_temp("modern_cli_bad.json", kDoc);
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--window", "1,2,3"}, "attn: error: --window: expected one or two numbers (A or A,B), got '1,2,3'"},
-      {{"--softcap", "0"}, "attn: error: --softcap: must be a finite number > 0 (the cap c in c·tanh(S/c)), got 0"},
+      {{"--window", "1,2,3"},
+       "attn: error: --window: expected one or two numbers (A or A,B), got '1,2,3'"},
+      {{"--softcap", "0"},
+       "attn: error: --softcap: must be a finite number > 0 (the cap c in c·tanh(S/c)), got 0"},
       {{"--rope-dims", "3"}, "attn: error: --rope-dims: expected an even integer >= 2, got '3'"},
-      {{"--rope-layout", "neox"}, "attn: error: --rope-layout: 'neox' is not one of half, interleaved"},
-      {{"--kv-heads", "0"}, "attn: error: --kv-heads: must be a positive integer up to 1000000, got 0"},
+      {{"--rope-layout", "neox"},
+       "attn: error: --rope-layout: 'neox' is not one of half, interleaved"},
+      {{"--kv-heads", "0"},
+       "attn: error: --kv-heads: must be a positive integer up to 1000000, got 0"},
   };
   for (const auto& [flags, message] : cases) {
     std::vector<std::string> args = {"run", path};
@@ -70,14 +74,15 @@ TEST(ModernFlags, BadValuesAreUsageErrors) {
   // Checked against the heads once the problem is built: an input error.
   const test::Run r = run_attn({"run", path, "--kv-heads", "3"});
   EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "attn: error: " + path + " and flags: kv_heads: 3 does not divide heads 2 "
-                   "(query heads share key/value heads in equal groups); use one of 1, 2\n");
+  EXPECT_EQ(r.err, "attn: error: " + path +
+                       " and flags: kv_heads: 3 does not divide heads 2 "
+                       "(query heads share key/value heads in equal groups); use one of 1, 2\n");
 }
 
 TEST(ModernFigures, BiasStageDrawsAlibiWithTheMaskHatched) {
-  const test::Run r = run_attn({"run", "--example", "bloom_alibi", "--of", "bias", "--show",
-                                "--head", "0", "-q"},
-                               "", {"NO_COLOR=1"});
+  const test::Run r =
+      run_attn({"run", "--example", "bloom_alibi", "--of", "bias", "--show", "--head", "0", "-q"},
+               "", {"NO_COLOR=1"});
   ASSERT_EQ(r.code, 0) << r.err;
   // Head 0's slope is 1/4: the bias runs from -7/4 (7 tokens apart) to 0.
   EXPECT_NE(r.out.find("bias: -1.75 [ .:-=+*#%@] 1.75   masked: xx"), std::string::npos) << r.out;
@@ -87,7 +92,8 @@ TEST(ModernFigures, BiasStageDrawsAlibiWithTheMaskHatched) {
 }
 
 TEST(ModernFigures, SinksAddAColumnOfTheirShare) {
-  const std::string path = write_temp("sinks_fig.json",
+  const std::string path = write_temp(
+      "sinks_fig.json",
       R"({"X": [[1, 0], [0, 1], [1, 1]], "sinks": 1, "causal": true, "labels": ["a", "b", "c"]})");
   const test::Run r = run_attn({"run", path, "--show", "-q"}, "", {"NO_COLOR=1"});
   ASSERT_EQ(r.code, 0) << r.err;

@@ -32,8 +32,9 @@ TEST(GroupedQuery, EqualsHeadsWithRepeatedKeyValueColumns) {
   const Result gqa = compute_json(doc(R"("heads": 2, "kv_heads": 1, "params": {)" + wq +
                                       R"(, "W_k": [[1,0],[0,1],[0.5,0.5],[0,-1]],
                                            "W_v": [[1,2],[0,1],[1,0],[2,1]]})"));
-  const Result rep = compute_json(doc(R"("heads": 2, "params": {)" + wq +
-                                      R"(, "W_k": [[1,0,1,0],[0,1,0,1],[0.5,0.5,0.5,0.5],[0,-1,0,-1]],
+  const Result rep =
+      compute_json(doc(R"("heads": 2, "params": {)" + wq +
+                       R"(, "W_k": [[1,0,1,0],[0,1,0,1],[0.5,0.5,0.5,0.5],[0,-1,0,-1]],
                                            "W_v": [[1,2,1,2],[0,1,0,1],[1,0,1,0],[2,1,2,1]]})"));
   expect_same(gqa.output, rep.output);
   expect_same(*gqa.weights, *rep.weights);
@@ -89,7 +90,8 @@ TEST(Alibi, EqualsTheBiasMatrix) {
 
 TEST(Alibi, PaperSlopes) {
   const Problem p8 = test::problem(R"({"X": [[1,2,3,4,5,6,7,8]], "heads": 8, "alibi": true})");
-  for (int h = 0; h < 8; ++h) EXPECT_DOUBLE_EQ(p8.alibi[static_cast<size_t>(h)], std::pow(2.0, -(h + 1)));
+  for (int h = 0; h < 8; ++h)
+    EXPECT_DOUBLE_EQ(p8.alibi[static_cast<size_t>(h)], std::pow(2.0, -(h + 1)));
   // Six heads: 2^-2, 2^-4, 2^-6, 2^-8 for the first four, then 2^-1, 2^-3.
   const Problem p6 = test::problem(R"({"X": [[1,2,3,4,5,6]], "heads": 6, "alibi": true})");
   const std::vector<double> want = {0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125};
@@ -176,7 +178,8 @@ TEST(ModernTrace, ShowsEveryNewStep) {
   // The sink's share and the weights of each row add up to 1.
   const TraceStep* share = obs.find("sink_share", 0);
   const TraceStep* w = obs.find("weights", 0);
-  for (int64_t i = 0; i < 4; ++i) EXPECT_NEAR(share->values(i, 0) + w->values.row(i).sum(), 1, 1e-15);
+  for (int64_t i = 0; i < 4; ++i)
+    EXPECT_NEAR(share->values(i, 0) + w->values.row(i).sum(), 1, 1e-15);
 }
 
 }  // namespace

@@ -78,7 +78,8 @@ struct Recorder : ProgressSink {
 TEST(Progress, EngineReportsEachBatchAndHead) {
   // batch 2, heads 2: four units (one block of queries per batch and
   // head), reported in order by one thread.
-  const Problem p = test::problem(R"({"X": [[[1, 0, 0, 1], [0, 1, 1, 0]], [[1, 1, 0, 0], [0, 0, 1, 1]]],
+  const Problem p =
+      test::problem(R"({"X": [[[1, 0, 0, 1], [0, 1, 1, 0]], [[1, 1, 0, 0], [0, 0, 1, 1]]],
                                       "heads": 2})");
   Recorder rec;
   ComputeRequest req;

@@ -91,8 +91,9 @@ TEST(ShellHabits, ExpectTakesAMatrixFileOrABareArray) {
   const test::Run a = run_attn({"run", "--example", "sweet", "--expect", npy});
   EXPECT_EQ(a.code, 0) << a.err;
   EXPECT_NE(a.out.find("check passed: all 16 values match"), std::string::npos) << a.out;
-  const std::string bare = write_temp("expect_bare.json", "[[0, 1.25, 2.75, 0], [0, 0.5, 3.5, 0],"
-                                                          " [0, 1.25, 2.75, 0], [0, 0.2, 3.8, 0]]");
+  const std::string bare = write_temp("expect_bare.json",
+                                      "[[0, 1.25, 2.75, 0], [0, 0.5, 3.5, 0],"
+                                      " [0, 1.25, 2.75, 0], [0, 0.2, 3.8, 0]]");
   const test::Run b = run_attn({"run", "--example", "sweet", "--expect", bare});
   EXPECT_EQ(b.code, 1);
   EXPECT_NE(b.out.find("check FAILED: 4 of 16 values differ"), std::string::npos) << b.out;
@@ -219,7 +220,8 @@ TEST(ShellHabits, NoColorWhenPipedOrAsked) {
   // The trace is the coloured output; piped, it is plain.
   const test::Run piped = run_attn({"run", "--example", "sweet", "--trace"});
   EXPECT_EQ(piped.out.find('\x1b'), std::string::npos);
-  if (!have_script()) GTEST_SKIP() << "script(1) or pseudo-terminals (/dev/pts) missing; terminal output not tested";
+  if (!have_script())
+    GTEST_SKIP() << "script(1) or pseudo-terminals (/dev/pts) missing; terminal output not tested";
   const std::string cmd = quote(kBin) + " run --example sweet --trace";
   const test::Shell tty = on_terminal("TERM=xterm " + cmd);
   EXPECT_NE(tty.out.find("\x1b["), std::string::npos) << "a terminal gets colour";
@@ -254,7 +256,8 @@ TEST(ShellHabits, NoProgressBarWhenStderrIsNotATerminal) {
 }
 
 TEST(ShellHabits, ProgressBarOnATerminalIsErasedAtTheEnd) {
-  if (!have_script()) GTEST_SKIP() << "script(1) or pseudo-terminals (/dev/pts) missing; terminal output not tested";
+  if (!have_script())
+    GTEST_SKIP() << "script(1) or pseudo-terminals (/dev/pts) missing; terminal output not tested";
   const std::string out = test::temp_dir() + "/large_out_tty.npy";
   // Shown at once (the delay is a second otherwise), then erased.
   const std::string cmd = "ATTN_PROGRESS_DELAY_MS=0 " + quote(kBin) + " run " +
@@ -264,7 +267,8 @@ TEST(ShellHabits, ProgressBarOnATerminalIsErasedAtTheEnd) {
   EXPECT_NE(tty.out.find("computing ["), std::string::npos) << tty.out;
   // A rate and ETA once a second update came; a fast run may end before
   // that (the line's format is unit-tested in progress_test.cc).
-  EXPECT_TRUE(std::regex_search(tty.out, std::regex(R"(\d+/\d+  ([0-9.]+/s  ETA \d+:\d\d|ETA --:--))")))
+  EXPECT_TRUE(
+      std::regex_search(tty.out, std::regex(R"(\d+/\d+  ([0-9.]+/s  ETA \d+:\d\d|ETA --:--))")))
       << tty.out;
   // The last thing on the terminal is the erasure: spaces between returns.
   EXPECT_TRUE(std::regex_search(tty.out, std::regex("\r {20,}\r$"))) << tty.out;

@@ -69,8 +69,8 @@ std::string source_path(const std::string& rel) { return std::string(ATTN_SOURCE
 Run run_attn(const std::vector<std::string>& args, const std::string& stdin_text,
              const std::vector<std::string>& env, const std::vector<std::string>& wrapper) {
   static int counter = 0;
-  const std::string base = temp_dir() + "/run" + std::to_string(::getpid()) + "_" +
-                           std::to_string(counter++);
+  const std::string base =
+      temp_dir() + "/run" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
   const std::string in = base + ".in", out = base + ".out", err = base + ".err";
   {
     std::ofstream f(in, std::ios::binary);

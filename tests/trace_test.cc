@@ -77,11 +77,13 @@ TEST(Trace, SimilarityReproducesTheBlogsSimValues) {
 }
 
 TEST(Trace, BlogPrintedOutputsToThreeDigits) {
-  auto r = run_attn({"run", "--example", "sweet", "--trace", "--scale-at", "output", "--precision", "3"});
+  auto r = run_attn(
+      {"run", "--example", "sweet", "--trace", "--scale-at", "output", "--precision", "3"});
   EXPECT_TRUE(has_line(r.out, "   cat    0.000  0.625  1.375  0.000")) << r.out;
   EXPECT_TRUE(has_line(r.out, "   milk   0.000  0.089  1.911  0.000"));
   EXPECT_TRUE(has_line(r.out, "   sweet  0.000  0.010  1.990  0.000"));
-  auto h = run_attn({"run", "--example", "hungry", "--trace", "--scale-at", "output", "--precision", "3"});
+  auto h = run_attn(
+      {"run", "--example", "hungry", "--trace", "--scale-at", "output", "--precision", "3"});
   EXPECT_TRUE(has_line(h.out, "   cat     0.000  1.125  0.875  0.000")) << h.out;
   EXPECT_TRUE(has_line(h.out, "   milk    0.000  0.609  1.391  0.000"));
   EXPECT_TRUE(has_line(h.out, "   hungry  0.000  1.999  0.001  0.000"));
@@ -113,14 +115,15 @@ TEST(Trace, JsonHoldsEveryStep) {
 }
 
 TEST(Trace, ProjectionsHeadsAndOutputProjection) {
-  auto r = run_attn({"run", "--example", "cross_shapes", "--trace", "--trace-format", "json", "-q"});
+  auto r =
+      run_attn({"run", "--example", "cross_shapes", "--trace", "--trace-format", "json", "-q"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   std::set<std::string> ids;
   for (const auto& s : j["steps"]) ids.insert(s["id"].get<std::string>());
-  for (const char* id : {"input_X", "input_Y", "projection_Q", "projection_K", "projection_V",
-                         "head_q", "scores", "weights", "head_output", "concat",
-                         "output_projection", "output"}) {
+  for (const char* id :
+       {"input_X", "input_Y", "projection_Q", "projection_K", "projection_V", "head_q", "scores",
+        "weights", "head_output", "concat", "output_projection", "output"}) {
     EXPECT_TRUE(ids.count(id)) << id;
   }
   EXPECT_EQ(j["shapes"], "X [2][10][512], Y [2][20][512] -> output [2][10][512]");
@@ -131,7 +134,8 @@ TEST(Trace, MaskedCellsShowAsMinusInfOrMasked) {
   EXPECT_TRUE(has_line(r.out, "   q0   0  -inf  -inf  -inf")) << r.out;
   // With a finite fill the cells are still shown as masked, not as -1e+06
   // (the note says what they were set to).
-  auto f = run_attn({"run", test::source_path("data/masks/causal.json"), "--trace", "--mask-fill", "-1e6"});
+  auto f = run_attn(
+      {"run", test::source_path("data/masks/causal.json"), "--trace", "--mask-fill", "-1e6"});
   EXPECT_TRUE(has_line(f.out, "   q0   0  masked  masked  masked")) << f.out;
   EXPECT_TRUE(has_line(f.out, "   masked cells are set to mask_fill = -1e+06"));
 }
@@ -144,8 +148,9 @@ TEST(Trace, VariantsTraceTheirOwnFormulas) {
   EXPECT_NE(b.out.find("S_ij = t_i + u_j + D_ij"), std::string::npos);
   EXPECT_NE(b.out.find("A1 = softmax_j(S)"), std::string::npos);
   EXPECT_NE(b.out.find("a2 = softmax_i(m)"), std::string::npos);
-  auto s = run_attn({"run", "-", "--trace"},
-                    R"({"X": [[1, 0], [0, 1]], "variant": "single_layer", "params": {"w": [1, -1]}})");
+  auto s =
+      run_attn({"run", "-", "--trace"},
+               R"({"X": [[1, 0], [0, 1]], "variant": "single_layer", "params": {"w": [1, -1]}})");
   EXPECT_NE(s.out.find("D_ij = (q_i − k_j)·w"), std::string::npos) << s.err;
   EXPECT_NE(s.out.find("S_ij = LeakyReLU_0.01(D_ij)"), std::string::npos);
 }
@@ -198,10 +203,12 @@ bool balanced(const std::string& tex) {
 }
 
 TEST(Trace, LatexIsBalancedAndCompiles) {
-  auto r = run_attn({"run", "--example", "sweet", "--trace", "--trace-format", "latex", "--similarity"});
+  auto r =
+      run_attn({"run", "--example", "sweet", "--trace", "--trace-format", "latex", "--similarity"});
   ASSERT_EQ(r.code, 0);
   EXPECT_TRUE(balanced(r.out));
-  EXPECT_NE(r.out.find("S = Q \\cdot K^\\top =\n\\begin{array}{r|rrrr}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("S = Q \\cdot K^\\top =\n\\begin{array}{r|rrrr}"), std::string::npos)
+      << r.out;
   if (std::system("command -v pdflatex >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "pdflatex is not installed (apt-get install texlive-latex-base); checked that "
                     "environments balance, not that it compiles";
@@ -361,7 +368,8 @@ TEST(Trace, NarrowingFlagsAreChecked) {
 
 TEST(Similarity, WithoutTraceAppendsTables) {
   auto r = run_attn({"run", "--example", "sweet", "--similarity", "--scale-at", "output"});
-  EXPECT_NE(r.out.find("Similarity of output rows (sim(i, j) = o_i·o_j)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Similarity of output rows (sim(i, j) = o_i·o_j)"), std::string::npos)
+      << r.out;
 }
 
 TEST(Similarity, RowGram) {

@@ -43,9 +43,8 @@ int main(int argc, char** argv) {
   const std::string csv = attn::read_file(argv[1]);
   const std::string json = attn::read_file(argv[2]);
   attn::Tensor<double> t;
-  report("attn csv", csv.size(), best_seconds(reps, [&] {
-           t = attn::parse_csv(csv, argv[1]).values;
-         }));
+  report("attn csv", csv.size(),
+         best_seconds(reps, [&] { t = attn::parse_csv(csv, argv[1]).values; }));
   report("attn json", json.size(), best_seconds(reps, [&] {
            attn::json::Value v = attn::json::parse(json, argv[2]);
            t = attn::json_to_tensor(v, argv[2], "", attn::CellKind::kFinite);

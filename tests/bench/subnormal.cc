@@ -80,7 +80,7 @@ double seconds(const attn::Problem& p, attn::DType dtype, int repeats) {
   }
   std::sort(t.begin(), t.end());
   if (sink == 12345.678) std::puts("");  // keep the results alive
-  return t[t.size() / 2];  // the median
+  return t[t.size() / 2];                // the median
 }
 
 }  // namespace

@@ -125,8 +125,8 @@ std::string decode_python(const std::string& lit) {
 // for tab, newline and CR are expected instead of the raw characters.
 std::string decode_xml(const std::string& x, bool attribute) {
   static const std::pair<const char*, const char*> entities[] = {
-      {"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&apos;", "'"},
-      {"&#9;", "\t"}, {"&#10;", "\n"}, {"&#13;", "\r"}};
+      {"&amp;", "&"},  {"&lt;", "<"},  {"&gt;", ">"},   {"&quot;", "\""},
+      {"&apos;", "'"}, {"&#9;", "\t"}, {"&#10;", "\n"}, {"&#13;", "\r"}};
   std::string out;
   for (size_t i = 0; i < x.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(x[i]);
@@ -149,7 +149,8 @@ std::string decode_xml(const std::string& x, bool attribute) {
     }
     require(known, "xml: unknown entity");
   }
-  require(out.find("\xEF\xBF\xBE") == std::string::npos && out.find("\xEF\xBF\xBF") == std::string::npos,
+  require(out.find("\xEF\xBF\xBE") == std::string::npos &&
+              out.find("\xEF\xBF\xBF") == std::string::npos,
           "xml: U+FFFE or U+FFFF");
   return out;
 }
@@ -266,15 +267,16 @@ void check_escapers(const std::string& s) {
 
   const std::string tex = latex_text(s);
   require(is_valid_utf8(tex), "latex: invalid UTF-8");
-  require(decode_latex(tex) == map_code_points(valid, [](std::string& o, char32_t c) {
-            if (is_control(c)) {
-              o += ' ';
-            } else if (c == 0xFFFD) {
-              o += '?';
-            } else {
-              append_utf8(o, c);
-            }
-          }),
+  require(decode_latex(tex) == map_code_points(valid,
+                                               [](std::string& o, char32_t c) {
+                                                 if (is_control(c)) {
+                                                   o += ' ';
+                                                 } else if (c == 0xFFFD) {
+                                                   o += '?';
+                                                 } else {
+                                                   append_utf8(o, c);
+                                                 }
+                                               }),
           "latex: does not round-trip");
 
   const std::string spaced = map_code_points(valid, [](std::string& o, char32_t c) {
@@ -349,7 +351,9 @@ Run small_run(const std::string& title, const std::vector<std::string>& labels) 
   return run;
 }
 
-size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+size_t lines(const std::string& s) {
+  return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+}
 
 // The real writers with the bytes as the title, description, source and
 // labels. Markdown, LaTeX and JSON traces must have as many lines as for a
@@ -371,8 +375,8 @@ void check_writers(const std::string& title, const std::vector<std::string>& lab
   const Result& r = run.result;
 
   TraceOptions o;
-  for (TraceFormat f : {TraceFormat::kText, TraceFormat::kMarkdown, TraceFormat::kLatex,
-                        TraceFormat::kJson}) {
+  for (TraceFormat f :
+       {TraceFormat::kText, TraceFormat::kMarkdown, TraceFormat::kLatex, TraceFormat::kJson}) {
     o.format = f;
     const std::string t = format_trace(p, run.steps, o);
     require(is_valid_utf8(t), "trace: invalid UTF-8");
@@ -404,15 +408,17 @@ void check_writers(const std::string& title, const std::vector<std::string>& lab
   require(is_valid_utf8(program), "program: invalid UTF-8");
   const std::string plain_program = emit_pytorch(plain.problem, "attn run", false);
   const size_t head = plain_program.find("\nCOMMAND = ");
-  require(head != std::string::npos && program.compare(0, head + 11, plain_program, 0, head + 11) == 0,
-          "program: the docstring changed");
+  require(
+      head != std::string::npos && program.compare(0, head + 11, plain_program, 0, head + 11) == 0,
+      "program: the docstring changed");
   auto literal_line = [&](const std::string& name) {
     const size_t at = program.find("\n" + name + " = ");
     require(at != std::string::npos, "program: no " + name);
     const size_t start = at + name.size() + 4;
     return decode_python(program.substr(start, program.find('\n', start) - start));
   };
-  require(literal_line("COMMAND") == sanitize_utf8(command), "program: COMMAND does not round-trip");
+  require(literal_line("COMMAND") == sanitize_utf8(command),
+          "program: COMMAND does not round-trip");
   require(literal_line("TITLE") == sanitize_utf8(title), "program: TITLE does not round-trip");
 
   OutputOptions table;

@@ -35,13 +35,11 @@ void write_file(const std::string& name, const std::string& text) {
 
 // Inputs a word may name: a document, a matrix and a mask in each format.
 void write_inputs() {
-  write_file("in.json",
-             R"({"title": "t", "mode": "self", "X": [[1, 0], [0, 1], [1, 1]],)"
-             R"( "labels": ["a", "b", "c"]})");
+  write_file("in.json", R"({"title": "t", "mode": "self", "X": [[1, 0], [0, 1], [1, 1]],)"
+                        R"( "labels": ["a", "b", "c"]})");
   write_file("x.csv", "1,2\n3,4\n5,6\n");
   write_file("mask.json", "[[0, 1, 1], [0, 0, 1], [0, 0, 0]]");
-  write_file("w.json",
-             R"({"X": [[1, 2]], "weights": [[1]], "labels": ["x"]})");
+  write_file("w.json", R"({"X": [[1, 2]], "weights": [[1]], "labels": ["x"]})");
 }
 
 std::string& scratch_path() {

@@ -21,7 +21,7 @@ struct ComputeRequest {
   bool scores = false;         // keep the scores entering the softmax (scaled, biased)
   bool average_heads = false;  // report the mean over heads instead of each head
   DType dtype = DType::kF64;
-  int threads = 0;             // 0: every hardware thread
+  int threads = 0;  // 0: every hardware thread
   // Use the step-by-step reference computation even where the fast kernels
   // apply (tests compare the two; traces always use it).
   bool reference = false;

@@ -12,8 +12,8 @@
 namespace attn {
 
 struct BenchOptions {
-  int64_t n = 2048;   // queries = keys
-  int64_t d = 64;     // head width (queries, keys and values)
+  int64_t n = 2048;  // queries = keys
+  int64_t d = 64;    // head width (queries, keys and values)
   int64_t heads = 1;
   int64_t batch = 1;
   DType dtype = DType::kF32;

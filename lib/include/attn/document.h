@@ -46,7 +46,7 @@ struct InputDocument {
   std::optional<Input> X, Y, Q, K, V;
   std::vector<NamedInput> params;  // in document order
   RunSettings settings;
-  std::string settings_place;  // where settings came from, for messages
+  std::string settings_place;             // where settings came from, for messages
   std::optional<Input> mask;              // 0/1 cells
   std::optional<Input> key_padding_mask;  // 0/1 cells
   std::optional<Input> valid_lens;        // non-negative integers

@@ -13,8 +13,8 @@
 namespace attn {
 
 struct Example {
-  std::string name;   // file name without .json
-  std::string title;  // the document's "title"
+  std::string name;                   // file name without .json
+  std::string title;                  // the document's "title"
   std::function<std::string()> make;  // the document's text
 
   std::string text() const { return make(); }

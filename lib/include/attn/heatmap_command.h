@@ -25,7 +25,7 @@ struct HeatmapCommandRequest {
   HeatmapOptions options;
   TerminalStyle terminal;
   int64_t max_input_bytes = kDefaultMaxInputBytes;  // --max-input-bytes: largest input read
-  ProgressSink* progress = nullptr;  // reports reading a large input; may be null
+  ProgressSink* progress = nullptr;                 // reports reading a large input; may be null
 };
 
 // Runs it; returns the exit code (0). Throws attn::Error for bad input,

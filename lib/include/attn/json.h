@@ -96,8 +96,8 @@ std::string type_name(Type t);
 // built from the document.
 struct Limits {
   int max_depth = 64;
-  int64_t max_nodes = int64_t{1} << 20;     // objects, strings and unpacked array elements
-  int64_t max_numbers = int64_t{1} << 28;   // numbers in packed arrays, over the document
+  int64_t max_nodes = int64_t{1} << 20;       // objects, strings and unpacked array elements
+  int64_t max_numbers = int64_t{1} << 28;     // numbers in packed arrays, over the document
   size_t max_string_bytes = size_t{1} << 20;  // one string or key
 };
 constexpr int kMaxDepth = 64;

@@ -37,7 +37,7 @@ struct LimitOptions {
   int64_t max_elements = kDefaultMaxElements;
   bool trace = false;       // an observer records every step (full score matrices)
   bool similarity = false;  // --similarity: row dot products of the input and output
-  int64_t raster_side = 0; // longest side of a heatmap image in pixels; 0 for none
+  int64_t raster_side = 0;  // longest side of a heatmap image in pixels; 0 for none
   // The flag that asked for weights or scores, named in the advice
   // ("--weights", "--heatmap"); "" when none did.
   std::string maps_flag;

@@ -13,12 +13,12 @@
 namespace attn {
 
 struct TraceStep {
-  std::string id;       // stable identifier: "scores", "scaled", "weights", ...
-  std::string title;    // human title: "Scores Q·Kᵀ"
-  std::string formula;  // "S = Q·Kᵀ"
-  int64_t batch = -1;   // -1: not per batch
-  int64_t head = -1;    // -1: not per head
-  MatrixR values;       // the numbers (rows x cols); empty for text-only steps
+  std::string id;               // stable identifier: "scores", "scaled", "weights", ...
+  std::string title;            // human title: "Scores Q·Kᵀ"
+  std::string formula;          // "S = Q·Kᵀ"
+  int64_t batch = -1;           // -1: not per batch
+  int64_t head = -1;            // -1: not per head
+  MatrixR values;               // the numbers (rows x cols); empty for text-only steps
   std::vector<uint8_t> masked;  // optional: one flag per value, 1 = masked cell
   std::vector<std::string> row_labels, col_labels;
   std::string note;  // one line of explanation ("factor 1/√4 = {0}")

@@ -27,9 +27,7 @@ class Console {
   virtual void warn(std::string_view line) = 0;  // one diagnostic line, without newline
   virtual void info(std::string_view text) = 0;  // reports meant for people (stderr)
   // One error line, without newline (a failed input of a batch).
-  virtual void error(std::string_view line) {
-    info("attn: error: " + std::string(line) + "\n");
-  }
+  virtual void error(std::string_view line) { info("attn: error: " + std::string(line) + "\n"); }
 };
 
 // Matrix files given by flags (--x, --y, ...), each a 2D matrix in JSON,
@@ -52,27 +50,27 @@ struct RunRequest {
   std::string input;    // input document or matrix file; "-" is stdin; "" for none
   std::string example;  // a built-in example instead of a file
   MatrixFiles matrices;
-  std::string valid_lens;  // "2,6" or JSON text such as "[[1,2],[3,4]]"
-  std::string labels;      // "cat,milk,it" (queries; keys too in self mode)
-  std::string key_labels;  // "a,b,c"
+  std::string valid_lens;                         // "2,6" or JSON text such as "[[1,2],[3,4]]"
+  std::string labels;                             // "cat,milk,it" (queries; keys too in self mode)
+  std::string key_labels;                         // "a,b,c"
   std::optional<std::string> title, description;  // --title, --description
-  RunSettings settings;    // from flags; override the document's
+  RunSettings settings;                           // from flags; override the document's
 
   OutputOptions output;
   std::string output_path = "-";  // "-" is stdout
   std::string weights_out;        // write the weights to this file too
   HeatmapRequest heatmap;         // --heatmap FILE, --show
 
-  bool check = false;        // compare with the document's expected numbers
-  std::string expect_path;   // expected numbers from this file instead
+  bool check = false;       // compare with the document's expected numbers
+  std::string expect_path;  // expected numbers from this file instead
   bool average_heads = false;
   DType dtype = DType::kF64;
-  int threads = 0;           // --threads: worker threads of the kernels (0: every core)
-  bool quiet = false;        // no warnings; --check reports only mismatches
-  int64_t max_elements = kDefaultMaxElements;  // --max-elements: largest tensor allowed
+  int threads = 0;     // --threads: worker threads of the kernels (0: every core)
+  bool quiet = false;  // no warnings; --check reports only mismatches
+  int64_t max_elements = kDefaultMaxElements;       // --max-elements: largest tensor allowed
   int64_t max_input_bytes = kDefaultMaxInputBytes;  // --max-input-bytes: largest file read
   TraceRequest trace;
-  bool emit_pytorch = false;  // print a PyTorch program instead of the result
+  bool emit_pytorch = false;              // print a PyTorch program instead of the result
   std::string command_line = "attn run";  // as typed, for programs and traces
   ProgressSink* progress = nullptr;       // reports reading and computing; may be null
 };

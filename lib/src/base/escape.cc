@@ -208,7 +208,8 @@ std::string markdown_text(std::string_view s) {
   const size_t digits = t.find_first_not_of("0123456789");
   if (digits != std::string::npos && digits > 0 && digits <= 9 &&
       (t[digits] == '.' || t[digits] == ')')) {
-    const unsigned char next = digits + 1 < t.size() ? static_cast<unsigned char>(t[digits + 1]) : ' ';
+    const unsigned char next =
+        digits + 1 < t.size() ? static_cast<unsigned char>(t[digits + 1]) : ' ';
     if (next <= ' ' || next == 0x7F) list_dot = digits;
   }
   std::string out;
@@ -341,8 +342,8 @@ std::string csv_field(std::string_view s, char delimiter) {
 std::string json_string(std::string_view s) {
   // Sanitized first, so the strict handler never throws; "replace" is the
   // same rule should that ever change.
-  return nlohmann::json(sanitize_utf8(s)).dump(-1, ' ', false,
-                                               nlohmann::json::error_handler_t::replace);
+  return nlohmann::json(sanitize_utf8(s))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string terminal_text(std::string_view s) {

@@ -145,8 +145,9 @@ int run_batch(const BatchRequest& b, Console& console) {
     one.input = b.inputs.empty() ? "" : b.inputs.front();
     if (is_directory(one.input)) {
       // A file error as for any unreadable input (exit 4), with the way out.
-      throw_file(one.input, "cannot read: Is a directory (to run each of its files, add "
-                            "--out-dir DIR for the results)");
+      throw_file(one.input,
+                 "cannot read: Is a directory (to run each of its files, add "
+                 "--out-dir DIR for the results)");
     }
     return run_command(one, console);
   }

@@ -16,9 +16,9 @@
 #include "attn/error.h"
 #include "attn/limits.h"
 #include "attn/number_text.h"
+#include "engine/mask_view.h"
 #include "kernel/attention_kernel.h"
 #include "kernel/parallel.h"
-#include "engine/mask_view.h"
 
 namespace attn {
 
@@ -47,8 +47,7 @@ void check_bench_limits(const BenchOptions& o) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   auto mul = [](int64_t a, int64_t b) { return a > kMax / b ? kMax : a * b; };
   const int64_t heads = mul(o.batch, o.heads);
-  const std::string bh =
-      "batch " + std::to_string(o.batch) + " × heads " + std::to_string(o.heads);
+  const std::string bh = "batch " + std::to_string(o.batch) + " × heads " + std::to_string(o.heads);
   const std::string n = std::to_string(o.n), d = std::to_string(o.d);
   const int64_t packed_rows = kernel::packed_key_elements<T>(o.n, 1);
   struct Need {
@@ -62,8 +61,7 @@ void check_bench_limits(const BenchOptions& o) {
       {"Q, K, V and the output need", mul(heads, mul(o.n, o.d)),
        "elements each (" + bh + " × " + n + " × " + d + ")", " or lower --n or --d"},
       {"the packed keys need", mul(heads, mul(packed_rows, o.d)),
-       "elements (" + bh + " × " + std::to_string(packed_rows) + " × " + d + ")",
-       " or lower --d"},
+       "elements (" + bh + " × " + std::to_string(packed_rows) + " × " + d + ")", " or lower --d"},
       {bh + " need", mul(heads, kHeadElements),
        "elements (" + std::to_string(kHeadElements) + " per head of working memory)",
        " or lower --heads or --batch"},
@@ -177,13 +175,13 @@ std::string bench_json(const BenchOptions& o, const BenchResult& r) {
   auto num = [](double x) { return format_shortest(x); };
   return "{\"n\": " + std::to_string(o.n) + ", \"d\": " + std::to_string(o.d) +
          ", \"heads\": " + std::to_string(o.heads) + ", \"batch\": " + std::to_string(o.batch) +
-         ", \"dtype\": \"" + std::string(name(o.dtype)) + "\", \"weights\": " +
-         (o.weights ? "true" : "false") + ", \"causal\": " + (o.causal ? "true" : "false") +
+         ", \"dtype\": \"" + std::string(name(o.dtype)) +
+         "\", \"weights\": " + (o.weights ? "true" : "false") +
+         ", \"causal\": " + (o.causal ? "true" : "false") +
          ", \"threads\": " + std::to_string(r.threads) + ", \"seconds\": " + num(r.seconds) +
          ", \"min_seconds\": " + num(r.min_seconds) + ", \"cpu_seconds\": " + num(r.cpu_seconds) +
-         ", \"gflops\": " + num(r.gflops) +
-         ", \"reps\": " + std::to_string(r.reps) + ", \"peak_rss_mb\": " + num(r.peak_rss_mb) +
-         "}\n";
+         ", \"gflops\": " + num(r.gflops) + ", \"reps\": " + std::to_string(r.reps) +
+         ", \"peak_rss_mb\": " + num(r.peak_rss_mb) + "}\n";
 }
 
 std::string bench_text(const BenchOptions& o, const BenchResult& r) {

@@ -95,7 +95,8 @@ const std::vector<Example>& examples() {
                         "Cross-attention shapes: 8 heads of 64 and an output projection "
                         "(weights drawn from a fixed random seed)",
                         cross_shapes_example});
-    std::sort(v.begin(), v.end(), [](const Example& a, const Example& b) { return a.name < b.name; });
+    std::sort(v.begin(), v.end(),
+              [](const Example& a, const Example& b) { return a.name < b.name; });
     return v;
   }();
   return all;

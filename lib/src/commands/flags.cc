@@ -5,8 +5,8 @@
 
 #include "attn/document.h"
 #include "attn/error.h"
-#include "attn/json.h"
 #include "attn/file_io.h"
+#include "attn/json.h"
 #include "attn/number_text.h"
 #include "kernel/instruction_set.h"
 
@@ -32,7 +32,8 @@ E choice(std::string_view flag, const std::string& text, P parse,
 
 double number(std::string_view flag, const std::string& text) {
   double v = 0;
-  if (!parse_number_word(text, &v)) bad(flag, "expected a number, got '" + message_text(text) + "'");
+  if (!parse_number_word(text, &v))
+    bad(flag, "expected a number, got '" + message_text(text) + "'");
   return v;
 }
 
@@ -43,8 +44,8 @@ std::vector<double> number_list(std::string_view flag, const std::string& text, 
   size_t start = 0;
   while (true) {
     const size_t comma = text.find(',', start);
-    const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos
-                                                                            : comma - start);
+    const std::string part =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     const double v = number(flag, part);
     if (!std::isfinite(v)) bad(flag, "expected a finite number, got '" + part + "'");
     out.push_back(v);
@@ -52,8 +53,9 @@ std::vector<double> number_list(std::string_view flag, const std::string& text, 
     start = comma + 1;
   }
   if (out.size() < lo || out.size() > hi) {
-    bad(flag, "expected " + (hi == 2 ? std::string("one or two numbers (A or A,B)")
-                                     : std::string("one or more numbers")) +
+    bad(flag, "expected " +
+                  (hi == 2 ? std::string("one or two numbers (A or A,B)")
+                           : std::string("one or more numbers")) +
                   ", got '" + text + "'");
   }
   return out;
@@ -88,17 +90,36 @@ const std::vector<SettingFlag>& setting_flags() {
       {"--params-layout", "NAME",
        "math: W is [in][out]; torch: W is [out][in] as nn.Linear (default math)",
        params_layout_names()},
-      {"--kv-heads", "N", "key/value heads (grouped-query attention; 1 = multi-query) (default: heads)", {}},
-      {"--rope", "", "rotary position embedding on Q and K (true/false; default false)", {"true", "false"}},
+      {"--kv-heads",
+       "N",
+       "key/value heads (grouped-query attention; 1 = multi-query) (default: heads)",
+       {}},
+      {"--rope",
+       "",
+       "rotary position embedding on Q and K (true/false; default false)",
+       {"true", "false"}},
       {"--rope-theta", "X", "RoPE base (default 10000; implies --rope)", {}},
       {"--rope-dims", "N", "rotated features of each head, even (default all; implies --rope)", {}},
-      {"--rope-layout", "NAME", "RoPE feature pairs: half (HF Llama) or interleaved (Meta Llama) (default half)",
+      {"--rope-layout", "NAME",
+       "RoPE feature pairs: half (HF Llama) or interleaved (Meta Llama) (default half)",
        rope_layout_names()},
-      {"--rope-offset", "Q[,K]", "RoPE positions of query 0 and key 0: Q or Q,K, implies --rope (default 0,0)", {}},
-      {"--alibi", "", "ALiBi with the paper's slopes (true/false; default false)", {"true", "false"}},
-      {"--window", "W|L,R", "sliding window: W, or L,R keys before/after each query, -1 unbounded (default none)", {}},
+      {"--rope-offset",
+       "Q[,K]",
+       "RoPE positions of query 0 and key 0: Q or Q,K, implies --rope (default 0,0)",
+       {}},
+      {"--alibi",
+       "",
+       "ALiBi with the paper's slopes (true/false; default false)",
+       {"true", "false"}},
+      {"--window",
+       "W|L,R",
+       "sliding window: W, or L,R keys before/after each query, -1 unbounded (default none)",
+       {}},
       {"--softcap", "C", "soft-cap the scores: c·tanh(S/c), c > 0 (default none)", {}},
-      {"--sinks", "X[,X...]", "attention sink logits: one number, or one per head (X,X,...) (default none)", {}},
+      {"--sinks",
+       "X[,X...]",
+       "attention sink logits: one number, or one per head (X,X,...) (default none)",
+       {}},
   };
   return flags;
 }
@@ -147,8 +168,8 @@ void set_setting_flag(RunSettings& s, std::string_view flag, const std::string& 
   } else if (flag == "--seed") {
     const auto seed = parse_unsigned_text(text);
     if (!seed) {
-      bad(flag, "expected an integer from 0 to 18446744073709551615, got '" + message_text(text) +
-                    "'");
+      bad(flag,
+          "expected an integer from 0 to 18446744073709551615, got '" + message_text(text) + "'");
     }
     s.seed = *seed;
   } else if (flag == "--params-layout") {

@@ -115,9 +115,9 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
   const Loaded l = load(req, name);
   if (l.values.size() == 0) {
     // [] or [[]] would be drawn as a frame around nothing.
-    throw_input(l.key.empty() ? name : name + ": " + l.key,
-                "nothing to draw: the array is empty (shape " + shape_string(l.values.shape()) +
-                    ")");
+    throw_input(
+        l.key.empty() ? name : name + ": " + l.key,
+        "nothing to draw: the array is empty (shape " + shape_string(l.values.shape()) + ")");
   }
   HeatmapData d = heatmap_from_tensor(l.values);
   d.source = name;

@@ -84,8 +84,8 @@ void write_output(const RunRequest& req, Console& console, const std::string& te
 void refuse_overwrite(const RunRequest& req, const std::string& out, const char* flag) {
   if (out.empty() || out == "-") return;
   const MatrixFiles& m = req.matrices;
-  for (const std::string* in : {&req.input, &req.expect_path, &m.x, &m.y, &m.q, &m.k, &m.v,
-                                &m.mask, &m.bias, &m.key_padding_mask}) {
+  for (const std::string* in : {&req.input, &req.expect_path, &m.x, &m.y, &m.q, &m.k, &m.v, &m.mask,
+                                &m.bias, &m.key_padding_mask}) {
     if (!in->empty() && (*in == out || same_file(*in, out))) {
       throw_usage(std::string(flag) + " " + out + ": refusing to overwrite the input file " + *in);
     }
@@ -95,8 +95,9 @@ void refuse_overwrite(const RunRequest& req, const std::string& out, const char*
 // Two outputs into one file: the later write would replace the earlier.
 // Devices (-o /dev/null --weights-out /dev/null) are fine.
 void refuse_shared_outputs(const RunRequest& req) {
-  const std::pair<const std::string*, const char*> outs[] = {
-      {&req.output_path, "-o"}, {&req.weights_out, "--weights-out"}, {&req.heatmap.path, "--heatmap"}};
+  const std::pair<const std::string*, const char*> outs[] = {{&req.output_path, "-o"},
+                                                             {&req.weights_out, "--weights-out"},
+                                                             {&req.heatmap.path, "--heatmap"}};
   for (size_t i = 0; i < std::size(outs); ++i) {
     for (size_t j = i + 1; j < std::size(outs); ++j) {
       const std::string &a = *outs[i].first, &b = *outs[j].first;
@@ -160,7 +161,7 @@ std::string similarity_text(const std::vector<TraceStep>& steps, const OutputOpt
     if (s.batch >= 0) out += ", batch " + std::to_string(s.batch);
     if (s.head >= 0) out += ", head " + std::to_string(s.head);
     out += "\n" + format_table_matrix(s.values.data(), s.values.rows(), s.values.cols(),
-                                       s.row_labels, s.col_labels, o.precision);
+                                      s.row_labels, s.col_labels, o.precision);
   }
   return out;
 }
@@ -200,7 +201,8 @@ void append_expected_steps(const Problem& p, const Result& r, const Expected& e,
     } else {
       a.formula = "O = softmax(Q·Kᵀ)·V";
     }
-    a.values = Eigen::Map<const MatrixR>(alt->result.output.data(), r.output.dim(0), r.output.dim(1));
+    a.values =
+        Eigen::Map<const MatrixR>(alt->result.output.data(), r.output.dim(0), r.output.dim(1));
     a.row_labels = p.query_labels;
     steps.push_back(a);
   }
@@ -307,8 +309,9 @@ int run_command(const RunRequest& req, Console& console) {
   if (req.check) {
     expected = load_expected(req, p);
     if (!expected) {
-      throw_usage("--check needs numbers to compare with: an \"expected\" block in the input "
-                  "or --expect FILE");
+      throw_usage(
+          "--check needs numbers to compare with: an \"expected\" block in the input "
+          "or --expect FILE");
     }
   }
 
@@ -317,8 +320,8 @@ int run_command(const RunRequest& req, Console& console) {
   creq.threads = req.threads;
   creq.average_heads = req.average_heads;
   creq.progress = progress_task(req.progress, "computing");
-  creq.weights = req.output.weights || !req.weights_out.empty() ||
-                 (expected && expected->weights.has_value());
+  creq.weights =
+      req.output.weights || !req.weights_out.empty() || (expected && expected->weights.has_value());
   request_heatmap_maps(req.heatmap, creq);
   detail::check_run_limits(req, p, creq);
   TraceRecorder recorder;
@@ -326,7 +329,8 @@ int run_command(const RunRequest& req, Console& console) {
 
   if (!req.quiet) {
     const size_t shown = std::min<size_t>(r.fully_masked_rows.size(), 5);
-    for (size_t i = 0; i < shown; ++i) console.warn(fully_masked_warning(p, r.fully_masked_rows[i]));
+    for (size_t i = 0; i < shown; ++i)
+      console.warn(fully_masked_warning(p, r.fully_masked_rows[i]));
     if (r.fully_masked_rows.size() > shown) {
       console.warn(p.source + ": " + std::to_string(r.fully_masked_rows.size() - shown) +
                    " more fully masked rows");
@@ -392,8 +396,8 @@ int run_command(const RunRequest& req, Console& console) {
   write_output(req, console, text);
   if (!req.weights_out.empty() && !weights_file) console.out(weights_text);
   if (!report.empty()) {
-    const bool table_to_stdout = req.output.format == Format::kTable &&
-                                 (req.output_path.empty() || req.output_path == "-");
+    const bool table_to_stdout =
+        req.output.format == Format::kTable && (req.output_path.empty() || req.output_path == "-");
     if (table_to_stdout) {
       console.out("\n" + report);
     } else {

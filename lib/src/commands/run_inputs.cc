@@ -23,7 +23,8 @@ std::vector<std::string> split_list(const std::string& s) {
   size_t start = 0;
   for (;;) {
     size_t comma = s.find(',', start);
-    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string item =
+        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     const size_t b = item.find_first_not_of(' ');
     const size_t e = item.find_last_not_of(' ');
     out.push_back(b == std::string::npos ? "" : item.substr(b, e - b + 1));
@@ -35,19 +36,25 @@ std::vector<std::string> split_list(const std::string& s) {
 
 // Reads an input, reporting the bytes read (large files take a while).
 std::string read_input(const RunRequest& req, const std::string& path) {
-  return read_file(path,
-                   progress_task(req.progress, "reading " + display_name(path),
-                                 ProgressUnit::kBytes),
-                   req.max_input_bytes);
+  return read_file(
+      path, progress_task(req.progress, "reading " + display_name(path), ProgressUnit::kBytes),
+      req.max_input_bytes);
 }
 
 // Stdin can be read once: a second "-" would read nothing.
 void refuse_double_stdin(const RunRequest& req) {
   const MatrixFiles& m = req.matrices;
   const std::pair<const std::string*, const char*> ins[] = {
-      {&req.input, "the input"}, {&m.x, "--x"}, {&m.y, "--y"}, {&m.q, "--q"}, {&m.k, "--k"},
-      {&m.v, "--v"}, {&m.mask, "--mask"}, {&m.bias, "--bias"},
-      {&m.key_padding_mask, "--key-padding-mask"}, {&req.expect_path, "--expect"}};
+      {&req.input, "the input"},
+      {&m.x, "--x"},
+      {&m.y, "--y"},
+      {&m.q, "--q"},
+      {&m.k, "--k"},
+      {&m.v, "--v"},
+      {&m.mask, "--mask"},
+      {&m.bias, "--bias"},
+      {&m.key_padding_mask, "--key-padding-mask"},
+      {&req.expect_path, "--expect"}};
   const char* first = nullptr;
   for (const auto& [path, what] : ins) {
     if (*path != "-") continue;
@@ -119,9 +126,12 @@ void apply_flags(const RunRequest& req, InputDocument& doc) {
   const MatrixFiles& m = req.matrices;
   std::optional<Input> kpm;
   const Slot slots[] = {
-      {&m.x, &doc.X, CellKind::kFinite, true},         {&m.y, &doc.Y, CellKind::kFinite, false},
-      {&m.q, &doc.Q, CellKind::kFinite, true},         {&m.k, &doc.K, CellKind::kFinite, false},
-      {&m.v, &doc.V, CellKind::kFinite, false},        {&m.mask, &doc.mask, CellKind::kBool, true},
+      {&m.x, &doc.X, CellKind::kFinite, true},
+      {&m.y, &doc.Y, CellKind::kFinite, false},
+      {&m.q, &doc.Q, CellKind::kFinite, true},
+      {&m.k, &doc.K, CellKind::kFinite, false},
+      {&m.v, &doc.V, CellKind::kFinite, false},
+      {&m.mask, &doc.mask, CellKind::kBool, true},
       {&m.bias, &doc.attn_bias, CellKind::kExtended, true},
       {&m.key_padding_mask, &doc.key_padding_mask, CellKind::kBool, false},
   };
@@ -141,7 +151,8 @@ void apply_flags(const RunRequest& req, InputDocument& doc) {
     Tensor<double> lens;
     if (t.find('[') != std::string::npos) {
       try {
-        lens = json_to_tensor(json::parse(t, "--valid-lens"), "--valid-lens", "", CellKind::kCount, 2);
+        lens =
+            json_to_tensor(json::parse(t, "--valid-lens"), "--valid-lens", "", CellKind::kCount, 2);
       } catch (const Error& e) {
         throw_usage(e.what());  // a flag's value: a usage error, whatever its form
       }
@@ -152,8 +163,9 @@ void apply_flags(const RunRequest& req, InputDocument& doc) {
         const auto n = parse_unsigned_text(p);
         if (!n) {
           if (!p.empty() && p.find_first_not_of("0123456789") == std::string::npos) {
-            throw_usage("--valid-lens: " + message_text(p) + " is too large; a valid length is at most " +
-                        std::to_string(kMaxCount) + " (any length >= the key count masks nothing)");
+            throw_usage("--valid-lens: " + message_text(p) +
+                        " is too large; a valid length is at most " + std::to_string(kMaxCount) +
+                        " (any length >= the key count masks nothing)");
           }
           throw_usage("--valid-lens: expected non-negative integers such as 2,6, got '" +
                       message_text(t) + "'");
@@ -179,10 +191,12 @@ void apply_flags(const RunRequest& req, InputDocument& doc) {
   if (!req.labels.empty() || !req.key_labels.empty()) {
     LabelSet l;
     l.place = !req.labels.empty() ? "--labels" : "--key-labels";
-    for (const auto& [flag, text] : {std::pair{"--labels", &req.labels}, {"--key-labels", &req.key_labels}}) {
+    for (const auto& [flag, text] :
+         {std::pair{"--labels", &req.labels}, {"--key-labels", &req.key_labels}}) {
       const size_t bad = invalid_utf8_offset(*text);
       if (bad != std::string::npos) {
-        throw_usage(std::string(flag) + ": byte " + std::to_string(bad) + " is not UTF-8; labels must be UTF-8 text");
+        throw_usage(std::string(flag) + ": byte " + std::to_string(bad) +
+                    " is not UTF-8; labels must be UTF-8 text");
       }
     }
     if (!req.labels.empty()) l.queries = split_list(req.labels);

@@ -42,7 +42,8 @@ void finish_maps(const Problem& p, const ComputeRequest& req, std::vector<double
           mean[static_cast<size_t>(b * qk + c)] += full[static_cast<size_t>((b * H + h) * qk + c)];
         }
       }
-      for (int64_t c = 0; c < qk; ++c) mean[static_cast<size_t>(b * qk + c)] /= static_cast<double>(H);
+      for (int64_t c = 0; c < qk; ++c)
+        mean[static_cast<size_t>(b * qk + c)] /= static_cast<double>(H);
     }
     return Tensor<double>(shape, std::move(mean));
   };
@@ -76,10 +77,10 @@ void raise_fully_masked(const Problem& p, int64_t b, int64_t h, int64_t i) {
 
 namespace {
 
-using detail::Mat;
 using detail::MaskView;
-using detail::Vec;
+using detail::Mat;
 using detail::slice;
+using detail::Vec;
 
 template <class T>
 std::optional<Mat<T>> cast(const std::optional<MatrixR>& m) {
@@ -96,8 +97,7 @@ std::optional<Vec<T>> cast(const std::optional<Eigen::VectorXd>& v) {
 template <class T>
 class Engine {
  public:
-  Engine(const Problem& p, const ComputeRequest& req, Observer* obs)
-      : p_(p), req_(req), obs_(obs) {
+  Engine(const Problem& p, const ComputeRequest& req, Observer* obs) : p_(p), req_(req), obs_(obs) {
     const Params& w = p.params;
     Wq_ = cast<T>(w.W_q);
     Wk_ = cast<T>(w.W_k);
@@ -206,7 +206,8 @@ class Engine {
     }
     for (int64_t t = first; t < n; ++t) {
       for (int64_t p = 0; p < half; ++p) {
-        const double w = 1.0 / std::pow(r.theta, static_cast<double>(2 * p) / static_cast<double>(r.dims));
+        const double w =
+            1.0 / std::pow(r.theta, static_cast<double>(2 * p) / static_cast<double>(r.dims));
         const double a = static_cast<double>(t) * w;
         angles(t - first, p) = static_cast<T>(a);
         cosines(t - first, p) = static_cast<T>(std::cos(a));
@@ -228,22 +229,20 @@ class Engine {
   }
 
   // Head suffix for formulas: "" with one head, "_h" otherwise.
-  std::string hs(int64_t h) const {
-    return p_.heads > 1 ? "_" + std::to_string(h) : std::string();
-  }
+  std::string hs(int64_t h) const { return p_.heads > 1 ? "_" + std::to_string(h) : std::string(); }
 
   // ---- projections -------------------------------------------------------
   Mat<T> project(const Mat<T>& x, const std::optional<Mat<T>>& W, const std::optional<Vec<T>>& bias,
-                 const char* out_name, const std::string& src_name, const char* w_name,
-                 int64_t b, const std::vector<std::string>& labels) {
+                 const char* out_name, const std::string& src_name, const char* w_name, int64_t b,
+                 const std::vector<std::string>& labels) {
     if (!W) return x;
     Mat<T> y = x * *W;
     if (bias) y.rowwise() += bias->transpose();
     if (observing()) {
       std::string formula = std::string(out_name) + " = " + src_name + "·" + w_name;
       if (bias) formula += std::string(" + b_") + static_cast<char>(std::tolower(out_name[0]));
-      emit(std::string("projection_") + out_name, std::string("Projection ") + out_name,
-           formula, b, -1, y, labels);
+      emit(std::string("projection_") + out_name, std::string("Projection ") + out_name, formula, b,
+           -1, y, labels);
     }
     return y;
   }
@@ -280,13 +279,16 @@ class Engine {
                  " of " + std::to_string(KV) + " (kv_heads)";
         }
         emit("head_q", "Query block",
-             "Q" + hs(h) + " = Q[:, " + std::to_string(h * dq) + ":" + std::to_string((h + 1) * dq) + "]",
+             "Q" + hs(h) + " = Q[:, " + std::to_string(h * dq) + ":" +
+                 std::to_string((h + 1) * dq) + "]",
              b, h, qh, qlabels());
         emit("head_k", "Key block",
-             "K" + hs(h) + " = K[:, " + std::to_string(g * dk) + ":" + std::to_string((g + 1) * dk) + "]",
+             "K" + hs(h) + " = K[:, " + std::to_string(g * dk) + ":" +
+                 std::to_string((g + 1) * dk) + "]",
              b, h, kh, klabels(), {}, note);
         emit("head_v", "Value block",
-             "V" + hs(h) + " = V[:, " + std::to_string(g * dv) + ":" + std::to_string((g + 1) * dv) + "]",
+             "V" + hs(h) + " = V[:, " + std::to_string(g * dv) + ":" +
+                 std::to_string((g + 1) * dv) + "]",
              b, h, vh, klabels(), {}, note);
       }
       Mat<T> oh = attend(b, h, qh, kh, vh);
@@ -298,8 +300,7 @@ class Engine {
       std::string blocks = "O_0";
       for (int64_t h = 1; h < std::min<int64_t>(H, 4); ++h) blocks += " | O_" + std::to_string(h);
       if (H > 4) blocks += " | ... | O_" + std::to_string(H - 1);
-      emit("concat", "Concatenated heads", "C = [" + blocks + "]",
-           b, -1, concat, qlabels());
+      emit("concat", "Concatenated heads", "C = [" + blocks + "]", b, -1, concat, qlabels());
     }
     if (Wo_) out = concat * *Wo_;
     if (bo_) out.rowwise() += bo_->transpose();
@@ -391,7 +392,8 @@ class Engine {
   void store_output(int64_t b, int64_t h, const Mat<T>& out) {
     const int64_t n = out.rows() * out.cols();
     const int64_t base = (h < 0 ? b : b * p_.heads + h) * n;
-    Eigen::Map<MatrixR>(output_.data() + base, out.rows(), out.cols()) = out.template cast<double>();
+    Eigen::Map<MatrixR>(output_.data() + base, out.rows(), out.cols()) =
+        out.template cast<double>();
   }
 
   // ---- one head ----------------------------------------------------------
@@ -417,8 +419,8 @@ class Engine {
         if (observing()) {
           const bool cos = p_.scale.kind == ScaleKind::kCosine;
           emit("scores", cos ? "Scores Q̂·K̂ᵀ" : "Scores Q·Kᵀ",
-               cos ? "S = Q̂" + hs(h) + "·K̂" + hs(h) + "ᵀ" : "S = Q" + hs(h) + "·K" + hs(h) + "ᵀ",
-               b, h, s, qlabels(), klabels());
+               cos ? "S = Q̂" + hs(h) + "·K̂" + hs(h) + "ᵀ" : "S = Q" + hs(h) + "·K" + hs(h) + "ᵀ", b,
+               h, s, qlabels(), klabels());
         }
         return s;
       }
@@ -468,7 +470,8 @@ class Engine {
   // The factor the scores are multiplied by (before the temperature).
   double head_factor(const Mat<T>& s) const {
     if (p_.scale.kind == ScaleKind::kNorm) {
-      const double fro = static_cast<double>(Eigen::Map<const Vec<T>>(s.data(), s.size()).stableNorm());
+      const double fro =
+          static_cast<double>(Eigen::Map<const Vec<T>>(s.data(), s.size()).stableNorm());
       return 1.0 / std::max(fro, 1e-12);
     }
     return scale_factor(p_);
@@ -527,8 +530,8 @@ class Engine {
       std::string f = "S' = S";
       if (factor != 1.0) f += "·{0}";
       if (p_.temperature != 1.0) f += " / " + format_shortest(p_.temperature);
-      emit("scaled", "Scaled scores", f, b, h, s, qlabels(), klabels(), factor_note(),
-           nullptr, {factor});
+      emit("scaled", "Scaled scores", f, b, h, s, qlabels(), klabels(), factor_note(), nullptr,
+           {factor});
       sn = "S'";
     }
 
@@ -540,8 +543,8 @@ class Engine {
       const T cap = static_cast<T>(p_.softcap);
       s = s.unaryExpr([cap](T x) { return detail::softcap_score(x, cap); });
       if (observing()) {
-        emit("softcap", "Capped scores", "S' = c·tanh(S'/c), c = " + format_shortest(p_.softcap),
-             b, h, s, qlabels(), klabels(), "every score is pulled into (−c, c)");
+        emit("softcap", "Capped scores", "S' = c·tanh(S'/c), c = " + format_shortest(p_.softcap), b,
+             h, s, qlabels(), klabels(), "every score is pulled into (−c, c)");
       }
     }
 
@@ -568,7 +571,8 @@ class Engine {
       s += bias;
       if (observing()) {
         emit("alibi_bias", "ALiBi bias", "B_ij = −m·|i − j|, m = " + format_shortest(m), b, h, bias,
-             qlabels(), klabels(), "head " + std::to_string(h) + "'s slope m = " + format_shortest(m));
+             qlabels(), klabels(),
+             "head " + std::to_string(h) + "'s slope m = " + format_shortest(m));
         emit("alibi", "Scores plus ALiBi", "S' = S' + B", b, h, s, qlabels(), klabels());
       }
     }
@@ -593,9 +597,9 @@ class Engine {
         }
       }
       if (observing()) {
-        std::string note = std::isinf(p_.mask_fill)
-                               ? "masked cells are set to -inf"
-                               : "masked cells are set to mask_fill = " + format_shortest(p_.mask_fill);
+        std::string note = std::isinf(p_.mask_fill) ? "masked cells are set to -inf"
+                                                    : "masked cells are set to mask_fill = " +
+                                                          format_shortest(p_.mask_fill);
         if (p_.masks.window) note += "; " + window_note();
         emit("masked", "Masked scores", sn + "_ij = mask_fill where masked", b, h, s, qlabels(),
              klabels(), note, &flags);
@@ -644,8 +648,8 @@ class Engine {
         const std::string sv = format_shortest(static_cast<double>(sink));
         emit("row_max", "Row maxima", "m_i = max(max_j " + sn + "_ij, s), s = " + sv, b, h, row_max,
              qlabels(), {}, "the sink logit s takes part in the maximum");
-        emit("exp", "Exponentials", "E_ij = exp(" + sn + "_ij − m_i)", b, h, exps, qlabels(), klabels(), "",
-             display_flags(flags));
+        emit("exp", "Exponentials", "E_ij = exp(" + sn + "_ij − m_i)", b, h, exps, qlabels(),
+             klabels(), "", display_flags(flags));
         emit("row_sum", "Row sums with the sink", "z_i = exp(s − m_i) + Σ_j E_ij", b, h, row_sum,
              qlabels());
         emit("sink_share", "Sink's share of each row", "σ_i = exp(s − m_i) / z_i", b, h, sink_share,
@@ -656,8 +660,8 @@ class Engine {
         // A, not W: W_q, W_k, W_v and W_o are the projections.
         emit("row_max", "Row maxima", "m_i = max_j " + sn + "_ij", b, h, row_max, qlabels(), {},
              "subtracted before exp so that exp never overflows");
-        emit("exp", "Exponentials", "E_ij = exp(" + sn + "_ij − m_i)", b, h, exps, qlabels(), klabels(), "",
-             display_flags(flags));
+        emit("exp", "Exponentials", "E_ij = exp(" + sn + "_ij − m_i)", b, h, exps, qlabels(),
+             klabels(), "", display_flags(flags));
         emit("row_sum", "Row sums", "z_i = Σ_j E_ij", b, h, row_sum, qlabels());
         emit("weights", "Attention weights", "A_ij = E_ij / z_i", b, h, s, qlabels(), klabels(),
              weights_note(dead_rows), display_flags(flags));
@@ -668,7 +672,8 @@ class Engine {
     // Inverted dropout on the weights (the reported weights are before it).
     if (p_.dropout > 0) {
       const T keep_scale = static_cast<T>(1.0 / (1.0 - p_.dropout));
-      const uint64_t base = static_cast<uint64_t>((b * p_.heads + h) * Lq) * static_cast<uint64_t>(Lk);
+      const uint64_t base =
+          static_cast<uint64_t>((b * p_.heads + h) * Lq) * static_cast<uint64_t>(Lk);
       for (int64_t i = 0; i < Lq; ++i) {
         for (int64_t j = 0; j < Lk; ++j) {
           const uint64_t counter = base + static_cast<uint64_t>(i * Lk + j);
@@ -710,7 +715,8 @@ class Engine {
              factor_note(), nullptr, {factor});
       }
     }
-    if (observing() && p_.heads > 1) emit("head_output", "Head output", "O" + hs(h), b, h, o, qlabels());
+    if (observing() && p_.heads > 1)
+      emit("head_output", "Head output", "O" + hs(h), b, h, o, qlabels());
     return o;
   }
 
@@ -738,11 +744,13 @@ class Engine {
   }
 
   void copy_map(std::vector<double>& dst, int64_t b, int64_t h, const Mat<T>& m) {
-    Eigen::Map<MatrixR>(dst.data() + map_offset(b, h), m.rows(), m.cols()) = m.template cast<double>();
+    Eigen::Map<MatrixR>(dst.data() + map_offset(b, h), m.rows(), m.cols()) =
+        m.template cast<double>();
   }
 
   void store_flags(int64_t b, int64_t h, const std::vector<uint8_t>& flags) {
-    std::copy(flags.begin(), flags.end(), masked_.begin() + static_cast<std::ptrdiff_t>(map_offset(b, h)));
+    std::copy(flags.begin(), flags.end(),
+              masked_.begin() + static_cast<std::ptrdiff_t>(map_offset(b, h)));
   }
 
   void finish_maps(Result& r) {

@@ -40,9 +40,9 @@ bool fast_path_applies(const Problem& p, DType dtype) {
   constexpr int64_t kSlack = int64_t{1} << 22;  // padding always allowed (32 MiB as f64)
   const int64_t heads = p.batch * p.heads, dh = p.d_k / p.heads;
   const int64_t keys = heads * p.len_k * dh;
-  const int64_t packed = heads * (dtype == DType::kF32
-                                      ? kernel::packed_key_elements<float>(p.len_k, dh)
-                                      : kernel::packed_key_elements<double>(p.len_k, dh));
+  const int64_t packed =
+      heads * (dtype == DType::kF32 ? kernel::packed_key_elements<float>(p.len_k, dh)
+                                    : kernel::packed_key_elements<double>(p.len_k, dh));
   return packed - keys <= std::max(keys, kSlack);
 }
 
@@ -188,7 +188,8 @@ Result compute_fast(const Problem& p, const ComputeRequest& req) {
 
   Result r;
   r.dtype = req.dtype;
-  for (const auto& f : fully) r.fully_masked_rows.push_back(FullyMaskedRow{f.batch, f.head, f.query});
+  for (const auto& f : fully)
+    r.fully_masked_rows.push_back(FullyMaskedRow{f.batch, f.head, f.query});
   if (p.four_d) {
     const int64_t dv = oh[0].cols();
     Tensor<double> out({B, H, Lq, dv});
@@ -204,7 +205,8 @@ Result compute_fast(const Problem& p, const ComputeRequest& req) {
     for (int64_t b = 0; b < B; ++b) {
       const int64_t dv = oh[static_cast<size_t>(b * H)].cols();
       Mat<T> concat(Lq, H * dv);
-      for (int64_t h = 0; h < H; ++h) concat.middleCols(h * dv, dv) = oh[static_cast<size_t>(b * H + h)];
+      for (int64_t h = 0; h < H; ++h)
+        concat.middleCols(h * dv, dv) = oh[static_cast<size_t>(b * H + h)];
       Mat<T> y = Wo ? Mat<T>(concat * Wo->template cast<T>()) : concat;
       if (bo) y.rowwise() += bo->template cast<T>().transpose();
       Eigen::Map<MatrixR>(out.data() + b * Lq * p.d_out, Lq, p.d_out) = y.template cast<double>();

@@ -29,9 +29,8 @@ Shape unravel(int64_t flat, const Shape& shape) {
 void compare(const std::string& name, const Tensor<double>& got, const Input& want, double tol,
              CheckReport& rep) {
   if (got.shape() != want.tensor.shape()) {
-    throw_input(want.place, "expected " + name + " has shape " +
-                                shape_string(want.tensor.shape()) + " but the result has shape " +
-                                shape_string(got.shape()));
+    throw_input(want.place, "expected " + name + " has shape " + shape_string(want.tensor.shape()) +
+                                " but the result has shape " + shape_string(got.shape()));
   }
   for (int64_t i = 0; i < got.size(); ++i) {
     CheckItem it;
@@ -67,8 +66,7 @@ CheckReport check_result(const Result& r, const Expected& e) {
   return rep;
 }
 
-std::optional<CheckAlternative> explain_mismatch(const Problem& p, const Expected& e,
-                                                DType dtype) {
+std::optional<CheckAlternative> explain_mismatch(const Problem& p, const Expected& e, DType dtype) {
   if (p.variant == Variant::kBiattention) return std::nullopt;
   const bool scalar = p.scale.kind != ScaleKind::kCosine && p.scale.kind != ScaleKind::kNorm;
   const double factor = scale_factor(p);

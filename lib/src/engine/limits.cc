@@ -37,7 +37,7 @@ struct Need {
   std::string unit;     // "weights", "elements", "pixels"
   std::string factors;  // "batch 1 × heads 1 × 65536 × 65536"
   int64_t count = 0;
-  std::string advice;   // "; raise --max-elements or drop --weights"
+  std::string advice;  // "; raise --max-elements or drop --weights"
 };
 
 }  // namespace
@@ -65,7 +65,8 @@ TraceSize trace_size(const Problem& p) {
   // Every step copies the labels of its rows and columns.
   int64_t labels = 0;
   for (const auto* list : {&p.query_labels, &p.key_labels}) {
-    for (const std::string& l : *list) labels = std::min(kMax / 2, labels + 4 + static_cast<int64_t>(l.size()) / 8);
+    for (const std::string& l : *list)
+      labels = std::min(kMax / 2, labels + 4 + static_cast<int64_t>(l.size()) / 8);
   }
 
   // Per batch item, or per (batch, head) when one is a unit of its own.
@@ -87,8 +88,9 @@ TraceSize trace_size(const Problem& p) {
     if (p.four_d) {
       add_to(head, 4, mul(Lq, dh) + mul(Lk, dh) + mul(Lk, dvh) + mul(Lq, dvh));  // inputs, output
     } else {
-      add_to(item, 3, mul(Lq, width(p.query_in)) + mul(Lk, width(p.key_in)) +
-                          mul(Lk, width(p.value_in)));  // inputs (at most three)
+      add_to(item, 3,
+             mul(Lq, width(p.query_in)) + mul(Lk, width(p.key_in)) +
+                 mul(Lk, width(p.value_in)));  // inputs (at most three)
       const bool dot_family = p.variant != Variant::kAdditive;
       if (w.W_q && dot_family) add_to(item, 1, mul(Lq, p.d_q));
       if (w.W_k && dot_family) add_to(item, 1, mul(Lk, p.d_k));
@@ -169,10 +171,10 @@ void check_limits(const Problem& p, const ComputeRequest& req, const LimitOption
   // Projected inputs and the output: whole tensors.
   auto tensor_need = [&](const std::string& name, int64_t len, int64_t width) {
     const std::vector<int64_t> f = {B, len, width};
-    needs.push_back({name + " needs", "elements",
-                     "batch " + std::to_string(B) + " × " + std::to_string(len) + " × " +
-                         std::to_string(width),
-                     product(f), raise});
+    needs.push_back(
+        {name + " needs", "elements",
+         "batch " + std::to_string(B) + " × " + std::to_string(len) + " × " + std::to_string(width),
+         product(f), raise});
   };
   const Params& w = p.params;
   tensor_need(w.W_q ? "Q = " + p.query_name + "·params.W_q" : "Q", Lq, p.d_q);
@@ -187,17 +189,17 @@ void check_limits(const Problem& p, const ComputeRequest& req, const LimitOption
     const int64_t hidden = w.additive_W_q->cols();
     needs.push_back({"variant additive needs query features", "elements",
                      factors_text({Lq, hidden}), mul(Lq, hidden), raise});
-    needs.push_back({"variant additive needs key features", "elements",
-                     factors_text({Lk, hidden}), mul(Lk, hidden), raise});
+    needs.push_back({"variant additive needs key features", "elements", factors_text({Lk, hidden}),
+                     mul(Lk, hidden), raise});
   }
   if (o.similarity) {
     // Two Gram matrices of the query rows (input and output) per batch item,
     // or per (batch, head) with 4D input.
     const int64_t blocks = p.four_d ? mul(B, H) : B;
-    needs.push_back({"--similarity needs", "elements",
-                     "2 × " + std::to_string(blocks) + " × " + std::to_string(Lq) + " × " +
-                         std::to_string(Lq),
-                     mul(mul(2, blocks), mul(Lq, Lq)), raise + " or drop --similarity"});
+    needs.push_back(
+        {"--similarity needs", "elements",
+         "2 × " + std::to_string(blocks) + " × " + std::to_string(Lq) + " × " + std::to_string(Lq),
+         mul(mul(2, blocks), mul(Lq, Lq)), raise + " or drop --similarity"});
   }
   if (o.raster_side > 0) {
     needs.push_back({"the heatmap needs up to", "pixels",
@@ -207,9 +209,9 @@ void check_limits(const Problem& p, const ComputeRequest& req, const LimitOption
 
   for (const Need& n : needs) {
     if (n.count <= o.max_elements) continue;
-    throw_input(p.source, n.what + " " + std::to_string(n.count) + " " + n.unit + " (" +
-                              n.factors + "), more than --max-elements " +
-                              std::to_string(o.max_elements) + n.advice);
+    throw_input(p.source, n.what + " " + std::to_string(n.count) + " " + n.unit + " (" + n.factors +
+                              "), more than --max-elements " + std::to_string(o.max_elements) +
+                              n.advice);
   }
 }
 

@@ -58,8 +58,8 @@ double largest_input(const Problem& p) {
   for (const auto* w : {&q.W_q, &q.W_k, &q.W_v, &q.W_o, &q.additive_W_q, &q.additive_W_k}) {
     if (*w) m = std::max(m, largest_abs((*w)->data(), (*w)->size()));
   }
-  for (const auto* v : {&q.b_q, &q.b_k, &q.b_v, &q.b_o, &q.w_v, &q.w, &q.w_in, &q.w_mem,
-                        &q.dot_scale}) {
+  for (const auto* v :
+       {&q.b_q, &q.b_k, &q.b_v, &q.b_o, &q.w_v, &q.w, &q.w_in, &q.w_mem, &q.dot_scale}) {
     if (*v) m = std::max(m, largest_abs((*v)->data(), (*v)->size()));
   }
   return m;
@@ -137,8 +137,8 @@ void check_score_range(const Problem& p, const ComputeRequest& request) {
   for (int64_t i = 0; i < s.size(); ++i) {
     const double x = s[i];
     const bool masked = r.masked && (*r.masked)[i] != 0;
-    const bool bad = std::isnan(x) || x == INFINITY ||
-                     (x == -INFINITY && !masked && !bias_has_minus_inf);
+    const bool bad =
+        std::isnan(x) || x == INFINITY || (x == -INFINITY && !masked && !bias_has_minus_inf);
     if (!bad) continue;
     const int64_t key = i % lk, query = (i / lk) % lq;
     const int64_t panel = i / (lq * lk);
@@ -157,8 +157,11 @@ void check_output_range(const Problem& p, const Result& r) {
     const double x = o[i];
     if (std::isinf(x) || (std::isnan(x) && p.fully_masked != FullyMasked::kNan)) {
       throw_input(p.source, "output element " + std::to_string(i) + " (row-major) is " +
-                                format_shortest(x) + ": the values or the output projection "
-                                "overflow the " + dtype_name(r.dtype) + " range; scale the "
+                                format_shortest(x) +
+                                ": the values or the output projection "
+                                "overflow the " +
+                                dtype_name(r.dtype) +
+                                " range; scale the "
                                 "inputs down");
     }
   }

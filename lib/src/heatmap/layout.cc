@@ -228,8 +228,9 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
   // and cut to stay between the figure's title and its bottom margin.
   const int bar_mid = first_mat_y + bar_h / 2;
   const int bar_room = 2 * std::min(bar_mid - (kMargin + g.title_h), g.height - kMargin - bar_mid);
-  TextItem bar_title = text(tick_x + cx.tick_w + 10, bar_mid, fit_text(p.scale_name, bar_room, kScale),
-                            Anchor::kMiddle, "axis", kSoft);
+  TextItem bar_title =
+      text(tick_x + cx.tick_w + 10, bar_mid, fit_text(p.scale_name, bar_room, kScale),
+           Anchor::kMiddle, "axis", kSoft);
   bar_title.vertical = true;
   s.texts.push_back(bar_title);
 

@@ -14,7 +14,6 @@ namespace attn {
 
 namespace {
 
-
 // Batch, head, rows, cols of a tensor whose leading axes are named by
 // has_batch / has_head (a rank below 4 drops the unnamed axes).
 void set_dims(HeatmapData& d, const Shape& s, bool has_batch, bool has_head) {
@@ -54,7 +53,8 @@ void bias_values(const Problem& p, const Result& r, HeatmapData& d) {
       if (!p.alibi.empty()) {
         const double m = p.alibi[static_cast<size_t>(h)];
         for (int64_t i = 0; i < Lq; ++i) {
-          for (int64_t j = 0; j < Lk; ++j) out[i * Lk + j] -= m * static_cast<double>(std::llabs(i - j));
+          for (int64_t j = 0; j < Lk; ++j)
+            out[i * Lk + j] -= m * static_cast<double>(std::llabs(i - j));
         }
       }
     }

@@ -23,7 +23,7 @@ struct Row {
   std::vector<Cell> cells;
   size_t line_offset = 0;  // byte offset of the line start
   int64_t line = 0;
-  size_t end_offset = 0;   // byte offset of the end of the line content
+  size_t end_offset = 0;  // byte offset of the end of the line content
 };
 
 class CsvParser {
@@ -85,7 +85,11 @@ class CsvParser {
     Layout lay{width, first_value, first.line, label_column};
     std::vector<double> values;
     // A guess from the first row's length, so big files grow the vector once.
-    values.reserve(std::min<size_t>(text_.size() / std::max<size_t>(1, first.end_offset - first.line_offset + 1) + 2, size_t(1) << 26) * cols);
+    values.reserve(
+        std::min<size_t>(
+            text_.size() / std::max<size_t>(1, first.end_offset - first.line_offset + 1) + 2,
+            size_t(1) << 26) *
+        cols);
     int64_t nrows = 0;
     for (size_t r = data_begin; r < rows_.size(); ++r) {
       careful_row(rows_[r], lay, values, m.row_labels);
@@ -131,7 +135,8 @@ class CsvParser {
     while (pos < text_.size()) {
       const char* base = text_.data();
       const void* nlp = std::memchr(base + pos, '\n', text_.size() - pos);
-      const size_t nl = nlp ? static_cast<size_t>(static_cast<const char*>(nlp) - base) : text_.size();
+      const size_t nl =
+          nlp ? static_cast<size_t>(static_cast<const char*>(nlp) - base) : text_.size();
       ++line_no;
       size_t end = nl;
       if (end > pos && base[end - 1] == '\r') --end;
@@ -223,8 +228,9 @@ class CsvParser {
   void check_text(size_t pos) const {
     if (text_.size() >= 2 && (std::memcmp(text_.data(), "\xFF\xFE", 2) == 0 ||
                               std::memcmp(text_.data(), "\xFE\xFF", 2) == 0)) {
-      fail(0, "the file is UTF-16 text (it starts with a UTF-16 byte order mark); save it as "
-              "UTF-8");
+      fail(0,
+           "the file is UTF-16 text (it starts with a UTF-16 byte order mark); save it as "
+           "UTF-8");
     }
     // A branch-free pass first (the compiler vectorizes it), so clean files
     // cost little; the exact byte is only looked for when there is one.
@@ -254,7 +260,8 @@ class CsvParser {
     // Classic Mac OS line endings: one long line to every other reader.
     if (text_.find('\n', pos) == std::string_view::npos) {
       const size_t cr = text_.find('\r', pos);
-      if (cr != std::string_view::npos && text_.find_first_not_of(" \t\r", cr) != std::string_view::npos) {
+      if (cr != std::string_view::npos &&
+          text_.find_first_not_of(" \t\r", cr) != std::string_view::npos) {
         fail(cr, "lines end with a lone CR (old Mac line endings); convert them to LF or CRLF");
       }
     }
@@ -297,8 +304,7 @@ class CsvParser {
       ++line_no;
       std::string_view line = text_.substr(pos, end - pos);
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      const std::string_view content =
-          content_of(line, line.find('"') != std::string_view::npos);
+      const std::string_view content = content_of(line, line.find('"') != std::string_view::npos);
       if (content.find_first_not_of(" \t") != std::string_view::npos) {
         if (!chosen) {
           choose_delimiter(content);
@@ -457,16 +463,19 @@ class CsvParser {
       }
     }
     if (!quoted || !bare) return;
-    fail(quoted->offset, "the first row mixes quoted and bare numbers, so it is neither a "
-                         "header nor data; a number in quotes is text: write data without "
-                         "quotes, or quote every name of a header");
+    fail(quoted->offset,
+         "the first row mixes quoted and bare numbers, so it is neither a "
+         "header nor data; a number in quotes is text: write data without "
+         "quotes, or quote every name of a header");
   }
 
   // A label column has a name first in every row after the first (the
   // first may be a header); the first row then has a label too, or is a
   // header (a name among its other cells).
   bool has_label_column() const {
-    auto label_first = [&](const Row& r) { return r.cells.size() > 1 && looks_like_name(r.cells[0]); };
+    auto label_first = [&](const Row& r) {
+      return r.cells.size() > 1 && looks_like_name(r.cells[0]);
+    };
     if (rows_.size() == 1) return label_first(rows_[0]);
     for (size_t i = 1; i < rows_.size(); ++i) {
       if (!label_first(rows_[i])) return false;
@@ -504,8 +513,7 @@ class CsvParser {
     std::string what = "expected a number, got '" + shown + "'";
     if (delimiter_ == ';' && c.text.find(',') != std::string_view::npos) {
       what += " (decimal commas are not supported; write '.')";
-    } else if (delimiter_ != ' ' &&
-               c.text.find_first_of(",;\t") != std::string_view::npos) {
+    } else if (delimiter_ != ' ' && c.text.find_first_of(",;\t") != std::string_view::npos) {
       what += " (mixed delimiters? this file uses '" + delimiter_name() + "')";
     }
     fail(c.offset, what);

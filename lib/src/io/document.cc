@@ -10,22 +10,47 @@
 namespace attn {
 
 const std::vector<std::string>& document_keys() {
-  static const std::vector<std::string> keys = {
-      "X",           "Y",           "Q",         "K",
-      "V",           "params",      "params_layout", "mode",
-      "variant",     "heads",       "scale",     "temperature",
-      "scale_at",    "mask",        "key_padding_mask", "valid_lens",
-      "causal",      "mask_convention", "attn_bias", "mask_fill",
-      "fully_masked", "dropout",    "seed",      "kv_heads",
-      "rope",        "alibi",       "window",    "softcap",
-      "sinks",       "labels",      "title",     "description",
-      "source",      "expected"};
+  static const std::vector<std::string> keys = {"X",
+                                                "Y",
+                                                "Q",
+                                                "K",
+                                                "V",
+                                                "params",
+                                                "params_layout",
+                                                "mode",
+                                                "variant",
+                                                "heads",
+                                                "scale",
+                                                "temperature",
+                                                "scale_at",
+                                                "mask",
+                                                "key_padding_mask",
+                                                "valid_lens",
+                                                "causal",
+                                                "mask_convention",
+                                                "attn_bias",
+                                                "mask_fill",
+                                                "fully_masked",
+                                                "dropout",
+                                                "seed",
+                                                "kv_heads",
+                                                "rope",
+                                                "alibi",
+                                                "window",
+                                                "softcap",
+                                                "sinks",
+                                                "labels",
+                                                "title",
+                                                "description",
+                                                "source",
+                                                "expected"};
   return keys;
 }
 
 const std::vector<std::string>& param_keys() {
-  static const std::vector<std::string> keys = {"W_q", "W_k", "W_v", "b_q", "b_k",    "b_v",  "W_o",
-                                                "b_o", "w_v", "w",   "w_in", "w_mem", "dot_scale"};
+  static const std::vector<std::string> keys = {"W_q",  "W_k",   "W_v",      "b_q", "b_k",
+                                                "b_v",  "W_o",   "b_o",      "w_v", "w",
+                                                "w_in", "w_mem", "dot_scale"};
   return keys;
 }
 
@@ -123,8 +148,9 @@ class Reader {
       return doc;
     }
     if (!root.is_object()) {
-      throw_input(source_, "expected a JSON object with keys such as X, Q, K, V, or a matrix, got " +
-                               json::type_name(root.type()));
+      throw_input(source_,
+                  "expected a JSON object with keys such as X, Q, K, V, or a matrix, got " +
+                      json::type_name(root.type()));
     }
     for (const json::Member& m : root.members()) {
       const std::string& k = m.key;
@@ -248,7 +274,8 @@ class Reader {
   std::vector<double> numbers(const json::Value& v, const std::string& path,
                               const std::string& forms) const {
     if (v.is_number()) return {number(v, path)};
-    if (!v.is_array() || v.size() == 0) fail(path, "expected " + forms + ", got " + json::describe(v));
+    if (!v.is_array() || v.size() == 0)
+      fail(path, "expected " + forms + ", got " + json::describe(v));
     std::vector<double> out;
     for (size_t i = 0; i < v.size(); ++i) {
       out.push_back(number(v.element(i), path + "[" + std::to_string(i) + "]"));
@@ -307,8 +334,9 @@ class Reader {
       return;
     }
     if (!v.is_array()) {
-      fail("alibi", "expected true (the ALiBi paper's slopes) or an array of one slope per head, got " +
-                        json::describe(v));
+      fail("alibi",
+           "expected true (the ALiBi paper's slopes) or an array of one slope per head, got " +
+               json::describe(v));
     }
     s.alibi = true;
     s.alibi_slopes = numbers(v, "alibi", "true or an array of one slope per head");

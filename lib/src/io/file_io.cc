@@ -87,9 +87,9 @@ int descriptor_path(const std::string& p) {
   if (p == "/dev/stdin") return 0;
   if (p == "/dev/stdout") return 1;
   if (p == "/dev/stderr") return 2;
-  for (const std::string& prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
-                                   std::string("/proc/thread-self/fd/"),
-                                   "/proc/" + std::to_string(::getpid()) + "/fd/"}) {
+  for (const std::string& prefix :
+       {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
+        std::string("/proc/thread-self/fd/"), "/proc/" + std::to_string(::getpid()) + "/fd/"}) {
     if (p.size() <= prefix.size() || p.compare(0, prefix.size(), prefix) != 0) continue;
     const std::string n = p.substr(prefix.size());
     if (n.size() > 9 || n.find_first_not_of("0123456789") != std::string::npos) return -1;
@@ -228,8 +228,8 @@ void write_file_atomic(const std::string& path, std::string_view content) {
   detail::TempFile tmp(directory_of(d.path));
   if (tmp.fd() < 0) {
     if (d.via_link) {
-      throw_file(path, "cannot create a temporary file next to the link's target " + d.path +
-                           ": " + std::strerror(tmp.error()));
+      throw_file(path, "cannot create a temporary file next to the link's target " + d.path + ": " +
+                           std::strerror(tmp.error()));
     }
     os_error(path, "cannot create a temporary file next to it", tmp.error());
   }
@@ -263,7 +263,8 @@ bool is_special_file(const std::string& path) {
 
 bool same_file(const std::string& a, const std::string& b) {
   if (a == "-" || b == "-") return false;
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
@@ -271,10 +272,12 @@ bool same_file(const std::string& a, const std::string& b) {
 bool is_stdout(const std::string& path) {
   if (path == "-") return true;
   if (path.empty()) return false;
-  struct stat out {}, p {}, null {};
+  struct stat out {
+  }, p{}, null{};
   if (::fstat(STDOUT_FILENO, &out) != 0 || ::stat(path.c_str(), &p) != 0) return false;
   if (out.st_dev != p.st_dev || out.st_ino != p.st_ino) return false;
-  return !(::stat("/dev/null", &null) == 0 && null.st_dev == out.st_dev && null.st_ino == out.st_ino);
+  return !(::stat("/dev/null", &null) == 0 && null.st_dev == out.st_dev &&
+           null.st_ino == out.st_ino);
 }
 
 }  // namespace attn

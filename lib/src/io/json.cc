@@ -233,7 +233,8 @@ class Reader final : public nlohmann::json_sax<Json> {
   Value run() {
     if (text_.size() >= 2 && (std::memcmp(text_.data(), "\xFF\xFE", 2) == 0 ||
                               std::memcmp(text_.data(), "\xFE\xFF", 2) == 0)) {
-      fail(0, "the file is UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8");
+      fail(0,
+           "the file is UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8");
     }
     size_t start = text_.size() >= 3 && std::memcmp(text_.data(), "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
     while (start < text_.size() && is_space(text_[start])) ++start;
@@ -314,9 +315,9 @@ class Reader final : public nlohmann::json_sax<Json> {
 
   void check_string(const std::string& s) const {
     if (s.size() > limits_.max_string_bytes) {
-      fail(opening_quote(consumed() - 1),
-           "a string of " + std::to_string(s.size()) + " bytes; strings are limited to " +
-               std::to_string(limits_.max_string_bytes) + " bytes");
+      fail(opening_quote(consumed() - 1), "a string of " + std::to_string(s.size()) +
+                                              " bytes; strings are limited to " +
+                                              std::to_string(limits_.max_string_bytes) + " bytes");
     }
   }
 
@@ -480,18 +481,21 @@ class Reader final : public nlohmann::json_sax<Json> {
     const char before = last == std::string_view::npos ? '\0' : text_[last];
     const bool in_object = !stack_.empty() && stack_.back().value.is_object();
     if (context == "object separator") {
-      fail(end, "expected ':' after the key \"" + message_text(stack_.back().key) + "\", got end of input");
+      fail(end, "expected ':' after the key \"" + message_text(stack_.back().key) +
+                    "\", got end of input");
     }
     if (in_object) {
       if (before == ':') {
-        fail(end, "unexpected end of input; expected a value for \"" + message_text(stack_.back().key) +
-                      "\"");
+        fail(end, "unexpected end of input; expected a value for \"" +
+                      message_text(stack_.back().key) + "\"");
       }
-      if (before == '{') fail(end, "unexpected end of input inside an object; expected a key or '}'");
+      if (before == '{')
+        fail(end, "unexpected end of input inside an object; expected a key or '}'");
       if (before == ',') fail(end, "unexpected end of input inside an object; expected a key");
       fail(end, "unexpected end of input inside an object; expected ',' or '}'");
     }
-    if (before == '[') fail(end, "unexpected end of input inside an array; expected a value or ']'");
+    if (before == '[')
+      fail(end, "unexpected end of input inside an array; expected a value or ']'");
     if (before == ',') fail(end, "unexpected end of input inside an array; expected a value");
     fail(end, "unexpected end of input inside an array; expected ',' or ']'");
   }
@@ -517,10 +521,13 @@ class Reader final : public nlohmann::json_sax<Json> {
       fail(t, "expected a key in double quotes, got " + token_at(t));
     }
     if (context == "object separator") {
-      fail(t, "expected ':' after the key \"" + message_text(stack_.back().key) + "\", got " + token_at(t));
+      fail(t, "expected ':' after the key \"" + message_text(stack_.back().key) + "\", got " +
+                  token_at(t));
     }
-    if (context == "array") fail(t, "expected ',' or ']' after an array element, got " + token_at(t));
-    if (context == "object") fail(t, "expected ',' or '}' after an object member, got " + token_at(t));
+    if (context == "array")
+      fail(t, "expected ',' or ']' after an array element, got " + token_at(t));
+    if (context == "object")
+      fail(t, "expected ',' or '}' after an object member, got " + token_at(t));
     bad_value(t);
   }
 

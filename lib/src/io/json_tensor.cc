@@ -22,10 +22,10 @@ class Converter {
   Tensor<double> run(const json::Value& v, const std::string& path, int max_rank) {
     discover_shape(v);
     if (static_cast<int>(shape_.size()) > max_rank) {
-      throw_input(place_path(place_, path),
-                  "array of rank " + std::to_string(shape_.size()) + " (shape " +
-                      shape_string(shape_) + "); at most rank " + std::to_string(max_rank) +
-                      " is accepted here");
+      throw_input(place_path(place_, path), "array of rank " + std::to_string(shape_.size()) +
+                                                " (shape " + shape_string(shape_) +
+                                                "); at most rank " + std::to_string(max_rank) +
+                                                " is accepted here");
     }
     // Reserve what the input holds, not the product of the shape: that is
     // read off the first element at each level and may be far larger than
@@ -84,15 +84,14 @@ class Converter {
       if (open != std::string::npos) first = first.substr(0, open) + "[0]";
       throw_input(place_path(place_, path),
                   "has " + std::to_string(v.size()) + (v.size() == 1 ? " element" : " elements") +
-                      " where " + first + " has " +
-                      std::to_string(shape_[depth]) + " (ragged array; expected shape " +
-                      shape_string(shape_) + ")");
+                      " where " + first + " has " + std::to_string(shape_[depth]) +
+                      " (ragged array; expected shape " + shape_string(shape_) + ")");
     }
     if (v.packed() && v.dims().size() > 1) {
       // Rows of one shape: copied straight when that is the expected shape,
       // else walked element by element to name the first difference.
-      if (std::equal(v.dims().begin(), v.dims().end(), shape_.begin() + static_cast<std::ptrdiff_t>(depth),
-                     shape_.end())) {
+      if (std::equal(v.dims().begin(), v.dims().end(),
+                     shape_.begin() + static_cast<std::ptrdiff_t>(depth), shape_.end())) {
         for (size_t i = 0; i < v.numbers().size(); ++i) {
           const double x = v.numbers()[i];
           out_.push_back(plain(x) ? x : number_cell(x, flat_path(path, v.dims(), i)));
@@ -201,16 +200,16 @@ class Converter {
     }
     if (v.is_array()) {
       throw_input(place_path(place_, path),
-                  "expected a number, got an array (expected shape " + shape_string(shape_) +
-                      ")");
+                  "expected a number, got an array (expected shape " + shape_string(shape_) + ")");
     }
     if (shape_.empty()) {
-      throw_input(place_path(place_, path), "expected an array of numbers, got " + json::describe(v));
+      throw_input(place_path(place_, path),
+                  "expected an array of numbers, got " + json::describe(v));
     }
     double x = 0;
     if (v.is_string() && parse_number_word(v.as_string(), &x)) {
-      throw_input(place_path(place_, path),
-                  "expected a number, got " + json::describe(v) + " (write numbers without quotes)");
+      throw_input(place_path(place_, path), "expected a number, got " + json::describe(v) +
+                                                " (write numbers without quotes)");
     }
     throw_input(place_path(place_, path), "expected a number, got " + json::describe(v));
   }

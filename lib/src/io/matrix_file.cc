@@ -19,7 +19,9 @@ MatrixFormat matrix_format(const std::string& path, std::string_view text) {
   if (text.size() >= 6 && std::memcmp(text.data(), "\x93NUMPY", 6) == 0) return MatrixFormat::kNpy;
   size_t i = 0;
   if (text.size() >= 3 && std::memcmp(text.data(), "\xEF\xBB\xBF", 3) == 0) i = 3;
-  while (i < text.size() && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t')) ++i;
+  while (i < text.size() &&
+         (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t'))
+    ++i;
   if (i < text.size() && (text[i] == '[' || text[i] == '{')) return MatrixFormat::kJson;
   return MatrixFormat::kCsv;
 }

@@ -123,7 +123,6 @@ void pad_right(std::string& out, const std::string& s, size_t width) {
   if (w < width) out.append(width - w, ' ');
 }
 
-
 // Prints a tensor whose last two axes are a matrix, one block per leading
 // index, with a caption naming the block.
 void table_blocks(std::string& out, const std::string& name, const Tensor<double>& t,
@@ -217,7 +216,8 @@ std::string format_table_matrix(const double* values, int64_t rows, int64_t cols
     cells.push_back(std::move(line));
   }
   size_t label_w = 0;
-  for (int64_t i : ri) label_w = std::max(label_w, i < 0 ? 1 : display_width(rl[static_cast<size_t>(i)]));
+  for (int64_t i : ri)
+    label_w = std::max(label_w, i < 0 ? 1 : display_width(rl[static_cast<size_t>(i)]));
   std::vector<size_t> col_w(ci.size(), 0);
   for (size_t j = 0; j < ci.size(); ++j) {
     col_w[j] = ci[j] < 0 ? 1 : display_width(cl[static_cast<size_t>(ci[j])]);

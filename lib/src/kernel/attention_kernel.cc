@@ -46,7 +46,7 @@ constexpr int64_t kLongKeys = 4096;  // len_k from which kBlockQLong is used
 template <class T>
 constexpr int kW = Simd<T>::W;
 template <class T>
-constexpr int kPanel = kSCols * kW<T>;  // keys per packed panel
+constexpr int kPanel = kSCols* kW<T>;  // keys per packed panel
 template <class T>
 constexpr int64_t kBlockK = 8 * kPanel<T>;  // keys per tile
 
@@ -157,7 +157,7 @@ void pack(const HeadTask<T>& t, Packed<T>& pk) {
   const int64_t panels = round_up(t.len_k, kPanel<T>) / kPanel<T>;
   pk.k.assign(static_cast<size_t>(panels * t.d * kPanel<T>), T(0));
   for (int64_t j = 0; j < t.len_k; ++j) {
-    T* dst = pk.k.data() + (j / kPanel<T>) * t.d * kPanel<T> + j % kPanel<T>;
+    T* dst = pk.k.data() + (j / kPanel<T>)*t.d * kPanel<T> + j % kPanel<T>;
     const T* src = t.k + j * t.d;
     for (int64_t k = 0; k < t.d; ++k) dst[k * kPanel<T>] = src[k];
   }
@@ -188,7 +188,11 @@ class Block {
   // `mult` is the head's score multiplier (per head with scale "norm").
   Block(const HeadTask<T>& t, const Packed<T>& pk, const ScoreRules& rules, Scratch<T>& sc,
         int64_t i0, int64_t cap, double mult)
-      : t_(t), pk_(pk), rules_(rules), sc_(sc), i0_(i0),
+      : t_(t),
+        pk_(pk),
+        rules_(rules),
+        sc_(sc),
+        i0_(i0),
         rows_(std::min(cap, t.len_q - i0)),
         ldo_(pk.dvp),
         mult_(static_cast<T>(mult)),
@@ -302,7 +306,8 @@ class Block {
       T* tile = sc_.s.data();
       for (int64_t r = 0; r < prow; ++r) {
         if (r < rows_) {
-          std::memcpy(tile + r * ld, t_.weights + (i0_ + r) * n + jb, sizeof(T) * static_cast<size_t>(nk));
+          std::memcpy(tile + r * ld, t_.weights + (i0_ + r) * n + jb,
+                      sizeof(T) * static_cast<size_t>(nk));
         } else {
           std::fill(tile + r * ld, tile + r * ld + nk, T(0));
         }
@@ -431,7 +436,8 @@ class Block {
     if (nv < n) {
       // The tail through one padded vector, so it gets the same exp.
       T tmp[kW<T>];
-      for (int k = 0; k < kW<T>; ++k) tmp[k] = nv + k < n ? w[nv + k] : -std::numeric_limits<T>::infinity();
+      for (int k = 0; k < kW<T>; ++k)
+        tmp[k] = nv + k < n ? w[nv + k] : -std::numeric_limits<T>::infinity();
       const Vec<T> e = vexp(load(tmp) - vmv);
       store(tmp, e);
       for (int64_t j = nv; j < n; ++j) {
@@ -454,8 +460,9 @@ class Block {
       const uint64_t base = static_cast<uint64_t>((t_.batch * t_.heads + t_.head) * t_.len_q + i) *
                             static_cast<uint64_t>(t_.len_k);
       for (int64_t j = 0; j < nk; ++j) {
-        const bool keep = r < rows_ && dropout_keep(rules_.seed, base + static_cast<uint64_t>(jb + j),
-                                                    rules_.dropout);
+        const bool keep =
+            r < rows_ &&
+            dropout_keep(rules_.seed, base + static_cast<uint64_t>(jb + j), rules_.dropout);
         out[r * ld + j] = keep ? p[r * ld + j] * scale : T(0);
       }
     }
@@ -467,13 +474,15 @@ class Block {
       case FullyMasked::kUniform: {
         const T om = static_cast<T>(rules_.out_mult);
         if (rules_.dropout == 0) {
-          for (int64_t c = 0; c < t_.dv; ++c) out[c] = static_cast<T>(pk_.v_mean[static_cast<size_t>(c)]) * om;
+          for (int64_t c = 0; c < t_.dv; ++c)
+            out[c] = static_cast<T>(pk_.v_mean[static_cast<size_t>(c)]) * om;
           break;
         }
         // Equal weights 1/len_k, then dropout on them, as for any row.
         const T w = static_cast<T>(1.0 / (static_cast<double>(t_.len_k) * (1.0 - rules_.dropout)));
-        const uint64_t base = static_cast<uint64_t>((t_.batch * t_.heads + t_.head) * t_.len_q + i) *
-                              static_cast<uint64_t>(t_.len_k);
+        const uint64_t base =
+            static_cast<uint64_t>((t_.batch * t_.heads + t_.head) * t_.len_q + i) *
+            static_cast<uint64_t>(t_.len_k);
         std::fill(out, out + t_.dv, T(0));
         for (int64_t j = 0; j < t_.len_k; ++j) {
           if (!dropout_keep(rules_.seed, base + static_cast<uint64_t>(j), rules_.dropout)) continue;
@@ -572,8 +581,7 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
     max_len_k = std::max(max_len_k, t.len_k);
     queries += t.len_q;
   }
-  const int64_t cap =
-      max_len_k >= kLongKeys && queries >= 16 * kBlockQLong ? kBlockQLong : kBlockQ;
+  const int64_t cap = max_len_k >= kLongKeys && queries >= 16 * kBlockQLong ? kBlockQLong : kBlockQ;
   std::vector<std::pair<int64_t, int64_t>> blocks;
   for (int64_t h = 0; h < H; ++h) {
     for (int64_t i0 = 0; i0 < tasks[static_cast<size_t>(h)].len_q; i0 += cap) {
@@ -586,12 +594,13 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
     std::vector<double> partial(blocks.size(), 0.0);
     parallel_for(static_cast<int64_t>(blocks.size()), nthreads, [&](int64_t b, int id) {
       const auto [h, i0] = blocks[static_cast<size_t>(b)];
-      partial[static_cast<size_t>(b)] = frobenius_block(tasks[static_cast<size_t>(h)],
-                                                        packed[pack_of[static_cast<size_t>(h)]],
-                                                        scratch[static_cast<size_t>(id)], i0, cap);
+      partial[static_cast<size_t>(b)] =
+          frobenius_block(tasks[static_cast<size_t>(h)], packed[pack_of[static_cast<size_t>(h)]],
+                          scratch[static_cast<size_t>(id)], i0, cap);
     });
     std::vector<double> sums(static_cast<size_t>(H), 0.0);
-    for (size_t b = 0; b < blocks.size(); ++b) sums[static_cast<size_t>(blocks[b].first)] += partial[b];
+    for (size_t b = 0; b < blocks.size(); ++b)
+      sums[static_cast<size_t>(blocks[b].first)] += partial[b];
     for (int64_t h = 0; h < H; ++h) {
       mult[static_cast<size_t>(h)] =
           rules.mult / std::max(std::sqrt(sums[static_cast<size_t>(h)]), 1e-12);

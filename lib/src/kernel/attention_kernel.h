@@ -27,7 +27,7 @@ struct ScoreRules {
   FullyMasked fully_masked = FullyMasked::kZero;
   double dropout = 0.0;
   uint64_t seed = 0;
-  double softcap = 0.0;   // > 0: scores become c·tanh(s/c) after the multiplier
+  double softcap = 0.0;  // > 0: scores become c·tanh(s/c) after the multiplier
 };
 
 template <class T>
@@ -64,10 +64,10 @@ int64_t packed_key_elements(int64_t len_k, int64_t d);
 
 // Runs every task; with weights requested the rows kernel is used, the
 // streaming one otherwise. Tasks with the same k and v pointers (query
-// heads of one grouped-query group) share one packed copy of them. Rows with every key masked are appended to
-// `fully_masked` in (task, query) order and filled as rules.fully_masked
-// says (kError is reported the same way; the caller raises it).
-// `progress`, when set, is called from one thread with (blocks done, blocks).
+// heads of one grouped-query group) share one packed copy of them. Rows with every key masked are
+// appended to `fully_masked` in (task, query) order and filled as rules.fully_masked says (kError
+// is reported the same way; the caller raises it). `progress`, when set, is called from one thread
+// with (blocks done, blocks).
 template <class T>
 void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
                std::vector<FullyMaskedRow>* fully_masked, const ProgressFn& progress = {});

@@ -18,8 +18,7 @@ std::string score_forms(const Problem& p) {
   if (p.batched) {
     return dims({q, k}) + ", " + dims({p.batch, q, k}) + " or " + dims({p.batch, p.heads, q, k});
   }
-  return dims({q, k}) + ", " + dims({p.heads, q, k}) + " (per head) or " +
-         dims({1, p.heads, q, k});
+  return dims({q, k}) + ", " + dims({p.heads, q, k}) + " (per head) or " + dims({1, p.heads, q, k});
 }
 
 // Brings a [q][k], [b|h][q][k] or [b][h][q][k] tensor to rank 4 with batch
@@ -37,12 +36,10 @@ Tensor<T> to_scores_shape(const Input& in, const Problem& p, const std::string& 
     four = s;
   }
   const bool ok = four.size() == 4 && (four[0] == 1 || four[0] == p.batch) &&
-                  (four[1] == 1 || four[1] == p.heads) && four[2] == p.len_q &&
-                  four[3] == p.len_k;
+                  (four[1] == 1 || four[1] == p.heads) && four[2] == p.len_q && four[3] == p.len_k;
   if (!ok) {
     (void)what;
-    throw_input(in.place, "shape " + shape_string(s) +
-                              " does not match the attention scores " +
+    throw_input(in.place, "shape " + shape_string(s) + " does not match the attention scores " +
                               dims({p.len_q, p.len_k}) + " (len_q " + std::to_string(p.len_q) +
                               ", len_k " + std::to_string(p.len_k) + "); expected " +
                               score_forms(p));
@@ -59,8 +56,8 @@ void flip(Tensor<uint8_t>& t) {
 
 void resolve_masks(const InputDocument& doc, Problem& p) {
   Masks& m = p.masks;
-  const bool keep = doc.settings.mask_convention.value_or(MaskConvention::kBlock) ==
-                    MaskConvention::kKeep;
+  const bool keep =
+      doc.settings.mask_convention.value_or(MaskConvention::kBlock) == MaskConvention::kKeep;
   if (p.variant == Variant::kBiattention) {
     for (const auto* in : {&doc.mask, &doc.valid_lens, &doc.attn_bias}) {
       if (*in) throw_input((*in)->place, "biattention accepts key_padding_mask only");
@@ -97,9 +94,8 @@ void resolve_masks(const InputDocument& doc, Problem& p) {
     if (two.size() != 2 || two[1] != p.len_k || (two[0] != 1 && two[0] != p.batch)) {
       std::string forms = dims({p.len_k});
       if (p.batched) forms += " or " + dims({p.batch, p.len_k});
-      throw_input(in.place, "shape " + shape_string(s) +
-                                " does not match the " + std::to_string(p.len_k) +
-                                " keys; expected " + forms);
+      throw_input(in.place, "shape " + shape_string(s) + " does not match the " +
+                                std::to_string(p.len_k) + " keys; expected " + forms);
     }
     std::vector<uint8_t> data(in.tensor.values().begin(), in.tensor.values().end());
     m.key_padding = Tensor<uint8_t>(two, std::move(data));

@@ -40,18 +40,16 @@ const Names<Mode>& modes() {
 }
 
 const Names<Variant>& variants() {
-  static const Names<Variant> t{
-      {"scaled_dot", "dot", "additive", "single_layer", "biattention"},
-      {Variant::kScaledDot, Variant::kDot, Variant::kAdditive, Variant::kSingleLayer,
-       Variant::kBiattention}};
+  static const Names<Variant> t{{"scaled_dot", "dot", "additive", "single_layer", "biattention"},
+                                {Variant::kScaledDot, Variant::kDot, Variant::kAdditive,
+                                 Variant::kSingleLayer, Variant::kBiattention}};
   return t;
 }
 
 const Names<ScaleKind>& scales() {
-  static const Names<ScaleKind> t{
-      {"sqrt_dk", "none", "dk", "cosine", "norm", "long_seq"},
-      {ScaleKind::kSqrtDk, ScaleKind::kNone, ScaleKind::kDk, ScaleKind::kCosine, ScaleKind::kNorm,
-       ScaleKind::kLongSeq}};
+  static const Names<ScaleKind> t{{"sqrt_dk", "none", "dk", "cosine", "norm", "long_seq"},
+                                  {ScaleKind::kSqrtDk, ScaleKind::kNone, ScaleKind::kDk,
+                                   ScaleKind::kCosine, ScaleKind::kNorm, ScaleKind::kLongSeq}};
   return t;
 }
 
@@ -74,7 +72,8 @@ const Names<FullyMasked>& fully_maskeds() {
 }
 
 const Names<ParamsLayout>& layouts() {
-  static const Names<ParamsLayout> t{{"math", "torch"}, {ParamsLayout::kMath, ParamsLayout::kTorch}};
+  static const Names<ParamsLayout> t{{"math", "torch"},
+                                     {ParamsLayout::kMath, ParamsLayout::kTorch}};
   return t;
 }
 
@@ -147,9 +146,7 @@ std::optional<MaskConvention> parse_mask_convention(std::string_view s) {
 std::optional<FullyMasked> parse_fully_masked(std::string_view s) {
   return lookup(fully_maskeds(), s);
 }
-std::optional<ParamsLayout> parse_params_layout(std::string_view s) {
-  return lookup(layouts(), s);
-}
+std::optional<ParamsLayout> parse_params_layout(std::string_view s) { return lookup(layouts(), s); }
 std::optional<DType> parse_dtype(std::string_view s) { return lookup(dtypes(), s); }
 std::optional<RopeLayout> parse_rope_layout(std::string_view s) {
   return lookup(rope_layouts(), s);

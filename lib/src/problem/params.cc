@@ -169,8 +169,8 @@ void grouped_widths(Ctx& c) {
                            std::to_string(p.d_k) + " over kv_heads " + kv +
                            ") does not match the query head width " + std::to_string(dq) +
                            " (query width " + std::to_string(p.d_q) + " over heads " +
-                           std::to_string(p.heads) + "); variant " +
-                           std::string(name(p.variant)) + " needs equal widths");
+                           std::to_string(p.heads) + "); variant " + std::string(name(p.variant)) +
+                           " needs equal widths");
   }
 }
 
@@ -204,12 +204,12 @@ void dot_family(Ctx& c) {
   if (!p.grouped() && p.d_q != p.d_k) {
     const Input* wk = c.get("W_k");
     const Input* wq = c.get("W_q");
-    std::string q_desc = wq ? "projected query width " + std::to_string(p.d_q) + " (params.W_q)"
-                            : "query width " + std::to_string(p.d_q) + " (" +
-                                  with_shape(q_src, p.query_shape) + ")";
-    std::string k_desc = wk ? "projected key width " + std::to_string(p.d_k) + " (params.W_k)"
-                            : "key width " + std::to_string(p.d_k) + " (" +
-                                  with_shape(k_src, p.key_shape) + ")";
+    std::string q_desc =
+        wq ? "projected query width " + std::to_string(p.d_q) + " (params.W_q)"
+           : "query width " + std::to_string(p.d_q) + " (" + with_shape(q_src, p.query_shape) + ")";
+    std::string k_desc =
+        wk ? "projected key width " + std::to_string(p.d_k) + " (params.W_k)"
+           : "key width " + std::to_string(p.d_k) + " (" + with_shape(k_src, p.key_shape) + ")";
     // Without projections the keys' own place: "t.json: K", "k.csv".
     const std::optional<Input>& keys = p.mode == Mode::kQkv     ? c.doc.K
                                        : p.mode == Mode::kCross ? c.doc.Y
@@ -220,12 +220,13 @@ void dot_family(Ctx& c) {
   }
   if (single) {
     if (p.heads != 1) {
-      throw_input(c.doc.settings_place, "variant single_layer has one head; got heads " +
-                                            std::to_string(p.heads));
+      throw_input(c.doc.settings_place,
+                  "variant single_layer has one head; got heads " + std::to_string(p.heads));
     }
     const Input* wi = c.get("w");
-    if (!wi) throw_input(p.source, "variant single_layer needs params.w (shape [" +
-                                       std::to_string(p.d_k) + "])");
+    if (!wi)
+      throw_input(p.source,
+                  "variant single_layer needs params.w (shape [" + std::to_string(p.d_k) + "])");
     w.w = vec(c, *wi, false);
     if (w.w->size() != p.d_k) {
       throw_input(wi->place, "length " + std::to_string(w.w->size()) +
@@ -242,8 +243,9 @@ void dot_family(Ctx& c) {
   if (const Input* wo = c.get("W_o")) {
     w.W_o = weight(c, *wo, false);
     if (w.W_o->rows() != p.concat_width()) {
-      throw_input(wo->place, described(c, *wo) + " does not match the concatenated head output "
-                                                  "width " +
+      throw_input(wo->place, described(c, *wo) +
+                                 " does not match the concatenated head output "
+                                 "width " +
                                  std::to_string(p.concat_width()) + " (heads " +
                                  std::to_string(p.heads) + " x value width " +
                                  std::to_string(p.head_dim_v()) + ")");
@@ -253,8 +255,9 @@ void dot_family(Ctx& c) {
   if (const Input* bo = c.get("b_o")) {
     if (p.four_d) throw_input(bo->place, "not used with 4D Q/K/V");
     if (!w.W_o) {
-      throw_input(bo->place, "b_o without W_o: the output bias belongs to the output "
-                             "projection; give W_o too (an identity matrix for a bias alone)");
+      throw_input(bo->place,
+                  "b_o without W_o: the output bias belongs to the output "
+                  "projection; give W_o too (an identity matrix for a bias alone)");
     }
     w.b_o = vec(c, *bo, false);
     if (w.b_o->size() != p.d_out) {
@@ -278,8 +281,9 @@ void additive(Ctx& c) {
   const Input* wk = c.get("W_k");
   const Input* wv = c.get("w_v");
   if (!wq || !wk || !wv) {
-    throw_input(p.source, "variant additive needs params.W_q [dq][h], params.W_k [dk][h] and "
-                          "params.w_v [h]");
+    throw_input(p.source,
+                "variant additive needs params.W_q [dq][h], params.W_k [dk][h] and "
+                "params.w_v [h]");
   }
   Params& w = p.params;
   w.additive_W_q = weight(c, *wq, false);
@@ -295,8 +299,8 @@ void additive(Ctx& c) {
   }
   if (w.additive_W_k->rows() != p.d_k) {
     throw_input(wk->place, described(c, *wk) + " does not match the key width " +
-                               std::to_string(p.d_k) + " (" +
-                               with_shape(p.key_name, p.key_shape) + ")");
+                               std::to_string(p.d_k) + " (" + with_shape(p.key_name, p.key_shape) +
+                               ")");
   }
   if (w.additive_W_k->cols() != w.additive_W_q->cols()) {
     throw_input(wk->place, described(c, *wk) + " has hidden width " +
@@ -329,9 +333,10 @@ void biattention(Ctx& c) {
   for (const char* n : {"w_in", "w_mem", "dot_scale"}) {
     const Input* in = c.get(n);
     if (!in) {
-      throw_input(p.source, "variant biattention needs params.w_in, params.w_mem and "
-                            "params.dot_scale, each of shape [" +
-                                std::to_string(d) + "]");
+      throw_input(p.source,
+                  "variant biattention needs params.w_in, params.w_mem and "
+                  "params.dot_scale, each of shape [" +
+                      std::to_string(d) + "]");
     }
     Eigen::VectorXd v = vec(c, *in, false);
     if (v.size() != d) {

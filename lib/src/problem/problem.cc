@@ -131,8 +131,9 @@ void resolve_inputs(const InputDocument& doc, Problem& p) {
           throw_input(doc.settings_place, "mode " + std::string(name(p.mode)) +
                                               " needs X; Q, K, V are used in mode qkv");
         }
-        throw_input(doc.source, "no input: give X (self attention), X and Y (cross "
-                                "attention), or Q, K and V");
+        throw_input(doc.source,
+                    "no input: give X (self attention), X and Y (cross "
+                    "attention), or Q, K and V");
       }
       forbid(doc.Q, "Q", mode_text + " (use mode qkv)");
       forbid(doc.K, "K", mode_text + " (use mode qkv)");
@@ -223,10 +224,9 @@ void resolve_inputs(const InputDocument& doc, Problem& p) {
           }
         }
         if (doc.settings.heads && *doc.settings.heads != h) {
-          throw_input(doc.settings_place,
-                      "heads " + std::to_string(*doc.settings.heads) +
-                          " does not match the head axis of Q (shape " +
-                          shape_string(doc.Q->tensor.shape()) + ")");
+          throw_input(doc.settings_place, "heads " + std::to_string(*doc.settings.heads) +
+                                              " does not match the head axis of Q (shape " +
+                                              shape_string(doc.Q->tensor.shape()) + ")");
         }
       }
       const int len_axis = p.four_d ? 2 : 1;
@@ -265,18 +265,16 @@ void resolve_labels(const InputDocument& doc, Problem& p) {
   if (l.shared) {
     if (p.len_q != p.len_k && p.mode != Mode::kSelf) {
       throw_labels("one list labels both queries and keys, but there are " +
-                               count(p.len_q, "query", "queries") + " and " +
-                               count(p.len_k, "key", "keys") +
-                               "; write {\"queries\": [...], \"keys\": [...]}");
+                   count(p.len_q, "query", "queries") + " and " + count(p.len_k, "key", "keys") +
+                   "; write {\"queries\": [...], \"keys\": [...]}");
     }
   }
   if (!l.queries.empty() && static_cast<int64_t>(l.queries.size()) != p.len_q) {
     throw_labels(count(l.queries.size(), "label", "labels") + " for " +
-                             count(p.len_q, "query", "queries"));
+                 count(p.len_q, "query", "queries"));
   }
   if (!l.keys.empty() && static_cast<int64_t>(l.keys.size()) != p.len_k) {
-    throw_labels(count(l.keys.size(), "label", "labels") + " for " +
-                             count(p.len_k, "key", "keys"));
+    throw_labels(count(l.keys.size(), "label", "labels") + " for " + count(p.len_k, "key", "keys"));
   }
   p.query_labels = l.queries;
   p.key_labels = l.keys;
@@ -342,7 +340,8 @@ std::string describe_run(const Problem& p) {
            std::string(name(p.rope->layout));
       if (p.rope->dims != p.head_dim_q()) s += ", dims " + std::to_string(p.rope->dims);
       if (p.rope->q_offset || p.rope->k_offset) {
-        s += ", offsets " + std::to_string(p.rope->q_offset) + "," + std::to_string(p.rope->k_offset);
+        s += ", offsets " + std::to_string(p.rope->q_offset) + "," +
+             std::to_string(p.rope->k_offset);
       }
       s += ")";
     }
@@ -360,7 +359,8 @@ std::string describe_run(const Problem& p) {
   }
   if (!p.sinks.empty()) s += ", sinks";
   if (m.any() && !std::isinf(p.mask_fill)) s += ", mask_fill " + format_shortest(p.mask_fill);
-  if (p.dropout > 0) s += ", dropout " + format_shortest(p.dropout) + " (seed " + std::to_string(p.seed) + ")";
+  if (p.dropout > 0)
+    s += ", dropout " + format_shortest(p.dropout) + " (seed " + std::to_string(p.seed) + ")";
   return s;
 }
 

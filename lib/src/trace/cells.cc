@@ -78,14 +78,14 @@ CellGrid make_grid(const TraceStep& s, int precision, int max_rows, int max_cols
   g.has_row_labels = static_cast<int64_t>(s.row_labels.size()) == R;
   g.has_col_labels = static_cast<int64_t>(s.col_labels.size()) == C;
   for (int64_t i : rows) {
-    g.row_labels.push_back(i < 0 ? gap
-                                 : g.has_row_labels ? s.row_labels[static_cast<size_t>(i)]
-                                                    : std::to_string(i));
+    g.row_labels.push_back(i < 0              ? gap
+                           : g.has_row_labels ? s.row_labels[static_cast<size_t>(i)]
+                                              : std::to_string(i));
   }
   for (int64_t j : cols) {
-    g.col_labels.push_back(j < 0 ? gap
-                                 : g.has_col_labels ? s.col_labels[static_cast<size_t>(j)]
-                                                    : std::to_string(j));
+    g.col_labels.push_back(j < 0              ? gap
+                           : g.has_col_labels ? s.col_labels[static_cast<size_t>(j)]
+                                              : std::to_string(j));
   }
   for (int64_t i : rows) {
     std::vector<std::string> line;
@@ -117,8 +117,9 @@ CellGrid make_grid(const TraceStep& s, int precision, int max_rows, int max_cols
 
 std::string step_shape(const TraceStep& s) {
   if (s.values.size() == 0) return "";
-  if (s.values.cols() == 1 && (s.id == "row_max" || s.id == "row_sum" || s.id == "bi_input_dot" ||
-                               s.id == "bi_memory_dot" || s.id == "bi_row_max" || s.id == "bi_w2")) {
+  if (s.values.cols() == 1 &&
+      (s.id == "row_max" || s.id == "row_sum" || s.id == "bi_input_dot" ||
+       s.id == "bi_memory_dot" || s.id == "bi_row_max" || s.id == "bi_w2")) {
     return shape_string({s.values.rows()});
   }
   return shape_string({s.values.rows(), s.values.cols()});
@@ -143,7 +144,6 @@ std::vector<std::string> value_names(const TraceStep& s) {
   }
   return names;
 }
-
 
 std::string input_shapes(const Problem& p) {
   if (p.mode == Mode::kQkv) {

@@ -17,7 +17,7 @@ struct CellGrid {
   std::vector<std::vector<bool>> masked;            // same layout
   bool has_col_labels = false;                      // labels beyond plain indices
   bool has_row_labels = false;
-  bool integers = false;                            // every value an integer
+  bool integers = false;  // every value an integer
 };
 
 // minus is the text of "−∞" for masked -inf cells: "-inf" in text, "-\infty" in LaTeX.

@@ -111,7 +111,8 @@ namespace detail {
 
 std::string latex_trace(const Problem& p, const std::vector<TraceStep>& steps,
                         const TraceOptions& o) {
-  std::string out = "% attn trace in LaTeX; each block is display math (needs \\usepackage{amsmath}).\n";
+  std::string out =
+      "% attn trace in LaTeX; each block is display math (needs \\usepackage{amsmath}).\n";
   // Text from the input goes through latex_text even in comments: a newline
   // in it would end the comment and start LaTeX code.
   if (!p.title.empty()) out += "% " + latex_text(p.title) + "\n";
