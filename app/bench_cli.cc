@@ -1,9 +1,9 @@
 // `attn bench`: binds flags to BenchOptions and prints the result.
 #include <memory>
 
-#include "attn/bench.h"
-#include "attn/flags.h"
 #include "commands.h"
+#include "commands/bench.h"
+#include "commands/flags.h"
 #include "console.h"
 
 namespace attn::cli {

@@ -12,9 +12,9 @@
 
 #include "attn/error.h"
 #include "attn/file_io.h"
-#include "attn/flags.h"
 #include "attn/options.h"
 #include "commands.h"
+#include "commands/flags.h"
 
 namespace attn::cli {
 namespace {

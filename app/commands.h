@@ -5,8 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
-#include "attn/flags.h"
 #include "attn/heatmap.h"
+#include "commands/flags.h"
 
 namespace attn::cli {
 

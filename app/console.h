@@ -8,9 +8,9 @@
 #include <string>
 
 #include "attn/file_io.h"
-#include "attn/flags.h"
 #include "attn/heatmap.h"
-#include "attn/run.h"
+#include "commands/flags.h"
+#include "commands/run.h"
 
 namespace attn::cli {
 

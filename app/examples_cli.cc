@@ -2,9 +2,9 @@
 #include <memory>
 
 #include "attn/error.h"
-#include "attn/examples.h"
 #include "attn/options.h"
 #include "commands.h"
+#include "commands/examples.h"
 #include "console.h"
 
 namespace attn::cli {

@@ -10,9 +10,9 @@
 #include <memory>
 
 #include "attn/error.h"
-#include "attn/flags.h"
-#include "attn/heatmap_command.h"
 #include "commands.h"
+#include "commands/flags.h"
+#include "commands/heatmap_command.h"
 #include "console.h"
 #include "progress_bar.h"
 

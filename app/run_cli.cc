@@ -2,11 +2,11 @@
 #include <map>
 #include <memory>
 
-#include "attn/batch.h"
 #include "attn/error.h"
-#include "attn/flags.h"
-#include "attn/run.h"
 #include "commands.h"
+#include "commands/batch.h"
+#include "commands/flags.h"
+#include "commands/run.h"
 #include "console.h"
 #include "progress_bar.h"
 

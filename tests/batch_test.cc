@@ -1,6 +1,6 @@
 // Batches: `attn run` on several files or a directory with --out-dir, one
 // result per input, bad inputs reported and skipped.
-#include "attn/batch.h"
+#include "commands/batch.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

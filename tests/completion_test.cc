@@ -6,11 +6,11 @@
 
 #include <map>
 
-#include "attn/flags.h"
 #include "attn/heatmap.h"
 #include "attn/options.h"
 #include "attn/output.h"
 #include "attn/trace.h"
+#include "commands/flags.h"
 #include "shell_util.h"
 #include "test_util.h"
 

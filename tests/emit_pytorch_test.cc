@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/attention.h"
-#include "attn/examples.h"
+#include "commands/examples.h"
 #include "test_util.h"
 
 namespace attn {

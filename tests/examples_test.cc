@@ -1,7 +1,7 @@
 // Built-in examples: each checks out against its expected numbers (from the
 // posts, or NumPy for the made-up ones), and every one runs by name from an
 // installed binary outside the source tree.
-#include "attn/examples.h"
+#include "commands/examples.h"
 
 #include <gtest/gtest.h>
 

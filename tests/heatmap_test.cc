@@ -13,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-#include "attn/heatmap_command.h"
+#include "commands/heatmap_command.h"
 #include "heatmap/axes.h"
 #include "heatmap/font.h"
 #include "heatmap/panels.h"

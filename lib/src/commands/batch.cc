@@ -1,4 +1,4 @@
-#include "attn/batch.h"
+#include "commands/batch.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "attn/bench.h"
+#include "commands/bench.h"
 
 #include <sys/resource.h>
 #include <time.h>

@@ -1,4 +1,4 @@
-#include "attn/examples.h"
+#include "commands/examples.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "attn/flags.h"
+#include "commands/flags.h"
 
 #include <Eigen/Core>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "attn/heatmap_command.h"
+#include "commands/heatmap_command.h"
 
 #include "attn/error.h"
 #include "attn/file_io.h"

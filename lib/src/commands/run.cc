@@ -1,4 +1,4 @@
-#include "attn/run.h"
+#include "commands/run.h"
 
 #include <algorithm>
 
@@ -8,13 +8,13 @@
 #include "attn/emit_pytorch.h"
 #include "attn/error.h"
 #include "attn/escape.h"
-#include "attn/examples.h"
 #include "attn/file_io.h"
-#include "attn/heatmap_command.h"
 #include "attn/matrix_file.h"
 #include "attn/npy.h"
 #include "attn/problem.h"
 #include "attn/trace.h"
+#include "commands/examples.h"
+#include "commands/heatmap_command.h"
 #include "commands/run_internal.h"
 
 namespace attn {

@@ -5,13 +5,13 @@
 #include <vector>
 
 #include "attn/error.h"
-#include "attn/examples.h"
 #include "attn/file_io.h"
 #include "attn/json.h"
 #include "attn/json_tensor.h"
 #include "attn/matrix_file.h"
 #include "attn/number_text.h"
 #include "attn/utf8.h"
+#include "commands/examples.h"
 #include "commands/run_internal.h"
 
 namespace attn::detail {

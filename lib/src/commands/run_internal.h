@@ -4,7 +4,7 @@
 #include "attn/attention.h"
 #include "attn/document.h"
 #include "attn/problem.h"
-#include "attn/run.h"
+#include "commands/run.h"
 
 namespace attn::detail {
 

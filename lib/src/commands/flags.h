@@ -10,8 +10,8 @@
 
 #include "attn/options.h"
 #include "attn/output.h"
-#include "attn/run.h"
 #include "attn/trace.h"
+#include "commands/run.h"
 
 namespace attn {
 

@@ -10,7 +10,7 @@
 #include "attn/file_io.h"
 #include "attn/heatmap.h"
 #include "attn/problem.h"
-#include "attn/run.h"
+#include "commands/run.h"
 
 namespace attn {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/run.h"
+#include "commands/run.h"
 
 namespace attn {
 

@@ -1,0 +1,72 @@
+// attn::engine as a library: the program of docs/library.md, taken from
+// the page as written, is built with find_package(attn) against a fresh
+// `cmake --install` and run; its JSON and its PNG are checked.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "shell_util.h"
+#include "test_util.h"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+using test::quote;
+using test::sh;
+
+// The first fenced block of `lang` in a Markdown text.
+std::string fenced_block(const std::string& markdown, const std::string& lang) {
+  const std::string open = "```" + lang + "\n";
+  const size_t from = markdown.find(open);
+  if (from == std::string::npos) return "";
+  const size_t begin = from + open.size();
+  const size_t end = markdown.find("```", begin);
+  return markdown.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+TEST(Library, FirstProgramBuildsAgainstAnInstall) {
+  const std::string prefix = test::temp_dir() + "/prefix_library";
+  const test::Shell install =
+      sh(quote(ATTN_CMAKE) + " --install " + quote(ATTN_BUILD_DIR) + " --prefix " + quote(prefix));
+  ASSERT_EQ(install.code, 0) << install.out << install.err;
+  for (const char* f : {"lib/libattn.a", "include/attn/attention.h",
+                        "lib/cmake/attn/attnConfig.cmake", "lib/cmake/attn/attnTargets.cmake"}) {
+    EXPECT_TRUE(fs::is_regular_file(prefix + "/" + f)) << f;
+  }
+  // The program's headers are not the library's.
+  EXPECT_FALSE(fs::exists(prefix + "/include/attn/run.h"));
+  EXPECT_FALSE(fs::exists(prefix + "/include/attn/flags.h"));
+
+  const std::string page = test::read_text(test::source_path("docs/library.md"));
+  const std::string program = fenced_block(page, "cpp");
+  const std::string cmake = fenced_block(page, "cmake");
+  ASSERT_NE(program.find("int main"), std::string::npos);
+  ASSERT_NE(cmake.find("find_package(attn"), std::string::npos);
+  const std::string project = test::temp_dir() + "/first_project";
+  fs::create_directories(project);
+  test::write_temp("first_project/first.cc", program);
+  test::write_temp("first_project/CMakeLists.txt", cmake);
+
+  // A sanitized attn links only into a sanitized program.
+  const std::string flags =
+      ATTN_SANITIZED ? " -DCMAKE_CXX_FLAGS='-fsanitize=address,undefined'" : "";
+  const test::Shell build = sh("cd " + quote(project) + " && " + quote(ATTN_CMAKE) +
+                               " -S . -B build -DCMAKE_PREFIX_PATH=" + quote(prefix) + flags +
+                               " && " + quote(ATTN_CMAKE) + " --build build");
+  ASSERT_EQ(build.code, 0) << build.out << build.err;
+  const test::Shell run = sh("cd " + quote(project) + " && build/first");
+  ASSERT_EQ(run.code, 0) << run.err;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+  ASSERT_EQ(j["output"].size(), 4u);
+  ASSERT_EQ(j["weights"].size(), 4u);
+  double row = 0;
+  for (const auto& w : j["weights"][0]) row += w.get<double>();
+  EXPECT_NEAR(row, 1.0, 1e-12);
+  EXPECT_EQ(test::read_text(project + "/weights.png").substr(0, 4), "\x89PNG");
+}
+
+}  // namespace
+}  // namespace attn
