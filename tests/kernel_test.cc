@@ -11,6 +11,9 @@
 #include <random>
 
 #include "attn/attention.h"
+#include "attn/document.h"
+#include "attn/limits.h"
+#include "attn/problem.h"
 #include "test_util.h"
 
 namespace attn {
@@ -280,6 +283,31 @@ TEST(Kernel, LargeFiniteScoresAreComputed) {
       R"({"Q": [[1e150]], "K": [[1e150], [-1e150]], "V": [[1], [2]], "scale": "none"})");
   EXPECT_EQ(run(p, false, false).output[0], 1.0);
   EXPECT_EQ(run(p, true, false).output[0], 1.0);
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+TEST(Plan, OneDecisionChoosesThePath) {
+  auto problem = [](const std::string& doc) { return build_problem(read_document(doc, "p.json")); };
+  const Problem dot = problem(R"({"mode": "self", "X": [[1, 0], [0, 1], [1, 1]]})");
+  ComputeRequest req;
+  EXPECT_EQ(plan_compute(dot, req, false), ComputePath::kStreaming);
+  EXPECT_EQ(plan_compute(dot, req, true), ComputePath::kReference);  // a trace watches
+  req.weights = true;
+  EXPECT_EQ(plan_compute(dot, req, false), ComputePath::kWeightsKept);
+  req.reference = true;
+  EXPECT_EQ(plan_compute(dot, req, false), ComputePath::kReference);
+  const Problem additive =
+      problem(R"({"mode": "self", "variant": "additive", "X": [[1, 0], [0, 1]],)"
+              R"( "params": {"W_q": [[1], [0]], "W_k": [[0], [1]], "w_v": [1]}})");
+  EXPECT_EQ(plan_compute(additive, ComputeRequest{}, false), ComputePath::kReference);
+  // The limits count a whole score matrix exactly when the plan keeps one.
+  EXPECT_FALSE(needs_full_scores(dot, ComputeRequest{}, false));
+  EXPECT_TRUE(needs_full_scores(additive, ComputeRequest{}, false));
 }
 
 }  // namespace

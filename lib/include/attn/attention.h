@@ -50,6 +50,17 @@ struct Result {
   DType dtype = DType::kF64;
 };
 
+// How compute() will compute a problem: the one planning decision, used
+// by compute() itself and by the memory limits (attn/limits.h).
+enum class ComputePath {
+  kReference,    // step by step, a whole score matrix per (batch, head) at a
+                 // time: every variant, traces, and what the kernels skip
+  kWeightsKept,  // the fast kernels, keeping the weights or scores
+  kStreaming,    // the fast kernels, output only: fixed-size tiles
+};
+// `observed`: an Observer (a trace) will watch the steps.
+ComputePath plan_compute(const Problem& p, const ComputeRequest& request, bool observed);
+
 // Computes p. Throws attn::Error (kInput) when fully_masked is "error" and a
 // row has every key masked, and when a score or an output is not finite.
 Result compute(const Problem& p, const ComputeRequest& request, Observer* observer = nullptr);

@@ -44,10 +44,8 @@ struct LimitOptions {
 };
 
 // True when computing p for req needs the full len_q x len_k score matrix
-// of a (batch, head): the weights or scores are kept, a trace observes the
-// steps, or the variant is computed by the step-by-step engine (additive,
-// single_layer, biattention). scaled_dot and dot otherwise stream through
-// tiles of a fixed size (lib/src/kernel), whatever the lengths.
+// of a (batch, head): whenever plan_compute() does not choose the streaming
+// kernel, whose tiles have a fixed size whatever the lengths.
 bool needs_full_scores(const Problem& p, const ComputeRequest& req, bool trace);
 
 // An upper bound of what a trace of p records: its steps, and the numbers,

@@ -876,7 +876,7 @@ class Engine {
 namespace {
 
 Result compute_unchecked(const Problem& p, const ComputeRequest& request, Observer* observer) {
-  if (!observer && !request.reference && detail::fast_path_applies(p, request.dtype)) {
+  if (plan_compute(p, request, observer != nullptr) != ComputePath::kReference) {
     return request.dtype == DType::kF32 ? detail::compute_fast<float>(p, request)
                                         : detail::compute_fast<double>(p, request);
   }
@@ -889,6 +889,13 @@ Result compute_unchecked(const Problem& p, const ComputeRequest& request, Observ
 }
 
 }  // namespace
+
+ComputePath plan_compute(const Problem& p, const ComputeRequest& request, bool observed) {
+  if (observed || request.reference || !detail::fast_path_applies(p, request.dtype)) {
+    return ComputePath::kReference;
+  }
+  return request.weights || request.scores ? ComputePath::kWeightsKept : ComputePath::kStreaming;
+}
 
 Result compute(const Problem& p, const ComputeRequest& request, Observer* observer) {
   if (request.check_range) detail::check_score_range(p, request);

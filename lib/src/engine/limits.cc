@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "attn/attention.h"
 #include "attn/error.h"
 
 namespace attn {
@@ -43,11 +44,9 @@ struct Need {
 }  // namespace
 
 bool needs_full_scores(const Problem& p, const ComputeRequest& req, bool trace) {
-  if (req.weights || req.scores || trace) return true;
-  // scaled_dot and dot stream through fixed-size tiles (norm scaling takes a
-  // first pass over the same tiles); the other variants are computed one
-  // whole score matrix per (batch, head) at a time.
-  return p.variant != Variant::kScaledDot && p.variant != Variant::kDot;
+  // Only the streaming kernel works in fixed-size tiles (norm scaling takes
+  // a first pass over the same tiles).
+  return plan_compute(p, req, trace) != ComputePath::kStreaming;
 }
 
 // Mirrors the steps the engine reports (lib/src/engine/attention.cc), taking every
