@@ -18,6 +18,7 @@ build=${ATTN_FUZZ_BUILD:-$root/build-fuzz}
 mode=$1
 target=$2
 timeout=10
+extra=
 case $target in
   json) max_len=4096 ;;
   csv) max_len=2048 ;;
@@ -26,7 +27,9 @@ case $target in
   # A whole run of the largest example with a trace takes about 4 s under
   # the sanitizers, and more at nice 19 beside a build: a 10 s timeout
   # would report the machine's load, not a hang.
-  flags) max_len=1024 timeout=60 ;;
+  # The program writes to fds 1 and 2, which the entry point redirects: with
+  # -close_fd_mask libFuzzer keeps a descriptor of its own for its reports.
+  flags) max_len=1024 timeout=60 extra=-close_fd_mask=3 ;;
   *) echo "run.sh: unknown target '$target' (json, csv, npy, escape, flags)" >&2; exit 2 ;;
 esac
 fuzzer=$build/fuzz_$target
@@ -37,7 +40,7 @@ mkdir -p "$corpus" "$work" "$build/artifacts/$target" "$build/logs"
 rm -rf "$build/seeds"
 python3 "$here/make_seeds.py" "$build/seeds"
 
-common="-dict=$here/$target.dict -max_len=$max_len -rss_limit_mb=2048 -timeout=$timeout"
+common="-dict=$here/$target.dict -max_len=$max_len -rss_limit_mb=2048 -timeout=$timeout $extra"
 case $mode in
   fuzz)
     seconds=$3
