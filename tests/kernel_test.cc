@@ -77,21 +77,7 @@ TEST(Kernel, AgreesWithReferenceOnEveryModernGoldenCase) {
 }
 
 TEST(Kernel, AgreesWithReferenceOnEveryGoldenCase) {
-  const std::string dir = test::source_path("tests/golden/cases");
-  DIR* d = opendir(dir.c_str());
-  ASSERT_NE(d, nullptr);
-  int n = 0;
-  while (dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.size() < 6 || name.substr(name.size() - 5) != ".json") continue;
-    const std::string path = dir + "/" + name;
-    const Problem p = build_problem(read_document(test::read_text(path), path));
-    if (p.variant != Variant::kScaledDot && p.variant != Variant::kDot) continue;
-    compare_paths(p, name);
-    ++n;
-  }
-  closedir(d);
-  EXPECT_GT(n, 100);
+  EXPECT_GT(compare_golden_dir(test::source_path("tests/golden/cases")), 100);
 }
 
 // A random problem as a JSON document.

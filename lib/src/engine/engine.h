@@ -35,6 +35,23 @@ struct RowStats {
   bool fully_masked = false;
 };
 
+// exp(row - m) in place, copied to `exps` when given, then divided by its
+// sum plus `extra` (the exponential of a sink's logit, or 0); returns that
+// sum.
+template <class T>
+T exponentiate_and_normalize(T* row, int64_t n, T m, T extra, T* exps) {
+  T sum = extra;
+  for (int64_t j = 0; j < n; ++j) {
+    row[j] = std::exp(row[j] - m);
+    sum += row[j];
+  }
+  if (exps) {
+    for (int64_t j = 0; j < n; ++j) exps[j] = row[j];
+  }
+  for (int64_t j = 0; j < n; ++j) row[j] /= sum;
+  return sum;
+}
+
 // Softmax of one row in place, max-subtracted so that scores up to +-1e300
 // neither overflow nor underflow to all zeros. A row whose maximum is -inf
 // has every key masked and is left to the caller (fully_masked policy). A
@@ -60,16 +77,7 @@ RowStats<T> softmax_row(T* row, int64_t n, T* exps = nullptr) {
     }
     return st;
   }
-  T sum = 0;
-  for (int64_t j = 0; j < n; ++j) {
-    row[j] = std::exp(row[j] - m);
-    sum += row[j];
-  }
-  if (exps) {
-    for (int64_t j = 0; j < n; ++j) exps[j] = row[j];
-  }
-  for (int64_t j = 0; j < n; ++j) row[j] /= sum;
-  st.sum = sum;
+  st.sum = exponentiate_and_normalize(row, n, m, T(0), exps);
   return st;
 }
 
@@ -98,17 +106,8 @@ RowStats<T> softmax_row_sink(T* row, int64_t n, T sink, T* exps = nullptr,
   m = std::max(m, sink);
   st.max = m;
   const T e_sink = std::exp(sink - m);
-  T sum = e_sink;
-  for (int64_t j = 0; j < n; ++j) {
-    row[j] = std::exp(row[j] - m);
-    sum += row[j];
-  }
-  if (exps) {
-    for (int64_t j = 0; j < n; ++j) exps[j] = row[j];
-  }
-  for (int64_t j = 0; j < n; ++j) row[j] /= sum;
-  st.sum = sum;
-  if (sink_share) *sink_share = e_sink / sum;
+  st.sum = exponentiate_and_normalize(row, n, m, e_sink, exps);
+  if (sink_share) *sink_share = e_sink / st.sum;
   return st;
 }
 
