@@ -24,35 +24,8 @@ namespace fs = std::filesystem;
 using test::quote;
 using test::sh;
 using test::source_path;
-
-struct Block {
-  std::string lang, text;
-  int line = 0;  // of the opening fence, 1-based
-  bool skip = false;
-};
-
-std::vector<Block> code_blocks(const std::string& markdown) {
-  std::vector<Block> blocks;
-  std::istringstream in(markdown);
-  std::string line, previous;
-  Block* open = nullptr;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.rfind("```", 0) == 0) {
-      if (open) {
-        open = nullptr;
-      } else {
-        blocks.push_back({line.substr(3), "", n, previous.find("<!-- not run") == 0});
-        open = &blocks.back();
-      }
-    } else if (open) {
-      open->text += line + "\n";
-    }
-    if (!open && !line.empty()) previous = line;
-  }
-  return blocks;
-}
+using Block = test::CodeBlock;
+using test::code_blocks;
 
 // A scratch directory holding a link to data/, where the commands run.
 std::string scratch(const std::string& name) {

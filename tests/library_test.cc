@@ -17,14 +17,12 @@ namespace fs = std::filesystem;
 using test::quote;
 using test::sh;
 
-// The first fenced block of `lang` in a Markdown text.
+// The text of the first fenced block of `lang` in a Markdown text.
 std::string fenced_block(const std::string& markdown, const std::string& lang) {
-  const std::string open = "```" + lang + "\n";
-  const size_t from = markdown.find(open);
-  if (from == std::string::npos) return "";
-  const size_t begin = from + open.size();
-  const size_t end = markdown.find("```", begin);
-  return markdown.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  for (const test::CodeBlock& b : test::code_blocks(markdown)) {
+    if (b.lang == lang) return b.text;
+  }
+  return "";
 }
 
 TEST(Library, FirstProgramBuildsAgainstAnInstall) {

@@ -125,4 +125,27 @@ bool well_formed_xml(const std::string& x, std::string* why) {
   return true;
 }
 
+std::vector<CodeBlock> code_blocks(const std::string& markdown) {
+  std::vector<CodeBlock> blocks;
+  std::istringstream in(markdown);
+  std::string line, previous;
+  CodeBlock* open = nullptr;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.rfind("```", 0) == 0) {
+      if (open) {
+        open = nullptr;
+      } else {
+        blocks.push_back({line.substr(3), "", n, previous.find("<!-- not run") == 0});
+        open = &blocks.back();
+      }
+    } else if (open) {
+      open->text += line + "\n";
+    }
+    if (!open && !line.empty()) previous = line;
+  }
+  return blocks;
+}
+
 }  // namespace attn::test

@@ -69,4 +69,14 @@ void expect_near_all(const Tensor<double>& got, const std::vector<double>& want,
 // *why names the first problem.
 bool well_formed_xml(const std::string& x, std::string* why);
 
+// A fenced code block of a Markdown text: its language, its text, the line
+// of its opening fence (1-based), and whether an "<!-- not run" comment
+// stands before it.
+struct CodeBlock {
+  std::string lang, text;
+  int line = 0;
+  bool skip = false;
+};
+std::vector<CodeBlock> code_blocks(const std::string& markdown);
+
 }  // namespace attn::test
