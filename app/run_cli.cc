@@ -26,6 +26,7 @@ struct RunFlags {
   std::string max_input_bytes;
   std::string color = "auto";
   std::string title, description;
+  std::string layer = "0";
   bool causal = false;
   bool rope = false, alibi = false;
   std::vector<std::string> inputs;  // several: a batch (attn/batch.h)
@@ -46,7 +47,9 @@ void check_path_flags(const CLI::App* run, const std::shared_ptr<RunFlags>& f) {
       {"--mask", &m.mask},
       {"--bias", &m.bias},
       {"--key-padding-mask", &m.key_padding_mask},
-      {"--expect", &f->req.expect_path}};
+      {"--expect", &f->req.expect_path},
+      {"--tokens", &f->req.tokens},
+      {"--checkpoint", &f->req.checkpoint.path}};
   for (const auto& [flag, path] : inputs) {
     if (run->count(flag) > 0) check_path_flag(flag, *path, PathFlag::kInput);
   }
@@ -88,7 +91,7 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   run->add_flag("--alibi", f->alibi, "ALiBi linear biases with the paper's slopes (default: off)")
       ->group(g);
 
-  auto* m = "Inputs from files (JSON, CSV or .npy; - is stdin)";
+  auto* m = "Inputs from files (JSON, CSV, .npy, FILE.safetensors:NAME, FILE.npz:NAME; - is stdin)";
   MatrixFiles& mf = f->req.matrices;
   run->add_option("--x", mf.x, "X (queries; also keys/values in self mode)")
       ->group(m)
@@ -118,6 +121,26 @@ Action add_run(CLI::App& app, const std::string& command_line) {
                   "key labels when they differ from the queries' (default: as --labels)")
       ->type_name("LIST")
       ->group(m);
+  run->add_option("--tokens", f->req.tokens,
+                  "labels from a file: a JSON list of strings or one token per line "
+                  "(default: none)")
+      ->type_name("FILE")
+      ->group(m);
+
+  auto* c = "A layer of a Hugging Face checkpoint (X from --x)";
+  run->add_option("--checkpoint", f->req.checkpoint.path,
+                  "take params and settings from this model directory (config.json beside "
+                  "model.safetensors or its shards) or .safetensors file (default: none)")
+      ->type_name("DIR|FILE")
+      ->group(c);
+  run->add_option("--layer", f->layer, "the layer to read, 0-based (default: 0)")
+      ->type_name("N")
+      ->group(c);
+  run->add_option("--arch", f->req.checkpoint.arch,
+                  "architecture when there is no config.json: llama, mistral, mixtral, qwen2, "
+                  "gemma, gemma2, gpt2, bert, roberta (default: config.json's model_type)")
+      ->type_name("NAME")
+      ->group(c);
 
   auto* o = "Output";
   run->add_option("-f,--format", f->format,
@@ -234,6 +257,10 @@ Action add_run(CLI::App& app, const std::string& command_line) {
                               (to_stdout ? use_color(color) : color == ColorMode::kAlways);
     req.dtype = parse_dtype_flag("--dtype", f->dtype);
     req.threads = parse_int_flag("--threads", f->threads, 0, 1024);
+    req.checkpoint.layer = parse_int_flag("--layer", f->layer, 0, 1 << 20);
+    if (run->count("--layer") > 0 && req.checkpoint.path.empty()) {
+      throw_usage("--layer needs --checkpoint (attn heatmap --layer picks a layer of a stack)");
+    }
     if (run->count("--max-elements") > 0)
       req.max_elements = parse_max_elements_flag(f->max_elements);
     if (run->count("--max-input-bytes") > 0) {

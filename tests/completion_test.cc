@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "attn/checkpoint.h"
 #include "attn/heatmap.h"
 #include "attn/options.h"
 #include "attn/output.h"
@@ -124,6 +125,7 @@ const std::map<std::string, Strings>& name_flags() {
       {"--dtype", dtype_names()},
       {"--of", heatmap_stage_names()},
       {"--colormap", colormap_names()},
+      {"--arch", architecture_names()},
       {"--normalize", normalize_names()},
       {"--reduce", reduce_names()},
       {"--color", color_names()},

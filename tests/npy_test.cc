@@ -213,9 +213,9 @@ TEST(NpyHeader, MalformedHeadersNameTheColumn) {
             "shape");
   EXPECT_EQ(err("{'descr': '<f8', 'descr': '<f8'}"),
             "h.npy: malformed .npy header at column 18: duplicate key 'descr'");
-  EXPECT_EQ(err("{'descr': '<f2', 'fortran_order': False, 'shape': (3,)}"),
-            "h.npy: unsupported dtype '<f2'; attn reads bool, int8-64, uint8-64, float32 and "
-            "float64 arrays");
+  EXPECT_EQ(err("{'descr': '<f16', 'fortran_order': False, 'shape': (3,)}"),
+            "h.npy: unsupported dtype '<f16'; attn reads bool, int8-64, uint8-64, float16, "
+            "float32 and float64 arrays");
 }
 
 TEST(NpyHeader, VersionsAndLengthsAreChecked) {

@@ -15,7 +15,8 @@ _attn_flags() {
         "--kv-heads --rope-theta --rope-dims --rope-layout --rope-offset --window --softcap" \
         "--sinks --causal --rope --alibi --x --y --q --k --v --mask --bias --key-padding-mask" \
         "--valid-lens" \
-        "--labels --key-labels -f --format -w --weights -o --output --out-dir" \
+        "--labels --key-labels --tokens --checkpoint --layer --arch" \
+        "-f --format -w --weights -o --output --out-dir" \
         "--weights-out --trace --trace-format --query --similarity --precision --average-heads" \
         "--dtype --threads --check --expect -q --quiet --max-elements --max-input-bytes" \
         "--emit-pytorch --title --description --color --heatmap --show" \
@@ -53,6 +54,7 @@ _attn_values() {
     --normalize) echo "none row col" ;;
     --reduce) echo "mean max" ;;
     --color) echo "auto always never" ;;
+    --arch) echo "llama mistral mixtral qwen2 gemma gemma2 gpt2 bert roberta" ;;
     *) return 1 ;;
   esac
 }
@@ -104,7 +106,7 @@ _attn() {
       return 0
       ;;
     --x | --y | --q | --k | --v | --mask | --bias | --key-padding-mask | -o | --output | \
-      --weights-out | --expect | --heatmap)
+      --weights-out | --expect | --heatmap | --tokens | --checkpoint)
       compopt -o filenames 2>/dev/null
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return 0
@@ -112,7 +114,7 @@ _attn() {
     --heads | --temperature | --mask-fill | --dropout | --seed | --valid-lens | --labels | \
       --key-labels | --precision | --max-elements | --max-input-bytes | --vmin | --vmax | \
       --batch | --head | --max-size | --key | --title | --description | --query | --n | --d | \
-      --threads | --seconds)
+      --threads | --seconds | --layer)
       return 0 # a number or free text
       ;;
   esac

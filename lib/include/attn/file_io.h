@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,35 @@ std::string display_name(const std::string& path);
 // is binary and read whole.
 std::string read_file(const std::string& path, const ProgressFn& progress = {},
                       int64_t max_bytes = kDefaultMaxInputBytes);
+
+// The bytes of a binary file (a .safetensors checkpoint, an .npz archive),
+// shared by copies and released with the last one.
+class FileBytes {
+ public:
+  std::string_view view() const;
+  // True when the bytes are memory-mapped: pages are read from disk only
+  // when touched, so a tensor at the end of a multi-GB file costs its own
+  // bytes.
+  bool mapped() const;
+  // Bytes held in memory (a decompressed archive member, a test's bytes).
+  static FileBytes from_string(std::string bytes);
+  // `size` bytes of `whole` from `offset` (within it), keeping all of it alive.
+  static FileBytes slice(const FileBytes& whole, uint64_t offset, uint64_t size);
+
+  struct Mapping;
+
+ private:
+  friend FileBytes map_file(const std::string&, const ProgressFn&, int64_t);
+  std::shared_ptr<const Mapping> mapping_;
+  uint64_t offset_ = 0;
+  int64_t size_ = -1;  // -1: to the end
+};
+
+// A regular file is memory-mapped whatever its size (nothing is read yet);
+// stdin ("-"), a pipe or a device is read whole, NUL bytes included, and
+// more than max_stream_bytes is an input error naming --max-input-bytes.
+FileBytes map_file(const std::string& path, const ProgressFn& progress = {},
+                   int64_t max_stream_bytes = kDefaultMaxInputBytes);
 
 // Writes content to path atomically: a temporary file .attn-XXXXXX in the
 // target's directory, renamed over the target. A symbolic link is

@@ -1,7 +1,9 @@
 // Matrix files: one tensor per file, in JSON (a nested array), CSV/TSV/text
 // or NumPy .npy, chosen by extension (or by content for stdin and unknown
-// extensions). Used by the matrix flags (--x, --mask, ...), the main input
-// when it is not a JSON document, and --weights-out.
+// extensions), or one tensor of a file that holds many: FILE.safetensors:NAME
+// and FILE.npz:NAME (the name may be left out when the file holds one).
+// Used by the matrix flags (--x, --mask, ...), the main input when it is not
+// a JSON document, and --weights-out.
 #pragma once
 
 #include <string>
@@ -10,14 +12,15 @@
 
 #include "attn/json_tensor.h"
 #include "attn/options.h"
+#include "attn/progress.h"
 #include "attn/tensor.h"
 
 namespace attn {
 
-enum class MatrixFormat { kJson, kCsv, kNpy };
+enum class MatrixFormat { kJson, kCsv, kNpy, kSafetensors, kNpz };
 
-// The format of a file: by extension (.json, .csv/.tsv/.txt/.dat, .npy),
-// otherwise by its first bytes.
+// The format of a file: by extension (.json, .csv/.tsv/.txt/.dat, .npy,
+// .safetensors, .npz), otherwise by its first bytes.
 MatrixFormat matrix_format(const std::string& path, std::string_view text);
 
 struct MatrixData {
@@ -25,6 +28,23 @@ struct MatrixData {
   std::vector<std::string> row_labels;     // CSV label column
   std::vector<std::string> column_labels;  // CSV header
 };
+
+// A path with a tensor chosen in it: "m.safetensors:model.layers.0.w" is
+// {"m.safetensors", "model.layers.0.w"}; a path without one (or a file
+// whose own name has the colon) has an empty tensor.
+struct TensorReference {
+  std::string path;
+  std::string tensor;
+};
+TensorReference split_tensor_reference(const std::string& spec);
+
+// True when a path (with or without :NAME) names a .safetensors or .npz file.
+bool is_multi_tensor_file(const std::string& spec);
+
+// Reads one matrix from a path, "-" or a FILE:NAME reference, within
+// max_bytes (a whole text file, or the chosen tensor's bytes).
+MatrixData read_matrix(const std::string& spec, CellKind kind, const ProgressFn& progress,
+                       int64_t max_bytes);
 
 // Parses a matrix file's text. `path` names it in messages ("-" = stdin).
 MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind kind);

@@ -47,8 +47,15 @@ std::string fully_masked_warning(const Problem& p, const FullyMaskedRow& r) {
 
 std::optional<Expected> load_expected(const RunRequest& req, const Problem& p) {
   if (!req.expect_path.empty()) {
-    const std::string text = read_file(req.expect_path, {}, req.max_input_bytes);
     const std::string name = display_name(req.expect_path);
+    if (is_multi_tensor_file(req.expect_path)) {
+      Expected e;
+      e.output = Input{
+          read_matrix(req.expect_path, CellKind::kExtended, {}, req.max_input_bytes).values, name};
+      e.place = name;
+      return e;
+    }
+    const std::string text = read_file(req.expect_path, {}, req.max_input_bytes);
     // A .npy or CSV matrix is the expected output (np.save of a PyTorch result).
     if (matrix_format(req.expect_path, text) != MatrixFormat::kJson) {
       Expected e;

@@ -36,6 +36,14 @@ struct MatrixFiles {
   std::string x, y, q, k, v, mask, bias, key_padding_mask;
 };
 
+// --checkpoint DIR|FILE --layer N [--arch NAME]: the params and settings of
+// one attention layer of a Hugging Face checkpoint.
+struct CheckpointFlags {
+  std::string path;  // "" for none
+  int64_t layer = 0;
+  std::string arch;
+};
+
 struct TraceRequest {
   bool enabled = false;     // --trace: print every step instead of the result
   bool similarity = false;  // --similarity: dot products between output rows and input rows
@@ -50,9 +58,11 @@ struct RunRequest {
   std::string input;    // input document or matrix file; "-" is stdin; "" for none
   std::string example;  // a built-in example instead of a file
   MatrixFiles matrices;
-  std::string valid_lens;                         // "2,6" or JSON text such as "[[1,2],[3,4]]"
-  std::string labels;                             // "cat,milk,it" (queries; keys too in self mode)
-  std::string key_labels;                         // "a,b,c"
+  std::string valid_lens;  // "2,6" or JSON text such as "[[1,2],[3,4]]"
+  std::string labels;      // "cat,milk,it" (queries; keys too in self mode)
+  std::string key_labels;  // "a,b,c"
+  std::string tokens;      // --tokens FILE: labels, one per token
+  CheckpointFlags checkpoint;
   std::optional<std::string> title, description;  // --title, --description
   RunSettings settings;                           // from flags; override the document's
 

@@ -4,12 +4,14 @@
 #include <string>
 #include <vector>
 
+#include "attn/checkpoint.h"
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "attn/json.h"
 #include "attn/json_tensor.h"
 #include "attn/matrix_file.h"
 #include "attn/number_text.h"
+#include "attn/tokens.h"
 #include "attn/utf8.h"
 #include "commands/examples.h"
 #include "commands/run_internal.h"
@@ -41,6 +43,14 @@ std::string read_input(const RunRequest& req, const std::string& path) {
       req.max_input_bytes);
 }
 
+// Reads a matrix flag's file, or one tensor of a .safetensors/.npz file.
+MatrixData read_input_matrix(const RunRequest& req, const std::string& spec, CellKind kind) {
+  return read_matrix(
+      spec, kind,
+      progress_task(req.progress, "reading " + display_name(spec), ProgressUnit::kBytes),
+      req.max_input_bytes);
+}
+
 // Stdin can be read once: a second "-" would read nothing.
 void refuse_double_stdin(const RunRequest& req) {
   const MatrixFiles& m = req.matrices;
@@ -54,7 +64,8 @@ void refuse_double_stdin(const RunRequest& req) {
       {&m.mask, "--mask"},
       {&m.bias, "--bias"},
       {&m.key_padding_mask, "--key-padding-mask"},
-      {&req.expect_path, "--expect"}};
+      {&req.expect_path, "--expect"},
+      {&req.tokens, "--tokens"}};
   const char* first = nullptr;
   for (const auto& [path, what] : ins) {
     if (*path != "-") continue;
@@ -98,13 +109,18 @@ InputDocument load_document(const RunRequest& req) {
     doc.settings_place = "<flags>";
     return doc;
   }
-  const std::string text = read_input(req, req.input);
   const std::string name = display_name(req.input);
-  if (matrix_format(req.input, text) == MatrixFormat::kJson) {
-    return read_document(text, name);
+  MatrixData m;
+  if (is_multi_tensor_file(req.input)) {
+    m = read_input_matrix(req, req.input, CellKind::kFinite);
+  } else {
+    const std::string text = read_input(req, req.input);
+    if (matrix_format(req.input, text) == MatrixFormat::kJson) {
+      return read_document(text, name);
+    }
+    m = parse_matrix(text, req.input, CellKind::kFinite);
   }
   // A matrix file is the X of a self-attention run.
-  MatrixData m = parse_matrix(text, req.input, CellKind::kFinite);
   InputDocument doc;
   doc.source = name;
   doc.settings_place = name;
@@ -113,6 +129,27 @@ InputDocument load_document(const RunRequest& req) {
     doc.labels = LabelSet{m.row_labels, m.row_labels, true, name};
   }
   return doc;
+}
+
+// A checkpoint's layer replaces the document's params and its settings
+// come before the flags' (which win).
+void apply_checkpoint(const RunRequest& req, InputDocument& doc) {
+  const CheckpointFlags& c = req.checkpoint;
+  if (c.path.empty()) {
+    if (!c.arch.empty()) throw_usage("--arch needs --checkpoint");
+    return;
+  }
+  LayerRequest lr;
+  lr.checkpoint = c.path;
+  lr.layer = c.layer;
+  lr.arch = c.arch;
+  lr.max_bytes = req.max_input_bytes;
+  CheckpointLayer layer = load_checkpoint_layer(lr);
+  doc.params = std::move(layer.params);
+  doc.settings.merge(layer.settings);
+  if (doc.settings_place == "<flags>") doc.settings_place = display_name(c.path);
+  if (doc.title.empty()) doc.title = layer.title;
+  if (doc.description.empty()) doc.description = layer.description;
 }
 
 // Flags replace the document's inputs and settings.
@@ -138,8 +175,7 @@ void apply_flags(const RunRequest& req, InputDocument& doc) {
   std::vector<std::string> query_labels, key_labels;
   for (const Slot& s : slots) {
     if (s.path->empty()) continue;
-    const std::string text = read_input(req, *s.path);
-    MatrixData md = parse_matrix(text, *s.path, s.kind);
+    MatrixData md = read_input_matrix(req, *s.path, s.kind);
     *s.target = Input{std::move(md.values), display_name(*s.path)};
     if (!md.row_labels.empty()) (s.query_side ? query_labels : key_labels) = md.row_labels;
     if (s.target == &doc.mask || s.target == &doc.attn_bias) {
@@ -187,8 +223,21 @@ void apply_flags(const RunRequest& req, InputDocument& doc) {
     }
     doc.valid_lens = Input{std::move(lens), "--valid-lens"};
   }
+  apply_checkpoint(req, doc);
   // Labels: flags, then the document, then labels found in matrix files.
-  if (!req.labels.empty() || !req.key_labels.empty()) {
+  if (!req.tokens.empty()) {
+    if (!req.labels.empty()) throw_usage("give --tokens or --labels, not both");
+    LabelSet l;
+    l.place = "--tokens " + display_name(req.tokens);
+    l.queries = read_tokens(req.tokens, req.max_input_bytes);
+    if (!req.key_labels.empty()) {
+      l.keys = split_list(req.key_labels);
+    } else {
+      l.keys = l.queries;
+      l.shared = true;
+    }
+    doc.labels = l;
+  } else if (!req.labels.empty() || !req.key_labels.empty()) {
     LabelSet l;
     l.place = !req.labels.empty() ? "--labels" : "--key-labels";
     for (const auto& [flag, text] :

@@ -15,6 +15,10 @@ InputDocument load_document(const RunRequest& req);
 // Flags replace the document's inputs and settings.
 void apply_flags(const RunRequest& req, InputDocument& doc);
 
+// Takes the params and settings of --checkpoint's layer into the document
+// (apply_flags calls it before the flags' settings, which win).
+void apply_checkpoint(const RunRequest& req, InputDocument& doc);
+
 // Refuses a run whose largest tensor would exceed --max-elements.
 void check_run_limits(const RunRequest& req, const Problem& p, const ComputeRequest& creq);
 

@@ -1,6 +1,7 @@
 #include "attn/file_io.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,8 +35,8 @@ constexpr size_t kNpyMagicSize = 6;
                   "; raise --max-input-bytes");
 }
 
-std::string read_fd(int fd, const std::string& path, const ProgressFn& progress,
-                    int64_t max_bytes) {
+std::string read_fd(int fd, const std::string& path, const ProgressFn& progress, int64_t max_bytes,
+                    bool binary = false) {
   std::string out;
   struct stat st {};
   int64_t total = -1;
@@ -46,7 +47,7 @@ std::string read_fd(int fd, const std::string& path, const ProgressFn& progress,
   }
   // Whether the content is text (NUL ends it) or a .npy file: undecided
   // while the bytes read are a prefix of the magic.
-  enum { kUndecided, kText, kBinary } kind = kUndecided;
+  enum { kUndecided, kText, kBinary } kind = binary ? kBinary : kUndecided;
   size_t scanned = 0;  // text: bytes known to hold no NUL
   std::vector<char> buf(1 << 16);
   for (;;) {
@@ -199,6 +200,73 @@ std::string read_file(const std::string& path, const ProgressFn& progress, int64
     ::close(fd);
     throw;
   }
+}
+
+// A read-only mapping of a whole file, unmapped when the last FileBytes
+// holding it goes.
+struct FileBytes::Mapping {
+  void* address = nullptr;
+  size_t size = 0;
+  std::string copy;  // the bytes of a stream, which cannot be mapped
+  ~Mapping() {
+    if (address) ::munmap(address, size);
+  }
+};
+
+std::string_view FileBytes::view() const {
+  if (!mapping_) return {};
+  const std::string_view all =
+      mapping_->address
+          ? std::string_view(static_cast<const char*>(mapping_->address), mapping_->size)
+          : std::string_view(mapping_->copy);
+  return size_ < 0 ? all.substr(offset_) : all.substr(offset_, static_cast<uint64_t>(size_));
+}
+
+FileBytes FileBytes::slice(const FileBytes& whole, uint64_t offset, uint64_t size) {
+  FileBytes b = whole;
+  b.offset_ = whole.offset_ + offset;
+  b.size_ = static_cast<int64_t>(size);
+  return b;
+}
+
+bool FileBytes::mapped() const { return mapping_ && mapping_->address; }
+
+FileBytes FileBytes::from_string(std::string bytes) {
+  auto m = std::make_shared<Mapping>();
+  m->copy = std::move(bytes);
+  FileBytes b;
+  b.mapping_ = std::move(m);
+  return b;
+}
+
+FileBytes map_file(const std::string& path, const ProgressFn& progress, int64_t max_stream_bytes) {
+  auto m = std::make_shared<FileBytes::Mapping>();
+  const int fd = path == "-" ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) os_error(path, "cannot open", errno);
+  struct Closer {
+    int fd;
+    ~Closer() {
+      if (fd > 0) ::close(fd);
+    }
+  } closer{fd};
+  struct stat st {};
+  if (fstat(fd, &st) != 0) os_error(path, "cannot read", errno);
+  if (S_ISDIR(st.st_mode)) os_error(path, "cannot read", EISDIR);
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    void* a = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (a != MAP_FAILED) {
+      m->address = a;
+      m->size = static_cast<size_t>(st.st_size);
+      FileBytes b;
+      b.mapping_ = std::move(m);
+      return b;
+    }
+  }
+  // A pipe, a device or an empty file: read what comes, within the budget.
+  m->copy = read_fd(fd, path, progress, max_stream_bytes, /*binary=*/true);
+  FileBytes b;
+  b.mapping_ = std::move(m);
+  return b;
 }
 
 void write_fd(int fd, std::string_view data, const std::string& name) {

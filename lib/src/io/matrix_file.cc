@@ -7,7 +7,11 @@
 #include "attn/file_io.h"
 #include "attn/json.h"
 #include "attn/npy.h"
+#include "attn/npz.h"
 #include "attn/output.h"
+#include "attn/safetensors.h"
+
+#include <sys/stat.h>
 
 namespace attn {
 
@@ -16,6 +20,8 @@ MatrixFormat matrix_format(const std::string& path, std::string_view text) {
   if (ext == "json") return MatrixFormat::kJson;
   if (ext == "csv" || ext == "tsv" || ext == "txt" || ext == "dat") return MatrixFormat::kCsv;
   if (ext == "npy") return MatrixFormat::kNpy;
+  if (ext == "safetensors") return MatrixFormat::kSafetensors;
+  if (ext == "npz") return MatrixFormat::kNpz;
   if (text.size() >= 6 && std::memcmp(text.data(), "\x93NUMPY", 6) == 0) return MatrixFormat::kNpy;
   size_t i = 0;
   if (text.size() >= 3 && std::memcmp(text.data(), "\xEF\xBB\xBF", 3) == 0) i = 3;
@@ -48,8 +54,83 @@ MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind
     case MatrixFormat::kNpy:
       out.values = parse_npy(text, name, kind).values;
       return out;
+    case MatrixFormat::kSafetensors:
+    case MatrixFormat::kNpz:
+      // Binary archives are read through read_matrix, which maps them.
+      throw_internal("parse_matrix called on " + name);
   }
   return out;
+}
+
+namespace {
+
+bool ends_with_ci(std::string_view s, std::string_view suffix) {
+  if (s.size() < suffix.size()) return false;
+  for (size_t i = 0; i < suffix.size(); ++i) {
+    const char c = s[s.size() - suffix.size() + i];
+    if (std::tolower(static_cast<unsigned char>(c)) != suffix[i]) return false;
+  }
+  return true;
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+TensorReference split_tensor_reference(const std::string& spec) {
+  if (spec == "-" || exists(spec)) return {spec, ""};
+  for (size_t colon = spec.find(':'); colon != std::string::npos;
+       colon = spec.find(':', colon + 1)) {
+    const std::string_view before(spec.data(), colon);
+    if (ends_with_ci(before, ".safetensors") || ends_with_ci(before, ".npz")) {
+      return {spec.substr(0, colon), spec.substr(colon + 1)};
+    }
+  }
+  return {spec, ""};
+}
+
+bool is_multi_tensor_file(const std::string& spec) {
+  const std::string ext = extension(split_tensor_reference(spec).path);
+  return ext == "safetensors" || ext == "npz";
+}
+
+MatrixData read_matrix(const std::string& spec, CellKind kind, const ProgressFn& progress,
+                       int64_t max_bytes) {
+  const TensorReference ref = split_tensor_reference(spec);
+  const std::string ext = extension(ref.path);
+  MatrixData out;
+  if (ext == "safetensors") {
+    const SafetensorsFile f = SafetensorsFile::open(ref.path, max_bytes);
+    const SafetensorsEntry* e = nullptr;
+    if (!ref.tensor.empty()) {
+      e = &f.get(ref.tensor);
+    } else if (f.tensors().size() == 1) {
+      e = &f.tensors()[0];
+    } else {
+      std::string list;
+      for (size_t i = 0; i < f.tensors().size() && i < 8; ++i) {
+        list += (i ? ", " : "") + message_text(f.tensors()[i].name);
+      }
+      if (f.tensors().size() > 8) list += ", ...";
+      throw_usage(display_name(ref.path) + " holds " + std::to_string(f.tensors().size()) +
+                  " tensors; choose one as " + ref.path + ":NAME" +
+                  (list.empty() ? std::string() : " (" + list + ")"));
+    }
+    out.values = f.read(*e, kind, max_bytes);
+    return out;
+  }
+  if (ext == "npz") {
+    const NpzArchive a = NpzArchive::open(ref.path, max_bytes);
+    const std::string member = ref.tensor.empty() ? a.only_member().name : ref.tensor;
+    out.values = parse_npy(a.member(member, max_bytes).view(),
+                           display_name(ref.path) + ":" + message_text(member), kind)
+                     .values;
+    return out;
+  }
+  return parse_matrix(read_file(spec, progress, max_bytes), spec, kind);
 }
 
 std::string format_matrix_file(const Tensor<double>& t, DType dtype, const std::string& path) {

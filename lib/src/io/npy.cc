@@ -210,15 +210,8 @@ class HeaderParser {
   size_t pos_ = 0;
 };
 
-enum class Cell { kBool, kInt, kUint, kFloat };
-
-struct CellType {
-  Cell cell;
-  size_t size;
-};
-
-// Maps a descr to a cell type, or refuses it with what to do instead.
-CellType cell_type(const Header& h, const std::string& name) {
+// Maps a descr to an element type, or refuses it with what to do instead.
+ElementType cell_type(const Header& h, const std::string& name) {
   if (h.structured) {
     throw_input(name,
                 "structured arrays (record dtypes) are not supported; save each field as its "
@@ -250,10 +243,11 @@ CellType cell_type(const Header& h, const std::string& name) {
   const bool ok =
       (kind == 'b' && size == 1) ||
       ((kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
-      (kind == 'f' && (size == 4 || size == 8));
+      (kind == 'f' && (size == 2 || size == 4 || size == 8));
   if (!ok) {
     throw_input(name, "unsupported dtype '" + d +
-                          "'; attn reads bool, int8-64, uint8-64, float32 and float64 arrays");
+                          "'; attn reads bool, int8-64, uint8-64, float16, float32 and float64 "
+                          "arrays");
   }
   // NumPy writes '<' (or '|' for single bytes); '=' and no mark mean the
   // writer's native order, which we take as little endian like every
@@ -262,101 +256,33 @@ CellType cell_type(const Header& h, const std::string& name) {
     throw_input(name, "big-endian data ('" + d + "') is not supported; use arr.astype('<" +
                           d.substr(1) + "')");
   }
-  const Cell cell = kind == 'b'   ? Cell::kBool
-                    : kind == 'i' ? Cell::kInt
-                    : kind == 'u' ? Cell::kUint
-                                  : Cell::kFloat;
-  return {cell, size};
-}
-
-// The item's bits as a two's-complement integer of its width (intN_t are
-// two's complement by definition, so the copy is exact and portable).
-template <class S, class U>
-double as_signed(uint64_t bits) {
-  const U u = static_cast<U>(bits);
-  S v = 0;
-  std::memcpy(&v, &u, sizeof v);
-  return static_cast<double>(v);
-}
-
-double load_cell(const unsigned char* p, CellType t) {
-  const uint64_t bits = load_le(p, t.size);
-  switch (t.cell) {
-    case Cell::kBool:
-    case Cell::kUint:
-      return static_cast<double>(bits);
-    case Cell::kInt:
-      switch (t.size) {
-        case 1:
-          return as_signed<int8_t, uint8_t>(bits);
-        case 2:
-          return as_signed<int16_t, uint16_t>(bits);
-        case 4:
-          return as_signed<int32_t, uint32_t>(bits);
-        default:
-          return as_signed<int64_t, uint64_t>(bits);
-      }
-    case Cell::kFloat:
-      if (t.size == 4) {
-        float f = 0;
-        const uint32_t b32 = static_cast<uint32_t>(bits);
-        std::memcpy(&f, &b32, sizeof f);
-        return f;
-      } else {
-        double x = 0;
-        std::memcpy(&x, &bits, sizeof x);
-        return x;
-      }
-  }
-  return 0;
-}
-
-// "w.npy[3][1]" for flat index 7 of shape (4, 2).
-std::string cell_place(const std::string& name, const Shape& shape, int64_t flat) {
-  std::string idx;
-  for (size_t i = shape.size(); i-- > 0;) {
-    idx = "[" + std::to_string(flat % shape[i]) + "]" + idx;
-    flat /= shape[i];
-  }
-  return name + idx;
-}
-
-void check_cells(const std::vector<double>& v, const Shape& shape, const std::string& name,
-                 CellType t, CellKind kind) {
-  auto text = [&](double x) {
-    return t.cell == Cell::kFloat && t.size == 4 ? format_shortest(static_cast<float>(x))
-                                                 : format_shortest(x);
-  };
-  for (size_t i = 0; i < v.size(); ++i) {
-    const double x = v[i];
-    switch (kind) {
-      case CellKind::kFinite:
-        if (!std::isfinite(x)) {
-          throw_input(cell_place(name, shape, static_cast<int64_t>(i)),
-                      "non-finite value " + text(x) + " is not allowed here");
-        }
-        break;
-      case CellKind::kExtended:
-        break;
-      case CellKind::kBool:
-        if (x != 0.0 && x != 1.0) {
-          throw_input(cell_place(name, shape, static_cast<int64_t>(i)),
-                      "mask cells must be true/false or 0/1, got " + text(x));
-        }
-        break;
-      case CellKind::kCount:
-        if (!(x >= 0 && x == std::floor(x) && x <= static_cast<double>(kMaxCount))) {
-          throw_input(cell_place(name, shape, static_cast<int64_t>(i)),
-                      "expected a non-negative integer, got " + text(x));
-        }
-        break;
-    }
+  switch (kind) {
+    case 'b':
+      return ElementType::kBool;
+    case 'i':
+      return size == 1   ? ElementType::kI8
+             : size == 2 ? ElementType::kI16
+             : size == 4 ? ElementType::kI32
+                         : ElementType::kI64;
+    case 'u':
+      return size == 1   ? ElementType::kU8
+             : size == 2 ? ElementType::kU16
+             : size == 4 ? ElementType::kU32
+                         : ElementType::kU64;
+    default:
+      return size == 2 ? ElementType::kF16 : size == 4 ? ElementType::kF32 : ElementType::kF64;
   }
 }
 
-}  // namespace
+// Checks a .npy file's preamble, header and size and says where its cells are.
+struct Layout {
+  ElementType type;
+  Shape shape;
+  size_t offset;  // of the first cell
+  std::string descr;
+};
 
-NpyArray parse_npy(std::string_view bytes, const std::string& name, CellKind kind) {
+Layout npy_layout(std::string_view bytes, const std::string& name, int max_rank) {
   if (bytes.empty()) throw_input(name, "empty file; expected a NumPy array saved with np.save");
   if (bytes.substr(0, kMagic.size()) != kMagic) {
     throw_input(name, "not a .npy file (it does not start with the NumPy magic \\x93NUMPY)");
@@ -380,13 +306,14 @@ NpyArray parse_npy(std::string_view bytes, const std::string& name, CellKind kin
   // Versions 1.0 and 2.0 have a latin-1 header, 3.0 UTF-8; the keys and
   // values we accept are ASCII in both.
   const Header h = HeaderParser(bytes.substr(preamble, header_len), name).parse();
-  const CellType t = cell_type(h, name);
+  const ElementType t = cell_type(h, name);
   if (h.fortran_order) {
     throw_input(name, "fortran-ordered arrays are not supported; save with np.ascontiguousarray");
   }
-  if (h.shape.empty() || h.shape.size() > 4) {
+  if (h.shape.empty() || static_cast<int>(h.shape.size()) > max_rank) {
     throw_input(name, "array of rank " + std::to_string(h.shape.size()) + " (shape " +
-                          tuple_string(h.shape) + "); attn reads arrays of rank 1 to 4");
+                          tuple_string(h.shape) + "); attn reads arrays of rank 1 to " +
+                          std::to_string(max_rank));
   }
   // Size checks before any allocation: the header is untrusted.
   const uint64_t limit = std::numeric_limits<uint64_t>::max() / 16;
@@ -406,7 +333,7 @@ NpyArray parse_npy(std::string_view bytes, const std::string& name, CellKind kin
     throw_input(name, "the header declares shape " + tuple_string(h.shape) + " of '" + h.descr +
                           "', more data than any file can hold");
   }
-  const uint64_t data_bytes = count * t.size;
+  const uint64_t data_bytes = count * static_cast<uint64_t>(element_size(t));
   const uint64_t available = bytes.size() - preamble - header_len;
   if (data_bytes > available) {
     throw_input(name, "truncated: the header declares shape " + tuple_string(h.shape) + " of '" +
@@ -421,11 +348,28 @@ NpyArray parse_npy(std::string_view bytes, const std::string& name, CellKind kin
                           "file?)");
   }
 
-  std::vector<double> values(static_cast<size_t>(count));
-  const unsigned char* p = u + preamble + header_len;
-  for (size_t i = 0; i < values.size(); ++i, p += t.size) values[i] = load_cell(p, t);
-  check_cells(values, h.shape, name, t, kind);
-  return NpyArray{Tensor<double>(h.shape, std::move(values)), h.descr};
+  return Layout{t, h.shape, preamble + header_len, h.descr};
+}
+
+}  // namespace
+
+NpyArray parse_npy(std::string_view bytes, const std::string& name, CellKind kind) {
+  const Layout l = npy_layout(bytes, name, 4);
+  BinaryArray a;
+  a.type = l.type;
+  a.shape = l.shape;
+  a.data = reinterpret_cast<const unsigned char*>(bytes.data()) + l.offset;
+  return NpyArray{a.to_tensor(name, kind), l.descr};
+}
+
+BinaryArray view_npy(FileBytes bytes, const std::string& name, int max_rank) {
+  const Layout l = npy_layout(bytes.view(), name, max_rank);
+  BinaryArray a;
+  a.type = l.type;
+  a.shape = l.shape;
+  a.data = reinterpret_cast<const unsigned char*>(bytes.view().data()) + l.offset;
+  a.keep = std::move(bytes);
+  return a;
 }
 
 std::string format_npy(const Tensor<double>& t, DType dtype) {

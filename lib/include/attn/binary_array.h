@@ -1,0 +1,62 @@
+// Arrays of little-endian binary cells as they sit in a file (a
+// safetensors tensor, a memory-mapped stack of attention weights): the
+// element type, the shape and the bytes, read cell by cell as doubles
+// without copying the array, so a 1.5 GB stack can be drawn by looking at
+// the cells each panel needs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "attn/file_io.h"
+#include "attn/json_tensor.h"
+#include "attn/tensor.h"
+
+namespace attn {
+
+enum class ElementType {
+  kF64,
+  kF32,
+  kF16,
+  kBF16,
+  kF8E4M3,  // float8 e4m3fn: no infinities, 0x7f/0xff are NaN
+  kF8E5M2,
+  kI64,
+  kI32,
+  kI16,
+  kI8,
+  kU64,
+  kU32,
+  kU16,
+  kU8,
+  kBool,
+};
+
+// Bytes per cell.
+int element_size(ElementType t);
+// True for the floating types of 32 bits or fewer (their values print as
+// floats: 0.1, not 0.100000001).
+bool single_precision(ElementType t);
+// The safetensors name ("F32", "BF16", "BOOL", ...).
+const char* safetensors_dtype_name(ElementType t);
+// The type of a safetensors dtype name; false for a name attn does not read.
+bool safetensors_dtype(std::string_view name, ElementType& out);
+
+// Decodes one little-endian cell.
+double decode_cell(const unsigned char* p, ElementType t);
+
+struct BinaryArray {
+  ElementType type = ElementType::kF32;
+  Shape shape;
+  const unsigned char* data = nullptr;  // shape_size(shape) cells
+  FileBytes keep;                       // holds the bytes in memory
+
+  int64_t size() const { return shape_size(shape); }
+  double at(int64_t flat) const { return decode_cell(data + flat * element_size(type), type); }
+  // Every cell as a double, checked as `kind` says; `name` places messages
+  // ("m.safetensors:attn.w[3][1]: non-finite value ...").
+  Tensor<double> to_tensor(const std::string& name, CellKind kind) const;
+};
+
+}  // namespace attn

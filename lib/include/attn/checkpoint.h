@@ -1,0 +1,59 @@
+// One attention layer of a Hugging Face checkpoint: its projection weights
+// and biases as `params`, and the settings of its architecture (heads,
+// grouped K/V heads, RoPE, sliding window, soft-capping, causal mask,
+// scale) from its config.json, so `attn run --checkpoint DIR --layer N`
+// computes that layer's attention on the hidden states given as X.
+//
+// A checkpoint is a directory (config.json beside model.safetensors, or
+// beside model.safetensors.index.json and its shards) or one .safetensors
+// file (config.json, when present, is read from its directory). Only the
+// layer's tensors are read: the files are memory-mapped.
+//
+// Architectures (config.json "model_type"): llama, mistral, mixtral, qwen2,
+// gemma, gemma2 (Llama-style names), gpt2, bert and roberta. The config
+// fields each one reads are listed by architecture_fields().
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/document.h"
+#include "attn/options.h"
+
+namespace attn {
+
+struct LayerRequest {
+  std::string checkpoint;  // a directory or a .safetensors file
+  int64_t layer = 0;
+  std::string arch;  // model_type to use when there is no config.json ("": from it)
+  int64_t max_bytes = int64_t{1} << 30;  // per tensor read (--max-input-bytes)
+};
+
+struct CheckpointLayer {
+  std::string arch;                // the model_type used
+  std::vector<NamedInput> params;  // W_q, W_k, W_v, W_o and the biases there are
+  RunSettings settings;            // heads, kv_heads, rope..., causal, params_layout
+  std::string title;               // "llama layer 3 (model/)"
+  std::string description;         // which tensors and config fields were read
+};
+
+// Reads the layer. Throws attn::Error: kInput for a malformed or
+// incomplete checkpoint (naming what was looked for and where), kUsage for
+// a layer out of range or an architecture attn does not know, kFile when a
+// file cannot be opened.
+CheckpointLayer load_checkpoint_layer(const LayerRequest& request);
+
+struct ArchitectureInfo {
+  std::string name;     // model_type
+  std::string tensors;  // the layer's tensor names, with N for the layer
+  std::string fields;   // the config.json fields read
+};
+
+// The model_type names attn reads, in documentation order.
+std::vector<std::string> architecture_names();
+
+// Every architecture attn reads, for `attn examples` and the docs.
+const std::vector<ArchitectureInfo>& architectures();
+
+}  // namespace attn

@@ -1,0 +1,517 @@
+// Hugging Face checkpoints: finding a layer's tensors in one or more
+// safetensors files and turning the architecture's config.json into
+// attention settings.
+#include "attn/checkpoint.h"
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <memory>
+#include <optional>
+
+#include "attn/error.h"
+#include "attn/file_io.h"
+#include "attn/json.h"
+#include "attn/safetensors.h"
+
+namespace attn {
+
+namespace {
+
+bool is_directory(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool is_file(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string join(const std::string& dir, const std::string& name) {
+  return dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+std::string parent(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+}
+
+// The safetensors files of a checkpoint and where each tensor is.
+class Tensors {
+ public:
+  Tensors(const std::string& path, int64_t max_bytes) : max_bytes_(max_bytes) {
+    if (!is_directory(path)) {
+      add(path);
+      return;
+    }
+    const std::string index = join(path, "model.safetensors.index.json");
+    const std::string single = join(path, "model.safetensors");
+    if (is_file(index)) {
+      // Shards: {"weight_map": {"tensor name": "file name"}}.
+      const std::string text = read_file(index, {}, 100'000'000);
+      const json::Value v = json::parse(text, index);
+      const json::Value* map = v.is_object() ? v.find("weight_map") : nullptr;
+      if (!map || !map->is_object()) throw_input(index, "has no \"weight_map\" object");
+      for (const json::Member& m : map->members()) {
+        if (!m.value.is_string()) {
+          throw_input(index, "weight_map \"" + message_text(m.key) + "\" is not a file name");
+        }
+        const std::string& file = m.value.as_string();
+        // Shards are files beside the index, never paths elsewhere.
+        if (file.find('/') != std::string::npos || file == "." || file == "..") {
+          throw_input(index, "weight_map names \"" + message_text(file) +
+                                 "\"; shards must be files in the checkpoint's directory");
+        }
+        if (!opened_.count(file)) add_as(join(path, file), file);
+      }
+    } else if (is_file(single)) {
+      add(single);
+    } else {
+      throw_input(display_name(path),
+                  "no model.safetensors or model.safetensors.index.json in this directory");
+    }
+  }
+
+  // The tensor whose name is `suffix` or ends in "." + suffix; nullopt
+  // when none. Two candidates (a model holding two stacks) is an error.
+  std::optional<std::string> find_suffix(const std::string& suffix) const {
+    std::optional<std::string> found;
+    for (const auto& [name, where] : where_) {
+      if (name == suffix ||
+          (name.size() > suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+           name[name.size() - suffix.size() - 1] == '.')) {
+        if (found) {
+          throw_input(where_.at(name).first->name(), "two tensors end in " + suffix + ": \"" +
+                                                         message_text(*found) + "\" and \"" +
+                                                         message_text(name) + "\"");
+        }
+        found = name;
+      }
+    }
+    return found;
+  }
+
+  Tensor<double> read(const std::string& name) const {
+    const auto& [file, entry] = where_.at(name);
+    return file->read(*entry, CellKind::kFinite, max_bytes_);
+  }
+
+  const Shape& shape(const std::string& name) const { return where_.at(name).second->shape; }
+
+  std::string files() const {
+    std::string s;
+    for (const auto& [label, f] : opened_) s += (s.empty() ? "" : ", ") + f->name();
+    return s;
+  }
+
+ private:
+  void add(const std::string& path) { add_as(path, path); }
+  void add_as(const std::string& path, const std::string& key) {
+    auto f = std::make_shared<SafetensorsFile>(SafetensorsFile::open(path));
+    for (const SafetensorsEntry& e : f->tensors()) where_[e.name] = {f.get(), &e};
+    opened_[key] = f;
+  }
+
+  int64_t max_bytes_;
+  std::map<std::string, std::shared_ptr<SafetensorsFile>> opened_;
+  std::map<std::string, std::pair<const SafetensorsFile*, const SafetensorsEntry*>> where_;
+};
+
+// config.json fields with their place in messages.
+class Config {
+ public:
+  Config(json::Value v, std::string place) : v_(std::move(v)), place_(std::move(place)) {}
+  bool has(const char* key) const {
+    const json::Value* f = v_.find(key);
+    return f && !f->is_null();
+  }
+  const json::Value* get(const char* key) const {
+    const json::Value* f = v_.find(key);
+    return f && !f->is_null() ? f : nullptr;
+  }
+  double number(const char* key) const {
+    const json::Value* f = get(key);
+    if (!f) throw_input(place_, std::string("has no \"") + key + "\"");
+    if (!f->is_number()) throw_input(place_, std::string("\"") + key + "\" must be a number");
+    return f->as_number();
+  }
+  double number(const char* key, double fallback) const {
+    return has(key) ? number(key) : fallback;
+  }
+  int64_t count(const char* key) const {
+    const double x = number(key);
+    if (!(x >= 1 && x <= 1e9 && x == std::floor(x))) {
+      throw_input(place_, std::string("\"") + key + "\" must be a positive integer");
+    }
+    return static_cast<int64_t>(x);
+  }
+  int64_t count(const char* key, int64_t fallback) const {
+    return has(key) ? count(key) : fallback;
+  }
+  bool flag(const char* key, bool fallback) const {
+    const json::Value* f = get(key);
+    if (!f) return fallback;
+    if (!f->is_bool()) throw_input(place_, std::string("\"") + key + "\" must be true or false");
+    return f->as_bool();
+  }
+  std::string text(const char* key) const {
+    const json::Value* f = get(key);
+    return f && f->is_string() ? f->as_string() : "";
+  }
+  const std::string& place() const { return place_; }
+
+ private:
+  json::Value v_;
+  std::string place_;
+};
+
+enum class Family { kLlama, kGpt2, kBert };
+
+struct Arch {
+  const char* name;
+  Family family;
+};
+
+constexpr Arch kArchs[] = {
+    {"llama", Family::kLlama}, {"mistral", Family::kLlama}, {"mixtral", Family::kLlama},
+    {"qwen2", Family::kLlama}, {"gemma", Family::kLlama},   {"gemma2", Family::kLlama},
+    {"gpt2", Family::kGpt2},   {"bert", Family::kBert},     {"roberta", Family::kBert},
+};
+
+std::string arch_names() {
+  std::string s;
+  for (const Arch& a : kArchs) s += (s.empty() ? "" : ", ") + std::string(a.name);
+  return s;
+}
+
+// Columns [from, from + n) of a [rows][cols] matrix, or elements of a vector.
+Tensor<double> columns(const Tensor<double>& t, int64_t from, int64_t n) {
+  if (t.rank() == 1) {
+    return Tensor<double>(Shape{n}, std::vector<double>(t.data() + from, t.data() + from + n));
+  }
+  const int64_t rows = t.dim(0), cols = t.dim(1);
+  Tensor<double> out(Shape{rows, n});
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < n; ++c) out[r * n + c] = t[r * cols + from + c];
+  }
+  return out;
+}
+
+class LayerReader {
+ public:
+  LayerReader(const LayerRequest& req, const Tensors& tensors, const Config& config, Arch arch)
+      : req_(req), tensors_(tensors), config_(config), arch_(arch) {}
+
+  CheckpointLayer read() {
+    out_.arch = arch_.name;
+    switch (arch_.family) {
+      case Family::kLlama:
+        llama();
+        break;
+      case Family::kGpt2:
+        gpt2();
+        break;
+      case Family::kBert:
+        bert();
+        break;
+    }
+    out_.title = std::string(arch_.name) + " layer " + std::to_string(req_.layer) + " (" +
+                 display_name(req_.checkpoint) + ")";
+    out_.description = "Attention of layer " + std::to_string(req_.layer) + " of " +
+                       tensors_.files() + " (" + arch_.name + "); tensors read: " + read_ +
+                       "; config: " + fields_ + ".";
+    return std::move(out_);
+  }
+
+ private:
+  // "model.layers.3.self_attn.q_proj.weight" for "layers.N.self_attn.q_proj.weight".
+  std::optional<std::string> name_of(const std::string& pattern) const {
+    std::string s = pattern;
+    s.replace(s.find('N'), 1, std::to_string(req_.layer));
+    return tensors_.find_suffix(s);
+  }
+
+  Tensor<double> need(const std::string& pattern) {
+    const auto name = name_of(pattern);
+    if (!name) {
+      std::string s = pattern;
+      s.replace(s.find('N'), 1, std::to_string(req_.layer));
+      throw_input(display_name(req_.checkpoint), "no tensor named " + s + " (or ending in ." + s +
+                                                     ") for a " + arch_.name +
+                                                     " layer; is the architecture right?");
+    }
+    read_ += (read_.empty() ? "" : ", ") + *name;
+    return tensors_.read(*name);
+  }
+
+  void maybe(const std::string& pattern, const char* param) {
+    if (name_of(pattern)) put(param, need(pattern));
+  }
+
+  void put(const char* param, Tensor<double> t) {
+    out_.params.push_back(NamedInput{param, Input{std::move(t), std::string(param)}});
+  }
+
+  int64_t field(const char* key, int64_t fallback = 0, bool required = true) {
+    note(key);
+    return required ? config_.count(key) : config_.count(key, fallback);
+  }
+
+  void note(const char* key) {
+    if (config_.has(key)) fields_ += (fields_.empty() ? "" : ", ") + std::string(key);
+  }
+
+  void check_layer(int64_t layers) {
+    if (req_.layer < 0 || req_.layer >= layers) {
+      throw_usage("--layer " + std::to_string(req_.layer) + ": the model has " +
+                  std::to_string(layers) + " layers (0 to " + std::to_string(layers - 1) + ")");
+    }
+  }
+
+  void llama() {
+    RunSettings& s = out_.settings;
+    const int64_t layers = field("num_hidden_layers");
+    check_layer(layers);
+    const int64_t heads = field("num_attention_heads");
+    const int64_t hidden = field("hidden_size");
+    const int64_t kv = field("num_key_value_heads", heads, false);
+    const int64_t head_dim = field("head_dim", hidden / heads, false);
+    if (heads % kv != 0) {
+      throw_input(config_.place(), "num_attention_heads " + std::to_string(heads) +
+                                       " is not a multiple of num_key_value_heads " +
+                                       std::to_string(kv));
+    }
+    note("rope_theta");
+    if (const json::Value* r = config_.get("rope_scaling")) {
+      const json::Value* type = r->is_object() ? r->find("rope_type") : nullptr;
+      if (!type && r->is_object()) type = r->find("type");
+      const std::string t = type && type->is_string() ? type->as_string() : "?";
+      if (t != "default") {
+        throw_input(config_.place(),
+                    "rope_scaling of type \"" + message_text(t) +
+                        "\" is not supported: attn's RoPE uses the unscaled frequencies "
+                        "theta^(-2i/d), which would give other numbers than this model");
+      }
+    }
+    s.heads = heads;
+    if (kv != heads) s.kv_heads = kv;
+    s.rope = true;
+    s.rope_layout = RopeLayout::kHalf;
+    s.rope_theta = config_.number("rope_theta", 10000.0);
+    if (config_.has("partial_rotary_factor")) {
+      note("partial_rotary_factor");
+      const double f = config_.number("partial_rotary_factor");
+      s.rope_dims = static_cast<int64_t>(static_cast<double>(head_dim) * f);
+    }
+    s.causal = true;
+    s.params_layout = ParamsLayout::kTorch;
+    if (arch_.name == std::string("gemma2")) {
+      if (config_.has("query_pre_attn_scalar")) {
+        note("query_pre_attn_scalar");
+        s.scale =
+            Scale{ScaleKind::kValue, 1.0 / std::sqrt(config_.number("query_pre_attn_scalar"))};
+      }
+      if (config_.has("attn_logit_softcapping")) {
+        note("attn_logit_softcapping");
+        s.softcap = config_.number("attn_logit_softcapping");
+      }
+    }
+    if (sliding()) {
+      const int64_t w = field("sliding_window");
+      s.window = std::pair<int64_t, int64_t>{w - 1, 0};
+    }
+    put("W_q", need("layers.N.self_attn.q_proj.weight"));
+    put("W_k", need("layers.N.self_attn.k_proj.weight"));
+    put("W_v", need("layers.N.self_attn.v_proj.weight"));
+    maybe("layers.N.self_attn.q_proj.bias", "b_q");
+    maybe("layers.N.self_attn.k_proj.bias", "b_k");
+    maybe("layers.N.self_attn.v_proj.bias", "b_v");
+    put("W_o", need("layers.N.self_attn.o_proj.weight"));
+    maybe("layers.N.self_attn.o_proj.bias", "b_o");
+    check_width("W_q", heads * head_dim, "num_attention_heads × head_dim");
+    check_width("W_k", kv * head_dim, "num_key_value_heads × head_dim");
+  }
+
+  // Whether this layer attends in a sliding window.
+  bool sliding() {
+    if (const json::Value* types = config_.get("layer_types")) {
+      note("layer_types");
+      if (!types->is_array() || static_cast<int64_t>(types->size()) <= req_.layer) {
+        throw_input(config_.place(), "\"layer_types\" must list every layer");
+      }
+      const json::Value t = types->element(static_cast<size_t>(req_.layer));
+      return t.is_string() && t.as_string() == "sliding_attention";
+    }
+    if (!config_.has("sliding_window")) return false;
+    const std::string a = arch_.name;
+    if (a == "mistral" || a == "mixtral") return true;
+    if (a == "gemma2") return req_.layer % 2 == 0;
+    if (a == "qwen2") {
+      note("use_sliding_window");
+      note("max_window_layers");
+      return config_.flag("use_sliding_window", false) &&
+             req_.layer >= config_.count("max_window_layers", 0);
+    }
+    return false;
+  }
+
+  void check_width(const char* param, int64_t want, const char* what) {
+    for (const NamedInput& p : out_.params) {
+      if (p.name != param) continue;
+      const Tensor<double>& t = p.input.tensor;
+      // torch layout: [out][in]
+      if (t.rank() != 2 || t.dim(0) != want) {
+        throw_input(display_name(req_.checkpoint),
+                    std::string(param) + " has shape " + shape_string(t.shape()) + " but " + what +
+                        " from the config is " + std::to_string(want) + " rows");
+      }
+    }
+  }
+
+  void gpt2() {
+    RunSettings& s = out_.settings;
+    const int64_t layers = field("n_layer");
+    check_layer(layers);
+    const int64_t heads = field("n_head");
+    const int64_t hidden = field("n_embd");
+    if (hidden % heads != 0) {
+      throw_input(config_.place(), "n_embd is not a multiple of n_head");
+    }
+    s.heads = heads;
+    s.causal = true;
+    s.params_layout = ParamsLayout::kMath;
+    note("scale_attn_weights");
+    note("scale_attn_by_inverse_layer_idx");
+    const bool scaled = config_.flag("scale_attn_weights", true);
+    const bool by_layer = config_.flag("scale_attn_by_inverse_layer_idx", false);
+    if (!scaled || by_layer) {
+      double f = scaled ? 1.0 / std::sqrt(static_cast<double>(hidden / heads)) : 1.0;
+      if (by_layer) f /= static_cast<double>(req_.layer + 1);
+      s.scale = Scale{ScaleKind::kValue, f};
+    }
+    // c_attn is GPT-2's Conv1D: [in][3·out] in math layout, Q, K, V side by side.
+    const Tensor<double> w = need("h.N.attn.c_attn.weight");
+    if (w.rank() != 2 || w.dim(0) != hidden || w.dim(1) != 3 * hidden) {
+      throw_input(display_name(req_.checkpoint),
+                  "c_attn.weight has shape " + shape_string(w.shape()) + "; expected [" +
+                      std::to_string(hidden) + "][" + std::to_string(3 * hidden) + "] (n_embd)");
+    }
+    put("W_q", columns(w, 0, hidden));
+    put("W_k", columns(w, hidden, hidden));
+    put("W_v", columns(w, 2 * hidden, hidden));
+    if (name_of("h.N.attn.c_attn.bias")) {
+      const Tensor<double> b = need("h.N.attn.c_attn.bias");
+      if (b.rank() != 1 || b.dim(0) != 3 * hidden) {
+        throw_input(display_name(req_.checkpoint), "c_attn.bias has shape " +
+                                                       shape_string(b.shape()) + "; expected [" +
+                                                       std::to_string(3 * hidden) + "]");
+      }
+      put("b_q", columns(b, 0, hidden));
+      put("b_k", columns(b, hidden, hidden));
+      put("b_v", columns(b, 2 * hidden, hidden));
+    }
+    put("W_o", need("h.N.attn.c_proj.weight"));
+    maybe("h.N.attn.c_proj.bias", "b_o");
+  }
+
+  void bert() {
+    RunSettings& s = out_.settings;
+    const int64_t layers = field("num_hidden_layers");
+    check_layer(layers);
+    s.heads = field("num_attention_heads");
+    field("hidden_size");
+    note("position_embedding_type");
+    const std::string pe = config_.text("position_embedding_type");
+    if (!pe.empty() && pe != "absolute") {
+      throw_input(config_.place(), "position_embedding_type \"" + message_text(pe) +
+                                       "\" adds learned relative scores attn does not compute; "
+                                       "only \"absolute\" is supported");
+    }
+    note("is_decoder");
+    s.causal = config_.flag("is_decoder", false);
+    s.params_layout = ParamsLayout::kTorch;
+    const std::string p = "encoder.layer.N.attention.";
+    put("W_q", need(p + "self.query.weight"));
+    maybe(p + "self.query.bias", "b_q");
+    put("W_k", need(p + "self.key.weight"));
+    maybe(p + "self.key.bias", "b_k");
+    put("W_v", need(p + "self.value.weight"));
+    maybe(p + "self.value.bias", "b_v");
+    put("W_o", need(p + "output.dense.weight"));
+    maybe(p + "output.dense.bias", "b_o");
+  }
+
+  const LayerRequest& req_;
+  const Tensors& tensors_;
+  const Config& config_;
+  Arch arch_;
+  CheckpointLayer out_;
+  std::string read_, fields_;
+};
+
+}  // namespace
+
+CheckpointLayer load_checkpoint_layer(const LayerRequest& req) {
+  const bool dir = is_directory(req.checkpoint);
+  if (!dir && !is_file(req.checkpoint)) {
+    throw_file(req.checkpoint, "cannot open: no such file or directory");
+  }
+  const std::string config_path =
+      join(dir ? req.checkpoint : parent(req.checkpoint), "config.json");
+  json::Value cfg = json::Value::object();
+  std::string place = config_path;
+  if (is_file(config_path)) {
+    cfg = json::parse(read_file(config_path, {}, 100'000'000), config_path);
+    if (!cfg.is_object()) throw_input(config_path, "must be a JSON object");
+  } else if (req.arch.empty()) {
+    throw_usage("--checkpoint " + req.checkpoint + ": no config.json at " + config_path +
+                "; put the model's config.json there (or give --arch and the settings as flags)");
+  } else {
+    place = "--arch " + req.arch + " (no config.json)";
+  }
+  const Config config(std::move(cfg), place);
+  std::string type = req.arch.empty() ? config.text("model_type") : req.arch;
+  if (type.empty()) {
+    throw_input(place, "has no \"model_type\"; give --arch (" + arch_names() + ")");
+  }
+  const Arch* arch = nullptr;
+  for (const Arch& a : kArchs) {
+    if (type == a.name) arch = &a;
+  }
+  if (!arch) {
+    throw_usage("architecture \"" + message_text(type) + "\" is not one attn reads (" +
+                arch_names() + ")");
+  }
+  const Tensors tensors(req.checkpoint, req.max_bytes);
+  return LayerReader(req, tensors, config, *arch).read();
+}
+
+std::vector<std::string> architecture_names() {
+  std::vector<std::string> names;
+  for (const Arch& a : kArchs) names.emplace_back(a.name);
+  return names;
+}
+
+const std::vector<ArchitectureInfo>& architectures() {
+  static const std::vector<ArchitectureInfo> list = {
+      {"llama, mistral, mixtral, qwen2, gemma, gemma2",
+       "model.layers.N.self_attn.{q,k,v,o}_proj.weight (and .bias where present)",
+       "num_hidden_layers, num_attention_heads, num_key_value_heads, hidden_size, head_dim, "
+       "rope_theta, rope_scaling (must be absent), partial_rotary_factor, sliding_window, "
+       "layer_types, use_sliding_window and max_window_layers (qwen2), query_pre_attn_scalar "
+       "and attn_logit_softcapping (gemma2)"},
+      {"gpt2",
+       "h.N.attn.c_attn.{weight,bias} (Q, K, V side by side), h.N.attn.c_proj.{weight,bias}",
+       "n_layer, n_head, n_embd, scale_attn_weights, scale_attn_by_inverse_layer_idx"},
+      {"bert, roberta",
+       "encoder.layer.N.attention.self.{query,key,value}.{weight,bias}, "
+       "encoder.layer.N.attention.output.dense.{weight,bias}",
+       "num_hidden_layers, num_attention_heads, hidden_size, position_embedding_type (absolute), "
+       "is_decoder"},
+  };
+  return list;
+}
+
+}  // namespace attn

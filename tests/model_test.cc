@@ -1,0 +1,329 @@
+// Real-model inputs: safetensors and .npz reading (the library and the
+// binary), and `attn run --checkpoint DIR --layer N` against the layer
+// outputs a PyTorch re-implementation of each architecture computed for the
+// tiny models in data/models (data/models/make_tiny_models.py).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "attn/binary_array.h"
+#include "attn/error.h"
+#include "attn/npy.h"
+#include "attn/npz.h"
+#include "attn/safetensors.h"
+#include "test_util.h"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+using test::read_text;
+using test::run_attn;
+using test::source_path;
+using test::temp_dir;
+
+std::string model(const std::string& rel) { return source_path("data/models/" + rel); }
+
+Tensor<double> load_npy(const std::string& path) {
+  return parse_npy(read_text(path), path, CellKind::kExtended).values;
+}
+
+Tensor<double> load_npy5(const std::string& path) {
+  return view_npy(FileBytes::from_string(read_text(path)), path, 5)
+      .to_tensor(path, CellKind::kExtended);
+}
+
+double max_diff(const Tensor<double>& a, const Tensor<double>& b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  double m = 0;
+  for (int64_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
+std::string out_npy() {
+  static int n = 0;
+  return temp_dir() + "/model_out_" + std::to_string(n++) + ".npy";
+}
+
+// A safetensors file in memory from (name, dtype, shape, bytes) entries.
+struct Piece {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  std::string bytes;
+};
+
+std::string safetensors_bytes(const std::vector<Piece>& pieces, const std::string& meta = "") {
+  std::string header = "{" + meta, data;
+  for (const Piece& p : pieces) {
+    if (header.size() > 1) header += ",";
+    header += "\"" + p.name + "\":{\"dtype\":\"" + p.dtype + "\",\"shape\":[";
+    for (size_t i = 0; i < p.shape.size(); ++i)
+      header += (i ? "," : "") + std::to_string(p.shape[i]);
+    header += "],\"data_offsets\":[" + std::to_string(data.size()) + "," +
+              std::to_string(data.size() + p.bytes.size()) + "]}";
+    data += p.bytes;
+  }
+  header += "}";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    out[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return out + header + data;
+}
+
+std::string le16(std::initializer_list<uint16_t> v) {
+  std::string s;
+  for (uint16_t x : v) {
+    s += static_cast<char>(x & 0xff);
+    s += static_cast<char>(x >> 8);
+  }
+  return s;
+}
+
+TEST(BinaryCells, DecodeEveryFloatKind) {
+  auto cell = [](ElementType t, std::string bytes) {
+    return decode_cell(reinterpret_cast<const unsigned char*>(bytes.data()), t);
+  };
+  EXPECT_EQ(cell(ElementType::kBF16, le16({0x3F80})), 1.0);
+  EXPECT_EQ(cell(ElementType::kBF16, le16({0xC040})), -3.0);
+  EXPECT_EQ(cell(ElementType::kF16, le16({0x3C00})), 1.0);
+  EXPECT_EQ(cell(ElementType::kF16, le16({0x0001})), std::ldexp(1.0, -24));  // smallest subnormal
+  EXPECT_EQ(cell(ElementType::kF16, le16({0x7BFF})), 65504.0);
+  EXPECT_TRUE(std::isinf(cell(ElementType::kF16, le16({0xFC00}))));
+  EXPECT_TRUE(std::isnan(cell(ElementType::kF16, le16({0x7E00}))));
+  EXPECT_EQ(cell(ElementType::kF8E4M3, std::string(1, '\x38')), 1.0);
+  EXPECT_EQ(cell(ElementType::kF8E4M3, std::string(1, '\x7E')), 448.0);  // its largest
+  EXPECT_TRUE(std::isnan(cell(ElementType::kF8E4M3, std::string(1, '\x7F'))));
+  EXPECT_EQ(cell(ElementType::kF8E5M2, std::string(1, '\x3C')), 1.0);
+  EXPECT_EQ(cell(ElementType::kI8, std::string(1, '\xFF')), -1.0);
+  EXPECT_EQ(cell(ElementType::kI16, le16({0x8000})), -32768.0);
+  EXPECT_EQ(cell(ElementType::kU16, le16({0x8000})), 32768.0);
+  EXPECT_EQ(cell(ElementType::kBool, std::string(1, '\x02')), 1.0);
+}
+
+TEST(Safetensors, ReadsTensorsAndMetadataInDataOrder) {
+  const std::string bytes = safetensors_bytes(
+      {{"w", "BF16", {2}, le16({0x3F80, 0x4000})}, {"b", "F16", {1, 1}, le16({0x3C00})}},
+      "\"__metadata__\":{\"format\":\"pt\"}");
+  const SafetensorsFile f = SafetensorsFile::from_bytes(bytes, "m.safetensors");
+  ASSERT_EQ(f.tensors().size(), 2u);
+  EXPECT_EQ(f.tensors()[0].name, "w");
+  EXPECT_EQ(f.metadata().at("format"), "pt");
+  const Tensor<double> w = f.read(f.get("w"), CellKind::kFinite);
+  EXPECT_EQ(w.shape(), (Shape{2}));
+  EXPECT_EQ(w[0], 1.0);
+  EXPECT_EQ(w[1], 2.0);
+  EXPECT_EQ(f.view(f.get("b")).at(0), 1.0);
+  EXPECT_EQ(f.read(f.get("b"), CellKind::kFinite).shape(), (Shape{1, 1}));
+}
+
+TEST(Safetensors, TensorOverTheByteBudgetIsRefusedBeforeReading) {
+  const SafetensorsFile f = SafetensorsFile::from_bytes(
+      safetensors_bytes({{"w", "BF16", {4}, le16({1, 2, 3, 4})}}), "m.safetensors");
+  const std::string e = test::error_of([&] { f.read(f.get("w"), CellKind::kFinite, 7); });
+  EXPECT_NE(e.find("m.safetensors:w: 8 bytes, more than --max-input-bytes 7"), std::string::npos)
+      << e;
+}
+
+TEST(Safetensors, EveryPrefixOfAFileIsRefusedCleanly) {
+  const std::string bytes = safetensors_bytes(
+      {{"a", "F32", {2}, std::string(8, '\0')}, {"b", "I64", {1}, std::string(8, '\1')}});
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    try {
+      SafetensorsFile::from_bytes(bytes.substr(0, n), "cut.safetensors");
+      ADD_FAILURE() << "a prefix of " << n << " bytes was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind("cut.safetensors", 0), 0u) << e.what();
+    }
+  }
+}
+
+TEST(Npz, StoredAndDeflatedMembersReadAsNumPyWroteThem) {
+  const NpzArchive a = NpzArchive::open(model("tiny-llama/attentions.npz"));
+  ASSERT_EQ(a.members().size(), 1u);
+  EXPECT_EQ(a.members()[0].name, "attentions");
+  EXPECT_EQ(a.members()[0].method, 8);  // np.savez_compressed
+  const Tensor<double> from_npz =
+      view_npy(a.member("attentions"), "npz", 5).to_tensor("npz", CellKind::kFinite);
+  EXPECT_EQ(max_diff(from_npz, load_npy5(model("tiny-llama/attentions.npy"))), 0.0);
+  // np.savez stores members as they are: they are views of the archive.
+  const NpzArchive stored = NpzArchive::open(source_path("tests/bad/npz_two_arrays.npz"));
+  EXPECT_EQ(stored.members()[1].method, 0);
+  const Tensor<double> b = parse_npy(stored.member("b").view(), "b", CellKind::kFinite).values;
+  EXPECT_EQ(b.values(), std::vector<double>(4, 1.0));
+}
+
+// --- the binary: FILE.safetensors:NAME and FILE.npz:NAME anywhere a matrix goes
+
+TEST(TensorReferences, SafetensorsAndNpzMembersAreMatrixInputs) {
+  const std::string x = model("tiny-llama/x_layer0.npy");
+  const std::string o1 = out_npy(), o2 = out_npy(), o3 = out_npy();
+  ASSERT_EQ(run_attn({"run", "--x", x, "-o", o1}).code, 0);
+  // The same X as one tensor of a safetensors file and of an .npz archive.
+  const Tensor<double> xv = load_npy(x);
+  std::string raw(static_cast<size_t>(xv.size()) * 8, '\0');
+  std::memcpy(raw.data(), xv.data(), raw.size());
+  const std::string st = temp_dir() + "/inputs.safetensors";
+  std::ofstream(st, std::ios::binary) << safetensors_bytes(
+      {{"hidden", "F64", {7, 32}, raw}, {"other", "F64", {1}, std::string(8, '\0')}});
+  test::Run r = run_attn({"run", "--x", st + ":hidden", "-o", o2});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(read_text(o1), read_text(o2));
+  // Without a name, a file of two tensors asks for one.
+  r = run_attn({"run", "--x", st});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("holds 2 tensors; choose one as " + st + ":NAME (hidden, other)"),
+            std::string::npos)
+      << r.err;
+  // Expected numbers from a safetensors tensor: X is not the output, so
+  // --check reads it and reports the difference.
+  r = run_attn({"run", "--x", st + ":hidden", "--expect", st + ":hidden"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  r = run_attn({"run", "--x", model("tiny-llama/attentions.npz") + ":attentions", "-o", o3});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("rank 5"), std::string::npos) << r.err;
+}
+
+// --- the tiny models
+
+struct ModelCase {
+  const char* dir;
+  int layer;
+};
+
+class TinyModel : public ::testing::TestWithParam<ModelCase> {};
+
+TEST_P(TinyModel, LayerOutputMatchesPyTorch) {
+  const ModelCase c = GetParam();
+  const std::string dir = model(c.dir);
+  const std::string l = std::to_string(c.layer);
+  const std::string out = out_npy();
+  const test::Run r = run_attn(
+      {"run", "--checkpoint", dir, "--layer", l, "--x", dir + "/x_layer" + l + ".npy", "-o", out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // The references were computed in float64 from the stored weights (F32
+  // or BF16), so the only differences are the order of the sums.
+  EXPECT_LT(max_diff(load_npy(out), load_npy(dir + "/attn_out_layer" + l + ".npy")), 1e-9);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, TinyModel,
+                         ::testing::Values(ModelCase{"tiny-llama", 0}, ModelCase{"tiny-llama", 1},
+                                           ModelCase{"tiny-llama-bf16", 0},
+                                           ModelCase{"tiny-llama-bf16", 1},
+                                           ModelCase{"tiny-gpt2", 0}, ModelCase{"tiny-gpt2", 1},
+                                           ModelCase{"tiny-bert", 0}, ModelCase{"tiny-bert", 1}),
+                         [](const auto& info) {
+                           std::string n = std::string(info.param.dir) + "_layer" +
+                                           std::to_string(info.param.layer);
+                           for (char& ch : n) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return n;
+                         });
+
+TEST(Checkpoint, Bf16WeightsStayWithinTheirRoundingOfTheF32Layer) {
+  // The BF16 model is the F32 one rounded (8 significant bits, relative
+  // error <= 2^-9 per weight). Its layer output on the same X differs from
+  // the F32 output, but by no more than a few times that relative error.
+  const std::string x = model("tiny-llama/x_layer0.npy");
+  const std::string a = out_npy(), b = out_npy();
+  ASSERT_EQ(run_attn({"run", "--checkpoint", model("tiny-llama"), "--x", x, "-o", a}).code, 0);
+  ASSERT_EQ(run_attn({"run", "--checkpoint", model("tiny-llama-bf16"), "--x", x, "-o", b}).code, 0);
+  const Tensor<double> f32 = load_npy(a), bf16 = load_npy(b);
+  double scale = 0;
+  for (double v : f32.values()) scale = std::max(scale, std::fabs(v));
+  const double d = max_diff(f32, bf16);
+  EXPECT_GT(d, 0.0);  // the rounding is really there
+  EXPECT_LT(d, 16 * std::ldexp(1.0, -9) * scale);
+}
+
+TEST(Checkpoint, TokensBecomeTheLabels) {
+  const std::string dir = model("tiny-gpt2");
+  const test::Run r = run_attn({"run", "--checkpoint", dir, "--x", dir + "/x_layer0.npy",
+                                "--tokens", dir + "/tokens.json", "-w"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Ġcat"), std::string::npos) << r.out;
+}
+
+TEST(Checkpoint, MistakesSayWhatWasLookedFor) {
+  const std::string x = model("tiny-llama/x_layer0.npy");
+  test::Run r = run_attn({"run", "--checkpoint", model("tiny-llama"), "--layer", "2", "--x", x});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--layer 2: the model has 2 layers (0 to 1)"), std::string::npos) << r.err;
+  r = run_attn({"run", "--checkpoint", model("tiny-llama"), "--arch", "gpt2", "--x", x});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("has no \"n_layer\""), std::string::npos) << r.err;
+  r = run_attn({"run", "--checkpoint", model("tiny-llama"), "--arch", "falcon", "--x", x});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("architecture \"falcon\" is not one attn reads"), std::string::npos)
+      << r.err;
+  r = run_attn({"run", "--layer", "1", "--x", x});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--layer needs --checkpoint"), std::string::npos) << r.err;
+
+  // A copy of the model with its config and tensors changed.
+  const std::string dir = temp_dir() + "/llama_copy";
+  fs::create_directories(dir);
+  fs::copy_file(model("tiny-llama/model.safetensors"), dir + "/model.safetensors",
+                fs::copy_options::overwrite_existing);
+  std::string config = read_text(model("tiny-llama/config.json"));
+  const std::string scaled = config;
+  std::ofstream(dir + "/config.json")
+      << config.replace(config.find("\"rope_theta\""), 0,
+                        "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0},\n  ");
+  r = run_attn({"run", "--checkpoint", dir, "--x", x});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("rope_scaling of type \"llama3\" is not supported"), std::string::npos)
+      << r.err;
+  std::ofstream(dir + "/config.json") << scaled;
+  fs::remove(dir + "/model.safetensors");
+  r = run_attn({"run", "--checkpoint", dir, "--x", x});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("no model.safetensors or model.safetensors.index.json"), std::string::npos)
+      << r.err;
+  // An index may only name shards beside it.
+  std::ofstream(dir + "/model.safetensors.index.json")
+      << R"({"weight_map": {"model.layers.0.self_attn.q_proj.weight": "../../etc/passwd"}})";
+  r = run_attn({"run", "--checkpoint", dir, "--x", x});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("shards must be files in the checkpoint's directory"), std::string::npos)
+      << r.err;
+  // A tensor the architecture needs and the file lacks is named.
+  fs::remove(dir + "/model.safetensors.index.json");
+  const SafetensorsFile full = SafetensorsFile::open(model("tiny-llama/model.safetensors"));
+  std::vector<Piece> keep;
+  for (const SafetensorsEntry& e : full.tensors()) {
+    if (e.name.find("layers.0.self_attn.k_proj") != std::string::npos) continue;
+    const BinaryArray v = full.view(e);
+    keep.push_back(
+        {e.name, e.dtype, e.shape,
+         std::string(reinterpret_cast<const char*>(v.data), static_cast<size_t>(e.end - e.begin))});
+  }
+  std::ofstream(dir + "/model.safetensors", std::ios::binary) << safetensors_bytes(keep);
+  r = run_attn({"run", "--checkpoint", dir, "--x", x});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("no tensor named layers.0.self_attn.k_proj.weight"), std::string::npos)
+      << r.err;
+}
+
+TEST(Checkpoint, OneSafetensorsFileWithConfigBesideIt) {
+  const std::string dir = model("tiny-bert");
+  const std::string a = out_npy(), b = out_npy();
+  ASSERT_EQ(
+      run_attn({"run", "--checkpoint", dir, "--x", dir + "/x_layer1.npy", "--layer", "1", "-o", a})
+          .code,
+      0);
+  ASSERT_EQ(run_attn({"run", "--checkpoint", dir + "/model.safetensors", "--x",
+                      dir + "/x_layer1.npy", "--layer", "1", "-o", b})
+                .code,
+            0);
+  EXPECT_EQ(read_text(a), read_text(b));
+}
+
+}  // namespace
+}  // namespace attn
