@@ -107,14 +107,18 @@ Action add_heatmap(CLI::App& app) {
     std::string max_input_bytes;
     bool quiet = false;
     std::string color = "auto";
+    std::string layer, stack = "batch";
   };
   auto f = std::make_shared<Flags>();
   HeatmapCommandRequest& req = f->req;
   CLI::App* cmd = app.add_subcommand(
-      "heatmap", "draw a matrix (saved weights, scores, any CSV/JSON/.npy matrix) as PNG/SVG");
+      "heatmap",
+      "draw a matrix (saved weights, scores, any CSV/JSON/.npy matrix) or a model's stack of "
+      "attention weights as PNG/SVG");
   cmd->allow_extras();
   cmd->add_option("input", req.input,
-                  "a JSON array or attn result document, a CSV or .npy matrix; - reads stdin")
+                  "a JSON array or attn result document, a CSV or .npy matrix, FILE.npz:NAME or "
+                  "FILE.safetensors:NAME; - reads stdin")
       ->type_name("FILE")
       ->required();
   cmd->add_option("-o,--output", req.output_path,
@@ -129,6 +133,22 @@ Action add_heatmap(CLI::App& app) {
       ->type_name("LIST");
   cmd->add_option("--key-labels", req.key_labels, "column labels, comma separated")
       ->type_name("LIST");
+  cmd->add_option("--tokens", req.tokens,
+                  "row (and column) labels from a file: a JSON list of strings or one token per "
+                  "line (default: none)")
+      ->type_name("FILE");
+  auto* st = "Stacks of attention weights (.npy, .npz, .safetensors)";
+  cmd->add_option("--layer", f->layer,
+                  "draw only this layer of a stack, 0-based (default: every layer, the model "
+                  "view)")
+      ->type_name("N")
+      ->group(st);
+  cmd->add_option("--stack", f->stack,
+                  "what the first axis of a rank-4 array is: batch ([batch][heads][q][k]) or "
+                  "layers ([layers][heads][q][k]) (default batch); rank 5 is always "
+                  "[layers][batch][heads][q][k]")
+      ->type_name("AXIS")
+      ->group(st);
   cmd->add_flag("-q,--quiet", f->quiet,
                 "quiet: no warnings and no progress bar (errors are still printed)");
   cmd->add_option("--color", f->color,
@@ -148,6 +168,12 @@ Action add_heatmap(CLI::App& app) {
       r.max_input_bytes = parse_max_input_bytes_flag(f->max_input_bytes);
     }
     r.options = drawing_options(cmd, f->texts, true);
+    if (cmd->count("--tokens") > 0) check_path_flag("--tokens", r.tokens, PathFlag::kInput);
+    if (cmd->count("--layer") > 0) r.layer = parse_int_flag("--layer", f->layer, 0, 1 << 20);
+    if (f->stack != "batch" && f->stack != "layers") {
+      throw_usage("--stack: expected batch or layers, got '" + f->stack + "'");
+    }
+    r.stack_layers = f->stack == "layers";
     if (r.show) r.terminal = terminal_style(parse_color_flag(f->color));
     StdConsole console;
     const auto bar = progress_bar(f->quiet);

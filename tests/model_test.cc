@@ -11,6 +11,7 @@
 
 #include "attn/binary_array.h"
 #include "attn/error.h"
+#include "attn/heatmap.h"
 #include "attn/npy.h"
 #include "attn/npz.h"
 #include "attn/safetensors.h"
@@ -323,6 +324,114 @@ TEST(Checkpoint, OneSafetensorsFileWithConfigBesideIt) {
                 .code,
             0);
   EXPECT_EQ(read_text(a), read_text(b));
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// --- stacks of attention weights: [layers][batch][heads][q][k]
+
+BinaryArray array_of(const Tensor<double>& t, std::string& bytes) {
+  bytes.assign(static_cast<size_t>(t.size()) * 8, '\0');
+  std::memcpy(bytes.data(), t.data(), bytes.size());
+  BinaryArray a;
+  a.type = ElementType::kF64;
+  a.shape = t.shape();
+  a.data = reinterpret_cast<const unsigned char*>(bytes.data());
+  return a;
+}
+
+TEST(Stack, PanelsAreTheChosenSlicesAndTheirBlockMeans) {
+  // [2 layers][2 batch][3 heads][5][5], cell = its own flat index.
+  Tensor<double> t(Shape{2, 2, 3, 5, 5});
+  for (int64_t i = 0; i < t.size(); ++i) t[i] = static_cast<double>(i);
+  std::string bytes;
+  const BinaryArray a = array_of(t, bytes);
+  StackChoice c;
+  c.layer = 1;
+  c.batch = 1;
+  c.head = 2;
+  HeatmapData d = heatmap_from_stack(a, c, "s");
+  ASSERT_EQ(d.rows, 5);
+  const int64_t at = ((1 * 2 + 1) * 3 + 2) * 25;
+  for (int64_t i = 0; i < 25; ++i) EXPECT_EQ(d.values[i], static_cast<double>(at + i));
+  // The model view of batch 0: 2 layers × 3 heads, each reduced 2×2 (5 → 3).
+  c = StackChoice();
+  c.max_side = 3;
+  d = heatmap_from_stack(a, c, "s");
+  EXPECT_EQ(d.batch, 2);
+  EXPECT_EQ(d.heads, 3);
+  EXPECT_EQ(d.rows, 3);
+  EXPECT_TRUE(d.head_average);
+  const int64_t base = (1 * 2 * 3 + 1) * 25;  // layer 1, batch 0, head 1
+  const double* p = d.values + (1 * 3 + 1) * 9;
+  EXPECT_EQ(p[0], base + (0 + 1 + 5 + 6) / 4.0);
+  EXPECT_EQ(p[2], base + (4 + 9) / 2.0);  // the edge block holds 2 cells
+  EXPECT_EQ(p[8], base + 24.0);           // the corner holds one
+  c.reduce = Reduce::kMax;
+  d = heatmap_from_stack(a, c, "s");
+  EXPECT_EQ(d.values[(1 * 3 + 1) * 9], base + 6.0);
+  c.head = 3;
+  EXPECT_NE(test::error_of([&] {
+              heatmap_from_stack(a, c, "s");
+            }).find("--head 3: out of range; the stack has 3 heads (0 to 2)"),
+            std::string::npos);
+}
+
+TEST(StackCli, EveryFileKindDrawsTheSameModelView) {
+  const std::string dir = model("tiny-llama");
+  const std::string t = dir + "/tokens.json";
+  std::vector<std::string> pngs;
+  for (const std::string& in :
+       {dir + "/attentions.npy", dir + "/attentions.npz:attentions",
+        dir + "/attentions.safetensors:attentions", dir + "/attentions.safetensors"}) {
+    const std::string out = temp_dir() + "/mv" + std::to_string(pngs.size()) + ".svg";
+    const test::Run r =
+        run_attn({"heatmap", in, "--tokens", t, "--title", "tiny llama", "-o", out});
+    ASSERT_EQ(r.code, 0) << in << ": " << r.err;
+    pngs.push_back(read_text(out));
+  }
+  for (const std::string& p : pngs) EXPECT_EQ(p, pngs[0]);
+  EXPECT_NE(pngs[0].find("L1 mean"), std::string::npos);
+  EXPECT_NE(pngs[0].find("▁cat"), std::string::npos);
+}
+
+TEST(StackCli, ChoicesAndMistakes) {
+  const std::string dir = model("tiny-gpt2");
+  const std::string in = dir + "/attentions.npy", out = temp_dir() + "/stack.png";
+  EXPECT_EQ(run_attn({"heatmap", in, "--layer", "1", "--head", "3", "-o", out}).code, 0);
+  test::Run r = run_attn({"heatmap", in, "--layer", "2", "-o", out});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--layer 2: out of range; the stack has 2 layers (0 to 1)"),
+            std::string::npos)
+      << r.err;
+  r = run_attn({"heatmap", dir + "/x_layer0.npy", "--layer", "0", "-o", out});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("not a stack of attention weights"), std::string::npos) << r.err;
+  r = run_attn({"heatmap", in, "--tokens", model("tiny-llama/ids.json"), "-o", out});
+  EXPECT_EQ(r.code, 3);  // ids are numbers, not tokens
+  r = run_attn({"heatmap", in, "--labels", "a,b", "-o", out});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--labels: 2 labels for 7 queries"), std::string::npos) << r.err;
+  r = run_attn({"heatmap", in, "--stack", "heads", "-o", out});
+  EXPECT_EQ(r.code, 2);
+  // Rank 4 [layers][heads][q][k] with --stack layers is the same figure.
+  const Tensor<double> s = load_npy5(in);
+  Tensor<double> four(Shape{2, 4, 7, 7}, s.values());
+  const std::string four_path = temp_dir() + "/four.npy";
+  std::ofstream(four_path, std::ios::binary) << format_npy(four, DType::kF64);
+  const std::string a = temp_dir() + "/a.svg", b = temp_dir() + "/b.svg";
+  ASSERT_EQ(run_attn({"heatmap", in, "--title", "t", "-o", a}).code, 0);
+  r = run_attn({"heatmap", four_path, "--stack", "layers", "--title", "t", "-o", b});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::string sa = read_text(a), sb = read_text(b);
+  // The subtitles name the shapes; the panels are the same.
+  sa.erase(sa.find("stack ["), sa.find(" [layers]") - sa.find("stack ["));
+  sb.erase(sb.find("stack ["), sb.find(" [layers]") - sb.find("stack ["));
+  EXPECT_EQ(sa, sb);
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ _attn_flags() {
         "--of --colormap --vmin --vmax --normalize --batch --head --max-size --reduce"
       ;;
     heatmap)
-      echo "-h --help -o --output --show --key --title --labels --key-labels -q --quiet" \
+      echo "-h --help -o --output --show --key --title --labels --key-labels --tokens --layer" \
+        "--stack -q --quiet" \
         "--max-input-bytes --color --colormap --vmin --vmax --normalize --batch --head --max-size --reduce"
       ;;
     bench)
@@ -54,6 +55,7 @@ _attn_values() {
     --normalize) echo "none row col" ;;
     --reduce) echo "mean max" ;;
     --color) echo "auto always never" ;;
+    --stack) echo "batch layers" ;;
     --arch) echo "llama mistral mixtral qwen2 gemma gemma2 gpt2 bert roberta" ;;
     *) return 1 ;;
   esac

@@ -51,6 +51,10 @@ class FileBytes {
   bool mapped() const;
   // Bytes held in memory (a decompressed archive member, a test's bytes).
   static FileBytes from_string(std::string bytes);
+  // Gives back the memory of bytes already read, when they are mapped (the
+  // pages are read again from the file if touched again); a no-op for
+  // bytes held in memory. For reading a large file once, front to back.
+  void release(const void* begin, size_t length) const;
   // `size` bytes of `whole` from `offset` (within it), keeping all of it alive.
   static FileBytes slice(const FileBytes& whole, uint64_t offset, uint64_t size);
 

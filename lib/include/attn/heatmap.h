@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "attn/attention.h"
+#include "attn/binary_array.h"
 #include "attn/problem.h"
 #include "attn/tensor.h"
 
@@ -64,10 +65,12 @@ struct HeatmapData {
   const double* values = nullptr;
   const uint8_t* masked = nullptr;  // one flag per value (1 = masked), or null
   int64_t batch = 1, heads = 1, rows = 0, cols = 0;
-  bool batch_axis = false;    // captions name the batch
-  bool head_axis = false;     // captions name the head
-  bool head_average = false;  // add a mean-of-heads panel per batch
-  bool zero_based = false;    // a non-negative quantity: the colour range starts at 0
+  bool batch_axis = false;           // captions name the batch
+  std::string batch_name = "batch";  // what the first axis is called in captions ("layer")
+  bool short_captions = false;       // "L3 H5", "L3 mean": for grids of many small panels
+  bool head_axis = false;            // captions name the head
+  bool head_average = false;         // add a mean-of-heads panel per batch
+  bool zero_based = false;           // a non-negative quantity: the colour range starts at 0
   std::vector<std::string> row_labels, col_labels;  // empty: indices
   std::string row_title = "queries", col_title = "keys";
   std::string value_name = "weights";  // names the colorbar
@@ -89,6 +92,24 @@ HeatmapData heatmap_from_result(const Problem& p, const Result& r, HeatmapStage 
 // A matrix of rank 1-4 as heatmap data: 2D [rows][cols], 3D [heads][rows][cols],
 // 4D [batch][heads][rows][cols] (a vector is one row).
 HeatmapData heatmap_from_tensor(const Tensor<double>& t);
+
+// A stack of attention weights as it lies in a file (memory-mapped):
+// [layers][batch][heads][q][k], what torch.stack(out.attentions) gives.
+// The layer and head chosen (each may be left open) and the batch entry
+// (default 0) become a figure: one panel for a layer and a head; a layer's
+// heads with their mean; or, with neither, the model view — a grid of
+// layers × heads with each layer's mean of heads. Only the cells drawn are
+// read; panels with more than max_side rows or columns are reduced to at
+// most max_side by block means (or maxima, as `reduce` says) while they
+// are read, so a 1.5 GB stack is drawn in a few hundred MB. Labels are
+// kept when a panel is not reduced. Out-of-range choices are usage errors.
+struct StackChoice {
+  std::optional<int64_t> layer, batch, head;
+  int64_t max_side = 256;
+  Reduce reduce = Reduce::kMean;
+};
+HeatmapData heatmap_from_stack(const BinaryArray& stack, const StackChoice& choice,
+                               const std::string& source);
 
 // The figure as the bytes of a PNG or SVG file. Throws a usage error when a
 // --batch/--head is out of range or --vmin is not below --vmax.

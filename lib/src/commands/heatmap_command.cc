@@ -5,6 +5,10 @@
 #include "attn/json.h"
 #include "attn/json_tensor.h"
 #include "attn/matrix_file.h"
+#include "attn/npy.h"
+#include "attn/npz.h"
+#include "attn/safetensors.h"
+#include "attn/tokens.h"
 
 namespace attn {
 
@@ -52,6 +56,40 @@ struct Loaded {
   std::string key;
 };
 
+// A binary array (.npy, FILE.npz:NAME, FILE.safetensors:NAME) as it lies in
+// the file, not read yet; nullopt for text inputs.
+std::optional<BinaryArray> binary_input(const HeatmapCommandRequest& req) {
+  const TensorReference ref = split_tensor_reference(req.input);
+  const std::string ext = extension(ref.path);
+  const std::string name = display_name(ref.path);
+  if (ext == "npy") {
+    return view_npy(map_file(ref.path, {}, req.max_input_bytes), name, 5);
+  }
+  if (ext == "npz") {
+    const NpzArchive a = NpzArchive::open(ref.path, req.max_input_bytes);
+    const std::string member = ref.tensor.empty() ? a.only_member().name : ref.tensor;
+    return view_npy(a.member(member, req.max_input_bytes), name + ":" + member, 5);
+  }
+  if (ext == "safetensors") {
+    const SafetensorsFile f = SafetensorsFile::open(ref.path, req.max_input_bytes);
+    if (ref.tensor.empty() && f.tensors().size() != 1) {
+      // read_matrix words the choice; it throws the same usage error.
+      read_matrix(req.input, CellKind::kExtended, {}, req.max_input_bytes);
+    }
+    return f.view(ref.tensor.empty() ? f.tensors()[0] : f.get(ref.tensor));
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> tokens_for(const HeatmapCommandRequest& req, int64_t n) {
+  std::vector<std::string> t = read_tokens(req.tokens, req.max_input_bytes);
+  if (static_cast<int64_t>(t.size()) != n) {
+    throw_usage("--tokens " + req.tokens + ": " + std::to_string(t.size()) + " tokens for " +
+                std::to_string(n) + " rows");
+  }
+  return t;
+}
+
 // A JSON array, a member of a JSON object (an attn result document), or a
 // CSV/.npy matrix with its labels.
 Loaded load(const HeatmapCommandRequest& req, const std::string& name) {
@@ -98,6 +136,51 @@ Loaded load(const HeatmapCommandRequest& req, const std::string& name) {
   return l;
 }
 
+// Renders everything before writing anything.
+int draw(const HeatmapCommandRequest& req, const HeatmapData& d, const HeatmapOptions& o,
+         Console& console) {
+  std::string file, preview;
+  if (!req.output_path.empty()) file = render_heatmap_file(d, o, figure_kind(req.output_path));
+  if (req.show) preview = render_terminal(d, o, req.terminal);
+  if (!req.output_path.empty()) write_figure(req.output_path, file, console);
+  if (req.show) console.out(preview);
+  return 0;
+}
+
+// The figure of a stack: one panel, a layer's heads, or the model view.
+int draw_stack(const HeatmapCommandRequest& req, BinaryArray a, const std::string& name,
+               Console& console) {
+  if (a.shape.size() == 4) a.shape.insert(a.shape.begin() + 1, 1);  // [layers][1][heads][q][k]
+  StackChoice c;
+  c.layer = req.layer;
+  c.batch = req.options.batch;
+  c.head = req.options.head;
+  c.reduce = req.options.reduce;
+  // One panel keeps its cells for the renderer (which fits them to
+  // --max-size); a grid of panels needs far fewer per panel.
+  c.max_side = c.layer && c.head ? 4096 : 256;
+  HeatmapData d = heatmap_from_stack(a, c, name);
+  const int64_t q = a.shape[3], k = a.shape[4];
+  if (!req.labels.empty() && !req.tokens.empty()) {
+    throw_usage("give --tokens or --labels, not both");
+  }
+  std::vector<std::string> labels;
+  if (!req.tokens.empty()) labels = tokens_for(req, q);
+  if (!req.labels.empty()) labels = labels_for("--labels", req.labels, q, "queries");
+  if (!labels.empty() && d.rows == q) {
+    d.row_labels = labels;
+    if (k == q) d.col_labels = labels;
+  }
+  if (!req.key_labels.empty() && d.cols == k) {
+    d.col_labels = labels_for("--key-labels", req.key_labels, k, "keys");
+  }
+  d.title = req.title.empty() ? name : req.title;
+  HeatmapOptions o = req.options;
+  o.batch.reset();  // chosen above
+  o.head.reset();
+  return draw(req, d, o, console);
+}
+
 }  // namespace
 
 int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
@@ -112,7 +195,38 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
     throw_usage("-o " + req.output_path + ": refusing to overwrite the input file " + req.input);
   }
   const std::string name = display_name(req.input);
-  const Loaded l = load(req, name);
+  Loaded l;
+  if (std::optional<BinaryArray> a = binary_input(req)) {
+    if (a->shape.size() == 5 || (a->shape.size() == 4 && req.stack_layers)) {
+      return draw_stack(req, std::move(*a), name, console);
+    }
+    if (a->shape.size() == 5) {
+      throw_input(name, "a stack of rank 5 needs .npy, .npz or .safetensors");
+    }
+    if (req.layer || req.stack_layers) {
+      throw_usage(std::string(req.layer ? "--layer" : "--stack layers") + ": " + name +
+                  " has shape " + shape_string(a->shape) +
+                  ", not a stack of attention weights (rank 5, or rank 4 with --stack layers)");
+    }
+    if (a->shape.size() > 4) {
+      throw_input(name, "array of rank " + std::to_string(a->shape.size()) +
+                            "; attn heatmap reads rank 1 to 4, and stacks of rank 5");
+    }
+    const uint64_t bytes =
+        static_cast<uint64_t>(a->size()) * static_cast<uint64_t>(element_size(a->type));
+    if (bytes > static_cast<uint64_t>(req.max_input_bytes)) {
+      throw_input(name, std::to_string(bytes) + " bytes, more than --max-input-bytes " +
+                            std::to_string(req.max_input_bytes) + "; raise --max-input-bytes");
+    }
+    l.values = a->to_tensor(name, CellKind::kExtended);
+  } else {
+    if (req.layer || req.stack_layers) {
+      throw_usage(std::string(req.layer ? "--layer" : "--stack layers") +
+                  " picks from a stack of attention weights in .npy, .npz or .safetensors; " +
+                  name + " is text");
+    }
+    l = load(req, name);
+  }
   if (l.values.size() == 0) {
     // [] or [[]] would be drawn as a frame around nothing.
     throw_input(
@@ -129,6 +243,11 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
   }
   if (!req.key_labels.empty())
     d.col_labels = labels_for("--key-labels", req.key_labels, d.cols, "columns");
+  if (!req.tokens.empty()) {
+    if (!req.labels.empty()) throw_usage("give --tokens or --labels, not both");
+    d.row_labels = tokens_for(req, d.rows);
+    if (req.key_labels.empty() && d.cols == d.rows) d.col_labels = d.row_labels;
+  }
   if (l.key == "weights" || l.key == "scores") {
     d.row_title = "queries";
     d.col_title = "keys";
@@ -138,15 +257,7 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
   d.title = req.title.empty() ? name + (l.key.empty() ? "" : ": " + l.key) : req.title;
   d.subtitle = shape_string(l.values.shape());
 
-  // Render everything before writing anything.
-  std::string file, preview;
-  if (!req.output_path.empty()) {
-    file = render_heatmap_file(d, req.options, figure_kind(req.output_path));
-  }
-  if (req.show) preview = render_terminal(d, req.options, req.terminal);
-  if (!req.output_path.empty()) write_figure(req.output_path, file, console);
-  if (req.show) console.out(preview);
-  return 0;
+  return draw(req, d, req.options, console);
 }
 
 void request_heatmap_maps(const HeatmapRequest& h, ComputeRequest& creq) {

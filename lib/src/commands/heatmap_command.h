@@ -4,6 +4,7 @@
 // everything else is written. The front end only fills the requests.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "attn/attention.h"
@@ -22,6 +23,12 @@ struct HeatmapCommandRequest {
   std::string title;        // instead of the file name
   std::string labels;       // "cat,milk,it": row labels (columns too for a square matrix)
   std::string key_labels;   // column labels
+  std::string tokens;       // --tokens FILE: labels of rows and columns
+  // Stacks of attention weights (.npy, FILE.npz:NAME, FILE.safetensors:NAME):
+  // rank 5 is [layers][batch][heads][q][k]; rank 4 is [layers][heads][q][k]
+  // with stack_layers (--stack layers), else [batch][heads][q][k].
+  std::optional<int64_t> layer;
+  bool stack_layers = false;
   HeatmapOptions options;
   TerminalStyle terminal;
   int64_t max_input_bytes = kDefaultMaxInputBytes;  // --max-input-bytes: largest input read

@@ -1,6 +1,7 @@
 #include "heatmap/panels.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -11,8 +12,14 @@ namespace attn::heatmap {
 namespace {
 
 std::string panel_caption(const HeatmapData& d, int64_t b, int64_t h) {
+  if (d.short_captions) {
+    const std::string head = h < 0 ? "mean" : "H" + std::to_string(h);
+    return d.batch_axis ? std::string(1, static_cast<char>(std::toupper(d.batch_name[0]))) +
+                              std::to_string(b) + " " + head
+                        : head;
+  }
   std::string s;
-  if (d.batch_axis) s = "batch " + std::to_string(b);
+  if (d.batch_axis) s = d.batch_name + " " + std::to_string(b);
   if (h < 0 || d.head_axis) {
     if (!s.empty()) s += ", ";
     s += h < 0 ? "mean of heads" : "head " + std::to_string(h);

@@ -222,6 +222,19 @@ std::string_view FileBytes::view() const {
   return size_ < 0 ? all.substr(offset_) : all.substr(offset_, static_cast<uint64_t>(size_));
 }
 
+void FileBytes::release(const void* begin, size_t length) const {
+  if (!mapped() || length == 0) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto base = reinterpret_cast<uintptr_t>(mapping_->address);
+  const uintptr_t from = reinterpret_cast<uintptr_t>(begin);
+  // Whole pages inside [begin, begin + length) only: a page shared with
+  // bytes not yet read stays.
+  const uintptr_t lo = (from + page - 1) / page * page;
+  const uintptr_t hi = (from + length) / page * page;
+  if (lo < base || hi <= lo || hi > base + mapping_->size + page) return;
+  ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+}
+
 FileBytes FileBytes::slice(const FileBytes& whole, uint64_t offset, uint64_t size) {
   FileBytes b = whole;
   b.offset_ = whole.offset_ + offset;

@@ -1,0 +1,116 @@
+// Stacks of attention weights ([layers][batch][heads][q][k]) drawn where
+// they lie: the chosen panels are read from the memory-mapped file, reduced
+// block by block when large, and the pages read are given back as the
+// reading goes, so the memory held stays near the figure's own size.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "attn/error.h"
+#include "attn/heatmap.h"
+
+namespace attn {
+
+namespace {
+
+void check_choice(const char* flag, const std::optional<int64_t>& i, int64_t n, const char* what) {
+  if (i && (*i < 0 || *i >= n)) {
+    throw_usage(std::string(flag) + " " + std::to_string(*i) + ": out of range; the stack has " +
+                std::to_string(n) + " " + what + (n == 1 ? "" : "s") + " (0 to " +
+                std::to_string(n - 1) + ")");
+  }
+}
+
+// One [q][k] panel of the stack, reduced by `f` (1: as it is) into out,
+// which holds ceil(q/f) × ceil(k/f) cells.
+void read_panel(const BinaryArray& a, int64_t offset, int64_t q, int64_t k, int64_t f,
+                Reduce reduce, double* out) {
+  const int64_t rq = (q + f - 1) / f, rk = (k + f - 1) / f;
+  const bool mean = reduce == Reduce::kMean;
+  std::fill(out, out + rq * rk, mean ? 0.0 : -std::numeric_limits<double>::infinity());
+  for (int64_t i = 0; i < q; ++i) {
+    double* row = out + (i / f) * rk;
+    const int64_t base = offset + i * k;
+    for (int64_t j = 0; j < k; ++j) {
+      const double v = a.at(base + j);
+      double& cell = row[j / f];
+      if (mean) {
+        cell += v;
+      } else if (v > cell || std::isnan(v)) {
+        cell = v;
+      }
+    }
+  }
+  if (mean && f > 1) {
+    for (int64_t bi = 0; bi < rq; ++bi) {
+      const int64_t h = std::min(f, q - bi * f);
+      for (int64_t bj = 0; bj < rk; ++bj) {
+        const int64_t w = std::min(f, k - bj * f);
+        out[bi * rk + bj] /= static_cast<double>(h * w);
+      }
+    }
+  }
+  // The panel's pages are read; a mapped file need not keep them.
+  const int size = element_size(a.type);
+  a.keep.release(a.data + offset * size, static_cast<size_t>(q * k * size));
+}
+
+}  // namespace
+
+HeatmapData heatmap_from_stack(const BinaryArray& a, const StackChoice& c,
+                               const std::string& source) {
+  if (a.shape.size() != 5) {
+    throw_internal("heatmap_from_stack: rank " + std::to_string(a.shape.size()));
+  }
+  const int64_t L = a.shape[0], B = a.shape[1], H = a.shape[2], Q = a.shape[3], K = a.shape[4];
+  if (L * B * H * Q * K == 0) {
+    throw_input(source,
+                "nothing to draw: the stack is empty (shape " + shape_string(a.shape) + ")");
+  }
+  check_choice("--layer", c.layer, L, "layer");
+  check_choice("--batch", c.batch, B, "batch entry");
+  check_choice("--head", c.head, H, "head");
+  const int64_t b = c.batch.value_or(0);
+  const int64_t l0 = c.layer.value_or(0), nl = c.layer ? 1 : L;
+  const int64_t h0 = c.head.value_or(0), nh = c.head ? 1 : H;
+  const int64_t f = std::max<int64_t>(1, (std::max(Q, K) + c.max_side - 1) / c.max_side);
+  const int64_t rq = (Q + f - 1) / f, rk = (K + f - 1) / f;
+
+  auto values = std::make_shared<std::vector<double>>(static_cast<size_t>(nl * nh * rq * rk));
+  for (int64_t l = 0; l < nl; ++l) {
+    for (int64_t h = 0; h < nh; ++h) {
+      const int64_t offset = (((l0 + l) * B + b) * H + (h0 + h)) * Q * K;
+      read_panel(a, offset, Q, K, f, c.reduce, values->data() + (l * nh + h) * rq * rk);
+    }
+  }
+
+  HeatmapData d;
+  d.owned_values = values;
+  d.values = values->data();
+  d.batch = nl;
+  d.heads = nh;
+  d.rows = rq;
+  d.cols = rk;
+  d.batch_axis = nl > 1;
+  d.batch_name = "layer";
+  // The model view: many small panels, captioned "L3 H5" and "L3 mean".
+  d.short_captions = nl > 1;
+  d.head_axis = nh > 1;
+  d.head_average = nh > 1;
+  d.zero_based = true;
+  d.source = source;
+  d.value_name = "weights";
+  std::string where;
+  if (c.layer) where = "layer " + std::to_string(l0);
+  if (c.head) where += (where.empty() ? "" : ", ") + std::string("head ") + std::to_string(h0);
+  if (B > 1) where += (where.empty() ? "" : ", ") + std::string("batch ") + std::to_string(b);
+  d.subtitle = "stack " + shape_string(a.shape) + " [layers][batch][heads][q][k]" +
+               (where.empty() ? "" : "; " + where) +
+               (f > 1 ? "; panels reduced " + std::to_string(f) + "x" + std::to_string(f) +
+                            " by block " + std::string(c.reduce == Reduce::kMean ? "mean" : "max")
+                      : "");
+  return d;
+}
+
+}  // namespace attn
