@@ -1,6 +1,7 @@
 // `attn examples` and `attn examples show NAME`.
 #include <memory>
 
+#include "attn/checkpoint.h"
 #include "attn/error.h"
 #include "attn/options.h"
 #include "commands.h"
@@ -33,6 +34,14 @@ Action add_examples(CLI::App& app) {
       out += e.name + std::string(width - e.name.size() + 2, ' ') + e.title + "\n";
     }
     out += "\nrun one with: attn run --example NAME   (attn examples show NAME prints it)\n";
+    // Real models: what --checkpoint maps, so a user knows before trying.
+    out += "\nlayers of Hugging Face checkpoints: attn run --checkpoint DIR --layer N --x FILE\n";
+    for (const ArchitectureInfo& a : architectures()) {
+      out += "- " + a.name + ": " + a.tensors + "\n  config.json: " + a.fields + "\n";
+    }
+    out +=
+        "tiny models to try: share/attn/models where attn is installed, data/models in its "
+        "source (tiny-llama, tiny-llama-bf16, tiny-gpt2, tiny-bert)\n";
     console.out(out);
     (void)ex;
     return 0;

@@ -4,7 +4,8 @@
 #
 #   scripts/make_tutorial_images.sh [ATTN]     ATTN defaults to build/attn
 #
-# Every picture comes from a built-in example, with the same flags as the
+# Every picture comes from a built-in example (or, for section 10, a tiny
+# model in data/models), with the same flags as the
 # command shown next to it in the tutorial. The output is deterministic: the
 # same binary gives byte-identical files, so a clean `git status` afterwards
 # means the pictures are up to date.
@@ -40,3 +41,7 @@ draw key_padding tutorial_key_padding.png
 # Section 7: the blog's two columns as two heads, and four heads.
 draw sweet tutorial_sweet_heads.png --heads 2
 draw multihead tutorial_multihead.png --batch 0
+# Section 10: the model view of the tiny GPT-2's stack of attention weights.
+"$attn" heatmap data/models/tiny-gpt2/attentions.npy \
+  --tokens data/models/tiny-gpt2/tokens.json -o "$out/tutorial_model_view.png"
+echo "$out/tutorial_model_view.png"

@@ -941,7 +941,8 @@ TEST(Files, LongestFileNamesFitTheirTemporaryFile) {
   const std::string png = dir + "/" + std::string(251, 'b') + ".png";
   auto r = run_attn({"run", sweet(), "-f", "json", "-o", json, "--heatmap", png});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(read_text(json).substr(0, 12), "{\n  \"output\"");
+  EXPECT_EQ(read_text(json).substr(0, 12), "{\n  \"labels\"");
+  EXPECT_EQ(read_text(json).substr(read_text(json).size() - 4), "]\n}\n");
   EXPECT_EQ(read_text(png).substr(0, 4), "\x89PNG");
   auto w = run_attn({"run", sweet(), "-o", "/dev/null", "--weights-out", json});
   EXPECT_EQ(w.code, 0) << w.err;

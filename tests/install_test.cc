@@ -97,6 +97,20 @@ TEST(Install, PutsProgramManPageCompletionsAndExamplesInPlace) {
     ++examples;
   }
   EXPECT_GE(examples, 9);
+  // The tiny models are installed, and the installed binary computes a
+  // checkpoint's layer and draws a stack's model view from them.
+  const std::string models = prefix + "/share/attn/models";
+  const test::Shell layer =
+      sh(quote(prefix + "/bin/attn") + " run --checkpoint " + quote(models + "/tiny-llama-bf16") +
+         " --layer 1 --x " + quote(models + "/tiny-llama-bf16/x_layer1.npy") + " --expect " +
+         quote(models + "/tiny-llama-bf16/attn_out_layer1.npy") + " -q -o /dev/null");
+  EXPECT_EQ(layer.code, 0) << layer.out << layer.err;
+  const test::Shell view =
+      sh(quote(prefix + "/bin/attn") + " heatmap " + quote(models + "/tiny-bert/attentions.npy") +
+         " --tokens " + quote(models + "/tiny-bert/tokens.json") + " -o " +
+         quote(prefix + "/view.svg"));
+  EXPECT_EQ(view.code, 0) << view.err;
+  EXPECT_FALSE(fs::exists(models + "/make_tiny_models.py"));
   // The built-in examples need no files at all.
   const test::Shell sweet = sh("cd / && " + quote(prefix + "/bin/attn") + " run --example sweet");
   EXPECT_EQ(sweet.code, 0) << sweet.err;

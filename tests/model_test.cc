@@ -436,3 +436,25 @@ TEST(StackCli, ChoicesAndMistakes) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+TEST(StackCli, JsonResultsCarryTheirLabelsIntoTheirFigure) {
+  const std::string dir = model("tiny-gpt2");
+  const std::string json = temp_dir() + "/labelled.json", svg = temp_dir() + "/labelled.svg";
+  test::Run r = run_attn({"run", "--checkpoint", dir, "--x", dir + "/x_layer0.npy", "--tokens",
+                          dir + "/tokens.json", "-w", "-o", json});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string text = read_text(json);
+  EXPECT_EQ(text.rfind("{\n  \"labels\": {\"queries\": [\"The\", \"Ġcat\"", 0), 0u) << text;
+  r = run_attn({"heatmap", json, "--head", "1", "-o", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(read_text(svg).find(">Ġmat<"), std::string::npos);
+  // The same file is a valid --expect: its labels are not numbers to compare.
+  r = run_attn({"run", "--checkpoint", dir, "--x", dir + "/x_layer0.npy", "-w", "--expect", json});
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+}  // namespace
+}  // namespace attn

@@ -133,6 +133,25 @@ Loaded load(const HeatmapCommandRequest& req, const std::string& name) {
                 (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
   }
   l.values = json_to_tensor(*member, name, l.key, CellKind::kExtended, 4);
+  // An attn result names its queries and keys ("labels": {"queries", "keys"}).
+  if (const json::Value* labels = v.find("labels"); labels && labels->is_object()) {
+    auto list = [&](const char* which) {
+      std::vector<std::string> out;
+      const json::Value* a = labels->find(which);
+      if (!a || !a->is_array()) return out;
+      for (size_t i = 0; i < a->size(); ++i) {
+        const json::Value e = a->element(i);
+        if (!e.is_string()) {
+          throw_input(name + ": labels." + which + "[" + std::to_string(i) + "]",
+                      "expected a string, got " + json::describe(e));
+        }
+        out.push_back(e.as_string());
+      }
+      return out;
+    };
+    l.row_labels = list("queries");
+    if (l.key == "weights" || l.key == "scores") l.col_labels = list("keys");
+  }
   return l;
 }
 

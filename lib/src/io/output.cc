@@ -66,8 +66,23 @@ void append_json_level(std::string& out, const double* data, const Shape& shape,
   out += ']';
 }
 
-std::string json_result(const Result& r, const OutputOptions& o, const Similarity* sim) {
-  std::string out = "{\n  \"output\": ";
+// ["a", "b"] on one line.
+std::string json_list(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + json_string(items[i]);
+  return out + "]";
+}
+
+std::string json_result(const Problem& p, const Result& r, const OutputOptions& o,
+                        const Similarity* sim) {
+  std::string out = "{\n";
+  // The labels travel with the numbers, so a figure drawn from this file
+  // (attn heatmap result.json) names its rows and columns as the run did.
+  if (!p.query_labels.empty() || !p.key_labels.empty()) {
+    out += "  \"labels\": {\"queries\": " + json_list(p.query_labels) +
+           ", \"keys\": " + json_list(p.key_labels) + "},\n";
+  }
+  out += "  \"output\": ";
   append_json_tensor(out, r.output, r.dtype, 2);
   if (o.weights && r.weights) {
     out += ",\n  \"weights\": ";
@@ -294,7 +309,7 @@ std::string format_result(const Problem& p, const Result& r, const OutputOptions
                           const Similarity* similarity) {
   switch (o.format) {
     case Format::kJson:
-      return json_result(r, o, similarity);
+      return json_result(p, r, o, similarity);
     case Format::kCsv: {
       std::string out = format_csv_tensor(r.output, r.dtype, "output");
       if (o.weights && r.weights) out += format_csv_tensor(*r.weights, r.dtype, "weights");
