@@ -13,6 +13,7 @@
 #include "attn/json_tensor.h"
 #include "attn/options.h"
 #include "attn/progress.h"
+#include "attn/safetensors.h"
 #include "attn/tensor.h"
 
 namespace attn {
@@ -37,6 +38,11 @@ struct TensorReference {
   std::string tensor;
 };
 TensorReference split_tensor_reference(const std::string& spec);
+
+// The tensor a reference names in an open safetensors file: NAME, or the
+// file's only tensor when no name is given; a file of several without a
+// name is a usage error listing them.
+const SafetensorsEntry& pick_tensor(const SafetensorsFile& f, const TensorReference& ref);
 
 // True when a path (with or without :NAME) names a .safetensors or .npz file.
 bool is_multi_tensor_file(const std::string& spec);

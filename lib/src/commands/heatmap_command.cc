@@ -72,11 +72,7 @@ std::optional<BinaryArray> binary_input(const HeatmapCommandRequest& req) {
   }
   if (ext == "safetensors") {
     const SafetensorsFile f = SafetensorsFile::open(ref.path, req.max_input_bytes);
-    if (ref.tensor.empty() && f.tensors().size() != 1) {
-      // read_matrix words the choice; it throws the same usage error.
-      read_matrix(req.input, CellKind::kExtended, {}, req.max_input_bytes);
-    }
-    return f.view(ref.tensor.empty() ? f.tensors()[0] : f.get(ref.tensor));
+    return f.view(pick_tensor(f, ref));
   }
   return std::nullopt;
 }

@@ -92,6 +92,19 @@ TensorReference split_tensor_reference(const std::string& spec) {
   return {spec, ""};
 }
 
+const SafetensorsEntry& pick_tensor(const SafetensorsFile& f, const TensorReference& ref) {
+  if (!ref.tensor.empty()) return f.get(ref.tensor);
+  if (f.tensors().size() == 1) return f.tensors()[0];
+  std::string list;
+  for (size_t i = 0; i < f.tensors().size() && i < 8; ++i) {
+    list += (i ? ", " : "") + message_text(f.tensors()[i].name);
+  }
+  if (f.tensors().size() > 8) list += ", ...";
+  throw_usage(display_name(ref.path) + " holds " + std::to_string(f.tensors().size()) +
+              " tensors; choose one as " + ref.path + ":NAME" +
+              (list.empty() ? std::string() : " (" + list + ")"));
+}
+
 bool is_multi_tensor_file(const std::string& spec) {
   const std::string ext = extension(split_tensor_reference(spec).path);
   return ext == "safetensors" || ext == "npz";
@@ -104,22 +117,7 @@ MatrixData read_matrix(const std::string& spec, CellKind kind, const ProgressFn&
   MatrixData out;
   if (ext == "safetensors") {
     const SafetensorsFile f = SafetensorsFile::open(ref.path, max_bytes);
-    const SafetensorsEntry* e = nullptr;
-    if (!ref.tensor.empty()) {
-      e = &f.get(ref.tensor);
-    } else if (f.tensors().size() == 1) {
-      e = &f.tensors()[0];
-    } else {
-      std::string list;
-      for (size_t i = 0; i < f.tensors().size() && i < 8; ++i) {
-        list += (i ? ", " : "") + message_text(f.tensors()[i].name);
-      }
-      if (f.tensors().size() > 8) list += ", ...";
-      throw_usage(display_name(ref.path) + " holds " + std::to_string(f.tensors().size()) +
-                  " tensors; choose one as " + ref.path + ":NAME" +
-                  (list.empty() ? std::string() : " (" + list + ")"));
-    }
-    out.values = f.read(*e, kind, max_bytes);
+    out.values = f.read(pick_tensor(f, ref), kind, max_bytes);
     return out;
   }
   if (ext == "npz") {
