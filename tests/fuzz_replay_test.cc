@@ -60,5 +60,7 @@ TEST(FuzzReplay, EscapeTextCorpusAndCrashes) { replay("escape", fuzz::escape_tex
 
 TEST(FuzzReplay, FlagWordsCorpusAndCrashes) { replay("flags", fuzz::flag_words); }
 
+TEST(FuzzReplay, BinaryArchiveCorpusAndCrashes) { replay("binary", fuzz::binary_archive); }
+
 }  // namespace
 }  // namespace attn

@@ -71,6 +71,8 @@ cases = {
         {"a": entry("F32", [2], 0, 8), "b": entry("F32", [2], 8, 16)}, two),
     "st_missing_name.safetensors": st(
         {"model.q_proj.weight": entry("F32", [2, 2], 0, 16)}, two),
+    # [[2, 2]] is a list of numbers to a JSON reader that packs arrays; not a shape.
+    "st_nested_shape.safetensors": st(None, raw_header=b'{"w":{"dtype":"F32","shape":[[2,2]],"data_offsets":[0,16]}}') + two,
     "st_rank5.safetensors": st({"x": entry("F32", [1, 1, 1, 2, 2], 0, 16)}, two),
     "npz_not_zip.npz": b"this is not a zip archive at all",
     "npz_two_arrays.npz": npz({"a": np.eye(2), "b": np.ones((2, 2))}),

@@ -35,4 +35,12 @@ void escape_text(std::string_view data);
 // (flags_entry.cc). Exit 70, an internal error, throws std::logic_error.
 void flag_words(std::string_view data);
 
+// The bytes of a binary file (binary_entry.cc): an .npz archive when they
+// start with "PK", a safetensors file otherwise, and both for one input in
+// four. Every tensor and member is read within 1 MiB. Like escape_text it
+// checks what the readers accept: a safetensors file whose tensors do not
+// tile its data, or a view outside the bytes it came from, throws
+// std::logic_error.
+void binary_archive(std::string_view data);
+
 }  // namespace attn::fuzz

@@ -9,15 +9,21 @@ the titles of data/ and hostile texts: the end of each output language's
 strings, comments and documents, control characters and invalid UTF-8.
 OUT_DIR/flags receives command lines, one word a line: those the unit tests
 run (literal words only) and hand-written ones naming the inputs the flags
-fuzzer keeps in its scratch directory. Seeds only start a
+fuzzer keeps in its scratch directory. OUT_DIR/binary receives the
+.safetensors and .npz files of tests/bad and data/models (those of at most
+4096 bytes, the target's max_len) and hand-written ones: tensors of every
+dtype attn reads, empty and rank-0 tensors, metadata; archives with stored,
+deflated and ZIP64 members. Seeds only start a
 campaign; what is kept is the merged corpus in tests/fuzz/<target>/corpus.
 """
 import glob
 import hashlib
+import json
 import os
 import re
 import struct
 import sys
+import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -139,6 +145,101 @@ def npy_seeds():
     return out
 
 
+def safetensors(tensors, metadata=None):
+    """A safetensors file: tensors is a list of (name, dtype, shape, bytes),
+    laid end to end in that order; the header is padded with spaces to a
+    multiple of 8 bytes, as the format's own library writes it."""
+    header, data = {}, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name, dtype, shape, cells in tensors:
+        header[name] = {"dtype": dtype, "shape": shape,
+                        "data_offsets": [len(data), len(data) + len(cells)]}
+        data += cells
+    h = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    h += b" " * (-len(h) % 8)
+    return struct.pack("<Q", len(h)) + h + data
+
+
+def zip_archive(members, zip64=False):
+    """A ZIP file as np.savez (method 0) and np.savez_compressed (method 8)
+    write it: members is a list of (name, data, method). With zip64 the
+    directory gives sizes and offsets in ZIP64 extra fields and the archive
+    ends with the ZIP64 end-of-directory record and its locator."""
+    local, central = b"", b""
+    for name, data, method in members:
+        name = name.encode("utf-8")
+        crc = zlib.crc32(data)
+        if method == 8:
+            c = zlib.compressobj(6, zlib.DEFLATED, -15)
+            raw = c.compress(data) + c.flush()
+        else:
+            raw = data
+        offset = len(local)
+        local += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, method, 0, 0, crc, len(raw),
+                             len(data), len(name), 0) + name + raw
+        if zip64:
+            extra = struct.pack("<HHQQQ", 1, 24, len(data), len(raw), offset)
+            sizes = (0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF)
+        else:
+            extra = b""
+            sizes = (len(raw), len(data), offset)
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 45 if zip64 else 20,
+                               45 if zip64 else 20, 0, method, 0, 0, crc, sizes[0], sizes[1],
+                               len(name), len(extra), 0, 0, 0, 0, sizes[2]) + name + extra
+    n = len(members)
+    out = local + central
+    if zip64:
+        end64 = len(out)
+        out += struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, n, n, len(central),
+                           len(local))
+        out += struct.pack("<IIQI", 0x07064B50, 0, end64, 1)
+        return out + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF,
+                                 0xFFFFFFFF, 0)
+    return out + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, n, n, len(central), len(local), 0)
+
+
+def binary_seeds():
+    f4 = lambda *v: struct.pack("<%df" % len(v), *v)
+    f8 = lambda *v: struct.pack("<%dd" % len(v), *v)
+    every_dtype = [
+        ("f64", "F64", [2], f8(1, -2)),
+        ("f32", "F32", [2, 2], f4(0.25, 0.25, 0.5, 0)),
+        ("f16", "F16", [2], b"\x00\x3c\x00\x7c"),
+        ("bf16", "BF16", [2], b"\x80\x3f\xc0\x7f"),
+        ("e4m3", "F8_E4M3", [3], b"\x38\x7f\xff"),
+        ("e5m2", "F8_E5M2", [3], b"\x3c\x7c\xfc"),
+        ("i64", "I64", [1], struct.pack("<q", -2**63)),
+        ("i32", "I32", [1], struct.pack("<i", -7)),
+        ("i16", "I16", [1], struct.pack("<h", 300)),
+        ("i8", "I8", [2], b"\x80\x7f"),
+        ("u64", "U64", [1], struct.pack("<Q", 2**64 - 1)),
+        ("u32", "U32", [1], struct.pack("<I", 7)),
+        ("u16", "U16", [1], struct.pack("<H", 65535)),
+        ("u8", "U8", [2], b"\x00\xff"),
+        ("mask", "BOOL", [2, 2], b"\x01\x00\x00\x01"),
+    ]
+    attn_f32 = f4(0.5, 0.5, 0.25, 0.75)
+    npy_f8 = npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", f8(1, 2, 3, 4))
+    npy_f4 = npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 2, 2), }", attn_f32)
+    npy_b1 = npy("{'descr': '|b1', 'fortran_order': False, 'shape': (2, 2), }", b"\1\0\0\1")
+    npy_5 = npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 2, 2), }", attn_f32)
+    return [
+        safetensors([("attn", "F32", [1, 1, 2, 2], attn_f32)]),
+        safetensors(every_dtype, {"format": "pt", "note": "every dtype"}),
+        safetensors([("empty", "F32", [0, 3], b""), ("scalar", "F64", [], f8(3.5)),
+                     ("none", "U8", [0], b"")]),
+        safetensors([("rank5", "F16", [1, 1, 1, 2, 2], b"\x00\x3c" * 4)]),
+        safetensors([]),
+        safetensors([], {}),
+        zip_archive([("attentions.npy", npy_f4, 0)]),
+        zip_archive([("attentions.npy", npy_f4, 8)]),
+        zip_archive([("x.npy", npy_f8, 0), ("mask.npy", npy_b1, 8), ("stack.npy", npy_5, 0)]),
+        zip_archive([("attentions.npy", npy_f8, 0), ("w.npy", npy_5, 8)], zip64=True),
+        zip_archive([]),
+    ]
+
+
 ESCAPE_SEEDS = [
     b"plain title",
     b't"""\nimport os; print(\'INJECTED\')\n"""',
@@ -220,6 +321,14 @@ def main():
         write(out, "npy", open(p, "rb").read())
     for b in npy_seeds():
         write(out, "npy", b)
+
+    for pattern in ("tests/bad/*.safetensors", "tests/bad/*.npz", "data/**/*.safetensors",
+                    "data/**/*.npz"):
+        for p in sorted(glob.glob(os.path.join(ROOT, pattern), recursive=True)):
+            if os.path.getsize(p) <= 4096:
+                write(out, "binary", open(p, "rb").read())
+    for b in binary_seeds():
+        write(out, "binary", b)
 
     for p in sorted(glob.glob(os.path.join(ROOT, "data", "**", "*.json"), recursive=True)):
         m = re.search(rb'"title":\s*"((?:[^"\\]|\\.)*)"', open(p, "rb").read())

@@ -14,7 +14,8 @@ using Shape = std::vector<int64_t>;
 // "[2][3][4]" for {2, 3, 4}; "scalar" for {}.
 std::string shape_string(const Shape& shape);
 
-// Product of the dimensions (1 for a scalar).
+// Product of the dimensions (1 for a scalar; 0 when any is 0). Readers
+// bound the product of the non-zero dimensions before a shape gets here.
 int64_t shape_size(const Shape& shape);
 
 template <class T>

@@ -14,6 +14,12 @@ std::string shape_string(const Shape& shape) {
 }
 
 int64_t shape_size(const Shape& shape) {
+  // A zero anywhere makes the size 0, however large the other axes are:
+  // readers accept [2^32][2^32][0] (it holds no bytes), whose running
+  // product would overflow before the zero is reached.
+  for (int64_t d : shape) {
+    if (d == 0) return 0;
+  }
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;

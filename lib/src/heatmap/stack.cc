@@ -64,7 +64,7 @@ HeatmapData heatmap_from_stack(const BinaryArray& a, const StackChoice& c,
     throw_internal("heatmap_from_stack: rank " + std::to_string(a.shape.size()));
   }
   const int64_t L = a.shape[0], B = a.shape[1], H = a.shape[2], Q = a.shape[3], K = a.shape[4];
-  if (L * B * H * Q * K == 0) {
+  if (shape_size(a.shape) == 0) {
     throw_input(source,
                 "nothing to draw: the stack is empty (shape " + shape_string(a.shape) + ")");
   }

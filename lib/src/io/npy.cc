@@ -319,12 +319,14 @@ Layout npy_layout(std::string_view bytes, const std::string& name, int max_rank)
   const uint64_t limit = std::numeric_limits<uint64_t>::max() / 16;
   uint64_t count = 1;
   bool too_big = false;
+  // The non-zero axes must multiply within bounds even when another axis
+  // is 0 (an array of no bytes): later code multiplies them too.
+  bool zero = false;
   for (int64_t d : h.shape) {
     const auto ud = static_cast<uint64_t>(d);
     if (ud == 0) {
-      count = 0;
-      too_big = false;
-      break;
+      zero = true;
+      continue;
     }
     if (!too_big && count > limit / ud) too_big = true;
     if (!too_big) count *= ud;
@@ -333,6 +335,7 @@ Layout npy_layout(std::string_view bytes, const std::string& name, int max_rank)
     throw_input(name, "the header declares shape " + tuple_string(h.shape) + " of '" + h.descr +
                           "', more data than any file can hold");
   }
+  if (zero) count = 0;
   const uint64_t data_bytes = count * static_cast<uint64_t>(element_size(t));
   const uint64_t available = bytes.size() - preamble - header_len;
   if (data_bytes > available) {

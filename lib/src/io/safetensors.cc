@@ -102,15 +102,18 @@ void SafetensorsFile::parse_header() {
                              "; attn reads F64, F32, F16, BF16, F8_E4M3, F8_E5M2, I8-I64, U8-U64 "
                              "and BOOL");
     }
-    if (!shape->is_array() || (shape->size() > 0 && !shape->packed())) {
+    // A packed array of rank 1: [[2, 2]] is packed too, but not a shape.
+    if (!shape->is_array() ||
+        (shape->size() > 0 && (!shape->packed() || shape->dims().size() != 1))) {
       throw_input(place, "shape must be a list of non-negative integers");
     }
     for (double d : shape->numbers()) {
       if (!whole(d)) throw_input(place, "shape must be a list of non-negative integers");
       e.shape.push_back(static_cast<int64_t>(d));
     }
-    if (!offsets->is_array() || !offsets->packed() || offsets->numbers().size() != 2 ||
-        !whole(offsets->numbers()[0]) || !whole(offsets->numbers()[1])) {
+    if (!offsets->is_array() || !offsets->packed() || offsets->dims().size() != 1 ||
+        offsets->numbers().size() != 2 || !whole(offsets->numbers()[0]) ||
+        !whole(offsets->numbers()[1])) {
       throw_input(place, "data_offsets must be [begin, end], two non-negative integers");
     }
     e.begin = static_cast<uint64_t>(offsets->numbers()[0]);
@@ -132,6 +135,17 @@ void SafetensorsFile::parse_header() {
     bool zero = false;
     for (int64_t d : e.shape) zero = zero || d == 0;
     if (zero) {
+      // No bytes, but the other axes still have to make sense: their
+      // product must stay within what a tensor can count.
+      uint64_t cells = 1;
+      for (int64_t d : e.shape) {
+        const auto ud = static_cast<uint64_t>(d);
+        if (ud == 0) continue;
+        if (cells > (uint64_t{1} << 62) / ud) {
+          throw_input(place, "shape " + shape_string(e.shape) + " is larger than any tensor");
+        }
+        cells *= ud;
+      }
       need = 0;
     } else {
       for (int64_t d : e.shape) {
