@@ -8,10 +8,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <random>
 
 #include "attn/attention.h"
 #include "attn/document.h"
+#include "attn/error.h"
 #include "attn/limits.h"
 #include "attn/problem.h"
 #include "test_util.h"
@@ -294,6 +297,59 @@ TEST(Plan, OneDecisionChoosesThePath) {
   // The limits count a whole score matrix exactly when the plan keeps one.
   EXPECT_FALSE(needs_full_scores(dot, ComputeRequest{}, false));
   EXPECT_TRUE(needs_full_scores(additive, ComputeRequest{}, false));
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// The output's bits do not depend on what else is asked: the weights, the
+// scores (a heatmap of them), the thread count. Every golden case the
+// fast kernels take, in float64 and float32.
+int expect_same_output_bits(const std::string& dir) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() != ".json") continue;
+    const std::string path = e.path().string();
+    const Problem p = build_problem(read_document(test::read_text(path), path));
+    for (DType dtype : {DType::kF64, DType::kF32}) {
+      ComputeRequest plain;
+      plain.dtype = dtype;
+      plain.threads = 1;
+      if (plan_compute(p, plain, false) != ComputePath::kStreaming) continue;
+      Result base;
+      try {
+        base = compute(p, plain);
+      } catch (const Error&) {
+        continue;  // refused in this dtype (outside float32's range)
+      }
+      for (int variant = 0; variant < 4; ++variant) {
+        ComputeRequest req = plain;
+        req.weights = variant == 0 || variant == 3;
+        req.scores = variant == 1;
+        req.threads = variant == 2 ? 2 : variant == 3 ? 3 : 1;
+        const Result r = compute(p, req);
+        if (r.output.shape() != base.output.shape()) {
+          ADD_FAILURE() << e.path().filename() << ": the output's shape changed";
+          continue;
+        }
+        EXPECT_EQ(std::memcmp(r.output.data(), base.output.data(),
+                              static_cast<size_t>(base.output.size()) * sizeof(double)),
+                  0)
+            << e.path().filename() << (dtype == DType::kF32 ? " f32" : " f64") << " request "
+            << variant;
+      }
+      ++n;
+    }
+  }
+  return n;
+}
+
+TEST(Kernel, OutputBitsDoNotDependOnWhatElseIsAsked) {
+  EXPECT_GT(expect_same_output_bits(test::source_path("tests/golden/cases")), 100);
+  EXPECT_GT(expect_same_output_bits(test::source_path("tests/golden/modern")), 30);
 }
 
 }  // namespace
