@@ -34,7 +34,25 @@ enum class ElementType {
 };
 
 // Bytes per cell.
-int element_size(ElementType t);
+constexpr int element_size(ElementType t) {
+  switch (t) {
+    case ElementType::kF64:
+    case ElementType::kI64:
+    case ElementType::kU64:
+      return 8;
+    case ElementType::kF32:
+    case ElementType::kI32:
+    case ElementType::kU32:
+      return 4;
+    case ElementType::kF16:
+    case ElementType::kBF16:
+    case ElementType::kI16:
+    case ElementType::kU16:
+      return 2;
+    default:
+      return 1;
+  }
+}
 // True for the floating types of 32 bits or fewer (their values print as
 // floats: 0.1, not 0.100000001).
 bool single_precision(ElementType t);
@@ -43,8 +61,9 @@ const char* safetensors_dtype_name(ElementType t);
 // The type of a safetensors dtype name; false for a name attn does not read.
 bool safetensors_dtype(std::string_view name, ElementType& out);
 
-// Decodes one little-endian cell.
+// Decodes one little-endian cell, or n consecutive cells into out.
 double decode_cell(const unsigned char* p, ElementType t);
+void decode_cells(const unsigned char* p, ElementType t, int64_t n, double* out);
 
 struct BinaryArray {
   ElementType type = ElementType::kF32;

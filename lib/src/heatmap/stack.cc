@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <vector>
 
 #include "attn/error.h"
 #include "attn/heatmap.h"
@@ -23,17 +24,20 @@ void check_choice(const char* flag, const std::optional<int64_t>& i, int64_t n, 
 }
 
 // One [q][k] panel of the stack, reduced by `f` (1: as it is) into out,
-// which holds ceil(q/f) × ceil(k/f) cells.
+// which holds ceil(q/f) × ceil(k/f) cells. Each row is decoded whole (one
+// dispatch on the cell type a row, not a cell).
 void read_panel(const BinaryArray& a, int64_t offset, int64_t q, int64_t k, int64_t f,
                 Reduce reduce, double* out) {
   const int64_t rq = (q + f - 1) / f, rk = (k + f - 1) / f;
   const bool mean = reduce == Reduce::kMean;
+  const int size = element_size(a.type);
   std::fill(out, out + rq * rk, mean ? 0.0 : -std::numeric_limits<double>::infinity());
+  std::vector<double> values(static_cast<size_t>(k));
   for (int64_t i = 0; i < q; ++i) {
     double* row = out + (i / f) * rk;
-    const int64_t base = offset + i * k;
+    decode_cells(a.data + (offset + i * k) * size, a.type, k, values.data());
     for (int64_t j = 0; j < k; ++j) {
-      const double v = a.at(base + j);
+      const double v = values[static_cast<size_t>(j)];
       double& cell = row[j / f];
       if (mean) {
         cell += v;
@@ -52,7 +56,6 @@ void read_panel(const BinaryArray& a, int64_t offset, int64_t q, int64_t k, int6
     }
   }
   // The panel's pages are read; a mapped file need not keep them.
-  const int size = element_size(a.type);
   a.keep.release(a.data + offset * size, static_cast<size_t>(q * k * size));
 }
 

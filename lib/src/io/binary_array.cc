@@ -3,18 +3,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "io/cells.h"
 
 namespace attn {
 
 namespace {
-
-uint64_t load_le(const unsigned char* p, int n) {
-  uint64_t v = 0;
-  for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
 
 template <class S, class U>
 double as_signed(uint64_t bits) {
@@ -52,18 +47,17 @@ double f8_e4m3(uint32_t b) {
 struct Name {
   ElementType type;
   const char* name;
-  int size;
 };
 
 constexpr Name kNames[] = {
-    {ElementType::kF64, "F64", 8},        {ElementType::kF32, "F32", 4},
-    {ElementType::kF16, "F16", 2},        {ElementType::kBF16, "BF16", 2},
-    {ElementType::kF8E4M3, "F8_E4M3", 1}, {ElementType::kF8E5M2, "F8_E5M2", 1},
-    {ElementType::kI64, "I64", 8},        {ElementType::kI32, "I32", 4},
-    {ElementType::kI16, "I16", 2},        {ElementType::kI8, "I8", 1},
-    {ElementType::kU64, "U64", 8},        {ElementType::kU32, "U32", 4},
-    {ElementType::kU16, "U16", 2},        {ElementType::kU8, "U8", 1},
-    {ElementType::kBool, "BOOL", 1},
+    {ElementType::kF64, "F64"},        {ElementType::kF32, "F32"},
+    {ElementType::kF16, "F16"},        {ElementType::kBF16, "BF16"},
+    {ElementType::kF8E4M3, "F8_E4M3"}, {ElementType::kF8E5M2, "F8_E5M2"},
+    {ElementType::kI64, "I64"},        {ElementType::kI32, "I32"},
+    {ElementType::kI16, "I16"},        {ElementType::kI8, "I8"},
+    {ElementType::kU64, "U64"},        {ElementType::kU32, "U32"},
+    {ElementType::kU16, "U16"},        {ElementType::kU8, "U8"},
+    {ElementType::kBool, "BOOL"},
 };
 
 const Name& entry(ElementType t) {
@@ -74,8 +68,6 @@ const Name& entry(ElementType t) {
 }
 
 }  // namespace
-
-int element_size(ElementType t) { return entry(t).size; }
 
 bool single_precision(ElementType t) {
   return t == ElementType::kF32 || t == ElementType::kF16 || t == ElementType::kBF16 ||
@@ -94,54 +86,110 @@ bool safetensors_dtype(std::string_view name, ElementType& out) {
   return false;
 }
 
-double decode_cell(const unsigned char* p, ElementType t) {
-  switch (t) {
-    case ElementType::kF64: {
-      const uint64_t b = load_le(p, 8);
-      double x = 0;
-      std::memcpy(&x, &b, sizeof x);
-      return x;
-    }
-    case ElementType::kF32:
-      return float_bits(static_cast<uint32_t>(load_le(p, 4)));
-    case ElementType::kF16:
-      return half(static_cast<uint32_t>(load_le(p, 2)));
-    case ElementType::kBF16:
-      // bfloat16 is the upper half of a float32.
-      return float_bits(static_cast<uint32_t>(load_le(p, 2)) << 16);
-    case ElementType::kF8E4M3:
-      return f8_e4m3(p[0]);
-    case ElementType::kF8E5M2:
-      // e5m2 is the upper byte of a binary16.
-      return half(static_cast<uint32_t>(p[0]) << 8);
-    case ElementType::kI64:
-      return as_signed<int64_t, uint64_t>(load_le(p, 8));
-    case ElementType::kI32:
-      return as_signed<int32_t, uint32_t>(load_le(p, 4));
-    case ElementType::kI16:
-      return as_signed<int16_t, uint16_t>(load_le(p, 2));
-    case ElementType::kI8:
-      return as_signed<int8_t, uint8_t>(p[0]);
-    case ElementType::kU64:
-      return static_cast<double>(load_le(p, 8));
-    case ElementType::kU32:
-      return static_cast<double>(load_le(p, 4));
-    case ElementType::kU16:
-      return static_cast<double>(load_le(p, 2));
-    case ElementType::kU8:
-      return p[0];
-    case ElementType::kBool:
-      // Any non-zero byte is true, as NumPy and PyTorch read it.
-      return p[0] ? 1.0 : 0.0;
+namespace {
+
+// One cell of a type known at compile time: the loops below decode a run
+// of cells with one dispatch on the type, not one per cell.
+template <ElementType T>
+double decode(const unsigned char* p) {
+  using E = ElementType;
+  if constexpr (T == E::kF64) {
+    const uint64_t b = detail::load_le(p, 8);
+    double x = 0;
+    std::memcpy(&x, &b, sizeof x);
+    return x;
+  } else if constexpr (T == E::kF32) {
+    return float_bits(static_cast<uint32_t>(detail::load_le(p, 4)));
+  } else if constexpr (T == E::kF16) {
+    return half(static_cast<uint32_t>(detail::load_le(p, 2)));
+  } else if constexpr (T == E::kBF16) {
+    // bfloat16 is the upper half of a float32.
+    return float_bits(static_cast<uint32_t>(detail::load_le(p, 2)) << 16);
+  } else if constexpr (T == E::kF8E4M3) {
+    return f8_e4m3(p[0]);
+  } else if constexpr (T == E::kF8E5M2) {
+    // e5m2 is the upper byte of a binary16.
+    return half(static_cast<uint32_t>(p[0]) << 8);
+  } else if constexpr (T == E::kI64) {
+    return as_signed<int64_t, uint64_t>(detail::load_le(p, 8));
+  } else if constexpr (T == E::kI32) {
+    return as_signed<int32_t, uint32_t>(detail::load_le(p, 4));
+  } else if constexpr (T == E::kI16) {
+    return as_signed<int16_t, uint16_t>(detail::load_le(p, 2));
+  } else if constexpr (T == E::kI8) {
+    return as_signed<int8_t, uint8_t>(p[0]);
+  } else if constexpr (T == E::kU64) {
+    return static_cast<double>(detail::load_le(p, 8));
+  } else if constexpr (T == E::kU32) {
+    return static_cast<double>(detail::load_le(p, 4));
+  } else if constexpr (T == E::kU16) {
+    return static_cast<double>(detail::load_le(p, 2));
+  } else if constexpr (T == E::kU8) {
+    return p[0];
+  } else {
+    // BOOL: any non-zero byte is true, as NumPy and PyTorch read it.
+    return p[0] ? 1.0 : 0.0;
   }
-  return 0;
+}
+
+template <ElementType T>
+void decode_run(const unsigned char* p, int64_t n, double* out) {
+  constexpr int64_t step = element_size(T);
+  for (int64_t i = 0; i < n; ++i, p += step) out[i] = decode<T>(p);
+}
+
+// Calls f with the type as a compile-time constant (an integral_constant).
+template <class F>
+auto dispatch(ElementType t, F&& f) {
+  using E = ElementType;
+  switch (t) {
+    case E::kF64:
+      return f(std::integral_constant<E, E::kF64>{});
+    case E::kF32:
+      return f(std::integral_constant<E, E::kF32>{});
+    case E::kF16:
+      return f(std::integral_constant<E, E::kF16>{});
+    case E::kBF16:
+      return f(std::integral_constant<E, E::kBF16>{});
+    case E::kF8E4M3:
+      return f(std::integral_constant<E, E::kF8E4M3>{});
+    case E::kF8E5M2:
+      return f(std::integral_constant<E, E::kF8E5M2>{});
+    case E::kI64:
+      return f(std::integral_constant<E, E::kI64>{});
+    case E::kI32:
+      return f(std::integral_constant<E, E::kI32>{});
+    case E::kI16:
+      return f(std::integral_constant<E, E::kI16>{});
+    case E::kI8:
+      return f(std::integral_constant<E, E::kI8>{});
+    case E::kU64:
+      return f(std::integral_constant<E, E::kU64>{});
+    case E::kU32:
+      return f(std::integral_constant<E, E::kU32>{});
+    case E::kU16:
+      return f(std::integral_constant<E, E::kU16>{});
+    case E::kU8:
+      return f(std::integral_constant<E, E::kU8>{});
+    case E::kBool:
+      break;
+  }
+  return f(std::integral_constant<E, E::kBool>{});
+}
+
+}  // namespace
+
+double decode_cell(const unsigned char* p, ElementType t) {
+  return dispatch(t, [&](auto type) { return decode<decltype(type)::value>(p); });
+}
+
+void decode_cells(const unsigned char* p, ElementType t, int64_t n, double* out) {
+  dispatch(t, [&](auto type) { decode_run<decltype(type)::value>(p, n, out); });
 }
 
 Tensor<double> BinaryArray::to_tensor(const std::string& name, CellKind kind) const {
   std::vector<double> v(static_cast<size_t>(size()));
-  const int step = element_size(type);
-  const unsigned char* p = data;
-  for (size_t i = 0; i < v.size(); ++i, p += step) v[i] = decode_cell(p, type);
+  decode_cells(data, type, size(), v.data());
   detail::check_cells(v, shape, name, kind, single_precision(type));
   return Tensor<double>(shape, std::move(v));
 }

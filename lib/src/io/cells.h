@@ -1,8 +1,11 @@
-// Cells of binary arrays (.npy, .safetensors, .npz members): where a cell
-// is, for messages, and the check that every cell has the kind its role
+// Cells of binary arrays (.npy, .safetensors, .npz members): little-endian
+// integers as the formats store them, where a cell is, for messages, and
+// the check that every cell has the kind its role
 // needs (finite numbers, 0/1 mask cells, counts).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,6 +13,13 @@
 #include "attn/tensor.h"
 
 namespace attn::detail {
+
+// The n-byte little-endian unsigned integer at p (n <= 8).
+inline uint64_t load_le(const unsigned char* p, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
 
 // "w.npy[3][1]" for flat index 7 of shape (4, 2).
 std::string cell_place(const std::string& name, const Shape& shape, int64_t flat);

@@ -7,6 +7,7 @@
 #include "attn/error.h"
 #include "attn/json_tensor.h"
 #include "attn/number_text.h"
+#include "io/cells.h"
 
 namespace attn {
 
@@ -19,12 +20,6 @@ constexpr std::string_view kMagic("\x93NUMPY", 6);
 // NumPy pads the preamble + header to a multiple of 64 bytes so the data
 // can be memory-mapped aligned; we write the same layout.
 constexpr size_t kAlign = 64;
-
-uint64_t load_le(const unsigned char* p, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
 
 void store_le(char* p, uint64_t v, size_t n) {
   for (size_t i = 0; i < n; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
@@ -297,7 +292,7 @@ Layout npy_layout(std::string_view bytes, const std::string& name, int max_rank)
   const size_t len_bytes = major == 1 ? 2 : 4;
   const size_t preamble = 8 + len_bytes;
   if (bytes.size() < preamble) throw_input(name, "truncated .npy header");
-  const uint64_t header_len = load_le(u + 8, len_bytes);
+  const uint64_t header_len = detail::load_le(u + 8, len_bytes);
   if (header_len > bytes.size() - preamble) {
     throw_input(name, "truncated: the .npy header declares " + std::to_string(header_len) +
                           " bytes but only " + std::to_string(bytes.size() - preamble) +

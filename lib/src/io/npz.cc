@@ -5,6 +5,7 @@
 
 #include "attn/error.h"
 #include "attn/options.h"
+#include "io/cells.h"
 
 // stb_image's inflate (the zlib decoder behind its PNG reader) unpacks
 // deflated members; the rest of stb_image is left out.
@@ -35,13 +36,8 @@ namespace attn {
 
 namespace {
 
-uint64_t le(std::string_view b, uint64_t at, int n) {
-  uint64_t v = 0;
-  for (int i = 0; i < n; ++i) {
-    v |= static_cast<uint64_t>(static_cast<unsigned char>(b[at + static_cast<uint64_t>(i)]))
-         << (8 * i);
-  }
-  return v;
+uint64_t le(std::string_view b, uint64_t at, size_t n) {
+  return detail::load_le(reinterpret_cast<const unsigned char*>(b.data()) + at, n);
 }
 
 uint32_t crc32(std::string_view data) {

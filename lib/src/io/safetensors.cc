@@ -6,6 +6,7 @@
 #include "attn/error.h"
 #include "attn/json.h"
 #include "attn/options.h"
+#include "io/cells.h"
 
 namespace attn {
 
@@ -44,9 +45,7 @@ void SafetensorsFile::parse_header() {
     throw_input(name_, "not a safetensors file: " + std::to_string(all.size()) +
                            " bytes, shorter than the 8-byte header length");
   }
-  uint64_t n = 0;
-  for (int i = 0; i < 8; ++i)
-    n |= static_cast<uint64_t>(static_cast<unsigned char>(all[i])) << (8 * i);
+  const uint64_t n = detail::load_le(reinterpret_cast<const unsigned char*>(all.data()), 8);
   if (n > kMaxHeaderBytes) {
     throw_input(name_, "the header length is " + std::to_string(n) +
                            " bytes, more than the 100000000 a safetensors header may have "
