@@ -40,7 +40,10 @@ uint64_t le(std::string_view b, uint64_t at, size_t n) {
   return detail::load_le(reinterpret_cast<const unsigned char*>(b.data()) + at, n);
 }
 
-uint32_t crc32(std::string_view data) {
+// CRC-32 (ZIP's) of data. With `bytes`,
+// the pages of data already summed are released as it goes: a stored
+// member of a mapped archive is checked without keeping it all resident.
+uint32_t crc32(std::string_view data, const FileBytes* bytes = nullptr) {
   static const std::array<uint32_t, 256> table = [] {
     std::array<uint32_t, 256> t{};
     for (uint32_t i = 0; i < 256; ++i) {
@@ -50,8 +53,13 @@ uint32_t crc32(std::string_view data) {
     }
     return t;
   }();
+  constexpr size_t kChunk = size_t{1} << 22;
   uint32_t c = 0xFFFFFFFFu;
-  for (char ch : data) c = table[(c ^ static_cast<unsigned char>(ch)) & 0xff] ^ (c >> 8);
+  for (size_t at = 0; at < data.size(); at += kChunk) {
+    const std::string_view chunk = data.substr(at, kChunk);
+    for (char ch : chunk) c = table[(c ^ static_cast<unsigned char>(ch)) & 0xff] ^ (c >> 8);
+    if (bytes) bytes->release(chunk.data(), chunk.size());
+  }
   return c ^ 0xFFFFFFFFu;
 }
 
@@ -189,7 +197,7 @@ FileBytes NpzArchive::member(std::string_view array, int64_t max_bytes) const {
   const std::string_view raw = b.substr(start, m->compressed);
   if (m->method == 0) {
     if (m->compressed != m->size) throw_input(place, "damaged archive: stored sizes differ");
-    if (crc32(raw) != m->crc) throw_input(place, "damaged archive: CRC-32 mismatch");
+    if (crc32(raw, &bytes_) != m->crc) throw_input(place, "damaged archive: CRC-32 mismatch");
     // A view into the archive's bytes: the mapping stays alive with it.
     return FileBytes::slice(bytes_, start, m->size);
   }
