@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "attn/json_tensor.h"
+#include "attn/npz.h"
 #include "attn/options.h"
 #include "attn/progress.h"
 #include "attn/safetensors.h"
@@ -43,6 +44,8 @@ TensorReference split_tensor_reference(const std::string& spec);
 // file's only tensor when no name is given; a file of several without a
 // name is a usage error listing them.
 const SafetensorsEntry& pick_tensor(const SafetensorsFile& f, const TensorReference& ref);
+// The same for an .npz archive: the array's name.
+std::string pick_member(const NpzArchive& a, const TensorReference& ref);
 
 // True when a path (with or without :NAME) names a .safetensors or .npz file.
 bool is_multi_tensor_file(const std::string& spec);

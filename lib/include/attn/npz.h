@@ -35,9 +35,6 @@ class NpzArchive {
   // naming the nearest name when there is none. A member over max_bytes
   // uncompressed is refused before it is read (--max-input-bytes).
   FileBytes member(std::string_view array, int64_t max_bytes = kDefaultMaxInputBytes) const;
-  // The one array of an archive that holds one; otherwise a usage error
-  // listing the names to choose from with FILE.npz:NAME.
-  const NpzMember& only_member() const;
 
  private:
   void read_directory();

@@ -63,6 +63,21 @@ std::vector<double> number_list(std::string_view flag, const std::string& text, 
 
 }  // namespace
 
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = text.find(',', start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const size_t b = item.find_first_not_of(' ');
+    const size_t e = item.find_last_not_of(' ');
+    out.push_back(b == std::string::npos ? "" : item.substr(b, e - b + 1));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
 const std::vector<SettingFlag>& setting_flags() {
   // Each help ends with the default; the choices follow after ": " (the
   // completion tests read them there).

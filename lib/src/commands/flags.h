@@ -31,6 +31,10 @@ const std::vector<SettingFlag>& setting_flags();
 Format parse_format_flag(const std::string& text);
 TraceFormat parse_trace_format_flag(const std::string& text);
 DType parse_dtype_flag(const std::string& flag, const std::string& text);
+// "cat, milk,it" -> {"cat", "milk", "it"}: a comma-separated list (labels,
+// lengths), each item without its surrounding spaces; "" is one empty item.
+std::vector<std::string> split_list(const std::string& text);
+
 int parse_int_flag(const std::string& flag, const std::string& text, int lo, int hi);
 
 // --max-elements: a positive integer, written plainly (268435456), in

@@ -9,29 +9,15 @@
 #include "attn/npz.h"
 #include "attn/safetensors.h"
 #include "attn/tokens.h"
+#include "commands/flags.h"
 
 namespace attn {
 
 namespace {
 
-std::vector<std::string> split_labels(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    const size_t comma = s.find(',', start);
-    std::string item =
-        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const size_t b = item.find_first_not_of(' ');
-    const size_t e = item.find_last_not_of(' ');
-    out.push_back(b == std::string::npos ? "" : item.substr(b, e - b + 1));
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
-
 std::vector<std::string> labels_for(const char* flag, const std::string& text, int64_t n,
                                     const char* what) {
-  std::vector<std::string> l = split_labels(text);
+  std::vector<std::string> l = split_list(text);
   if (static_cast<int64_t>(l.size()) != n) {
     throw_usage(std::string(flag) + ": " + std::to_string(l.size()) + " labels for " +
                 std::to_string(n) + " " + what);
@@ -67,7 +53,7 @@ std::optional<BinaryArray> binary_input(const HeatmapCommandRequest& req) {
   }
   if (ext == "npz") {
     const NpzArchive a = NpzArchive::open(ref.path, req.max_input_bytes);
-    const std::string member = ref.tensor.empty() ? a.only_member().name : ref.tensor;
+    const std::string member = pick_member(a, ref);
     return view_npy(a.member(member, req.max_input_bytes), name + ":" + member, 5);
   }
   if (ext == "safetensors") {

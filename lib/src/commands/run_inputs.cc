@@ -14,27 +14,12 @@
 #include "attn/tokens.h"
 #include "attn/utf8.h"
 #include "commands/examples.h"
+#include "commands/flags.h"
 #include "commands/run_internal.h"
 
 namespace attn::detail {
 
 namespace {
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    size_t comma = s.find(',', start);
-    std::string item =
-        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const size_t b = item.find_first_not_of(' ');
-    const size_t e = item.find_last_not_of(' ');
-    out.push_back(b == std::string::npos ? "" : item.substr(b, e - b + 1));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 // Reads an input, reporting the bytes read (large files take a while).
 std::string read_input(const RunRequest& req, const std::string& path) {

@@ -92,17 +92,38 @@ TensorReference split_tensor_reference(const std::string& spec) {
   return {spec, ""};
 }
 
+namespace {
+
+// A file of several tensors named without :NAME: a usage error listing the
+// first names to choose from.
+[[noreturn]] void choose_one(const TensorReference& ref, const std::vector<std::string>& names,
+                             const char* what) {
+  std::string list;
+  for (size_t i = 0; i < names.size() && i < 8; ++i) {
+    list += (i ? ", " : "") + message_text(names[i]);
+  }
+  if (names.size() > 8) list += ", ...";
+  throw_usage(display_name(ref.path) + " holds " + std::to_string(names.size()) + " " + what +
+              "; choose one as " + ref.path + ":NAME" +
+              (list.empty() ? std::string() : " (" + list + ")"));
+}
+
+}  // namespace
+
 const SafetensorsEntry& pick_tensor(const SafetensorsFile& f, const TensorReference& ref) {
   if (!ref.tensor.empty()) return f.get(ref.tensor);
   if (f.tensors().size() == 1) return f.tensors()[0];
-  std::string list;
-  for (size_t i = 0; i < f.tensors().size() && i < 8; ++i) {
-    list += (i ? ", " : "") + message_text(f.tensors()[i].name);
-  }
-  if (f.tensors().size() > 8) list += ", ...";
-  throw_usage(display_name(ref.path) + " holds " + std::to_string(f.tensors().size()) +
-              " tensors; choose one as " + ref.path + ":NAME" +
-              (list.empty() ? std::string() : " (" + list + ")"));
+  std::vector<std::string> names;
+  for (const SafetensorsEntry& e : f.tensors()) names.push_back(e.name);
+  choose_one(ref, names, "tensors");
+}
+
+std::string pick_member(const NpzArchive& a, const TensorReference& ref) {
+  if (!ref.tensor.empty()) return ref.tensor;
+  if (a.members().size() == 1) return a.members()[0].name;
+  std::vector<std::string> names;
+  for (const NpzMember& m : a.members()) names.push_back(m.name);
+  choose_one(ref, names, "arrays");
 }
 
 bool is_multi_tensor_file(const std::string& spec) {
@@ -122,7 +143,7 @@ MatrixData read_matrix(const std::string& spec, CellKind kind, const ProgressFn&
   }
   if (ext == "npz") {
     const NpzArchive a = NpzArchive::open(ref.path, max_bytes);
-    const std::string member = ref.tensor.empty() ? a.only_member().name : ref.tensor;
+    const std::string member = pick_member(a, ref);
     out.values = parse_npy(a.member(member, max_bytes).view(),
                            display_name(ref.path) + ":" + message_text(member), kind)
                      .values;

@@ -155,17 +155,6 @@ void NpzArchive::read_directory() {
   }
 }
 
-const NpzMember& NpzArchive::only_member() const {
-  if (members_.size() == 1) return members_[0];
-  std::string list;
-  for (size_t i = 0; i < members_.size() && i < 8; ++i) {
-    list += (i ? ", " : "") + message_text(members_[i].name);
-  }
-  if (members_.size() > 8) list += ", ...";
-  throw_usage(name_ + " holds " + std::to_string(members_.size()) + " arrays; choose one as " +
-              name_ + ":NAME" + (list.empty() ? std::string() : " (" + list + ")"));
-}
-
 FileBytes NpzArchive::member(std::string_view array, int64_t max_bytes) const {
   const NpzMember* m = nullptr;
   for (const NpzMember& c : members_) {
