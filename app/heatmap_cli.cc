@@ -29,8 +29,14 @@ struct DrawingFlag {
 const DrawingFlag kDrawingFlags[] = {
     {"--colormap", "viridis (default), magma, gray, blues, or rdbu (default for signed values)",
      "NAME"},
-    {"--vmin", "value drawn in the bottom colour (default: the data's minimum)", "X"},
-    {"--vmax", "value drawn in the top colour (default: the data's maximum)", "X"},
+    {"--vmin",
+     "value drawn in the bottom colour, or auto for the data's minimum (default: 0 for "
+     "attention weights, else the data's minimum)",
+     "X"},
+    {"--vmax",
+     "value drawn in the top colour, or auto for the data's maximum (default: 1 for "
+     "attention weights, else the data's maximum)",
+     "X"},
     {"--normalize", "none (default), row or col: divide each row/column by its max |value|", "HOW"},
     {"--batch", "draw (or trace) only this batch entry, 0-based (default: every one)", "B"},
     {"--head", "draw (or trace) only this head, 0-based (default: every head)", "H"},
@@ -39,6 +45,14 @@ const DrawingFlag kDrawingFlags[] = {
      "downsampled",
      "PX"},
     {"--reduce", "mean (default) or max: how downsampled blocks are merged", "HOW"},
+    {"--cell-size", "pixels per cell, 1 to 256 (default: the largest that fits --max-size)", "PX"},
+    {"--labels-every", "label every Nth row and column (default: every label that fits)", "N"},
+    {"--annotate", "write the values in the cells: auto (default: when they fit), always or never",
+     "WHEN"},
+    {"--font",
+     "TrueType/OpenType font for the text, e.g. Noto Sans CJK for Chinese (default: the "
+     "built-in DejaVu Sans)",
+     "FILE"},
 };
 
 using FlagTexts = std::map<std::string, std::string>;
@@ -62,6 +76,9 @@ HeatmapOptions drawing_options(const CLI::App* cmd, const FlagTexts& texts, bool
     if (!drawn && !(trace && narrows_trace(f.flag))) {
       throw_usage(std::string(f.flag) + " needs --heatmap FILE or --show" +
                   (narrows_trace(f.flag) ? " (or --trace)" : ""));
+    }
+    if (std::string(f.flag) == "--font") {
+      check_path_flag("--font", texts.at(f.flag), PathFlag::kInput);
     }
     set_heatmap_flag(o, f.flag, texts.at(f.flag));
   }
@@ -87,6 +104,7 @@ std::function<void(HeatmapRequest&, bool, ColorMode)> add_run_heatmap_flags(CLI:
       ->group(g)
       ->type_name("STAGE");
   add_drawing_flags(run, f->texts, g);
+  // --precision (a flag of the run's tables) also sets the values' digits.
   return [f, run](HeatmapRequest& h, bool trace, ColorMode color) {
     if (run->count("--heatmap") > 0) check_path_flag("--heatmap", f->path, PathFlag::kOutput);
     h.path = f->path;
@@ -96,6 +114,9 @@ std::function<void(HeatmapRequest&, bool, ColorMode)> add_run_heatmap_flags(CLI:
       h.stage = parse_heatmap_stage_flag(f->of);
     }
     h.options = drawing_options(run, f->texts, h.wanted(), trace);
+    if (h.wanted() && run->count("--precision") > 0) {
+      set_heatmap_flag(h.options, "--precision", run->get_option("--precision")->as<std::string>());
+    }
     if (h.show) h.terminal = terminal_style(color);
   };
 }
@@ -107,7 +128,7 @@ Action add_heatmap(CLI::App& app) {
     std::string max_input_bytes;
     bool quiet = false;
     std::string color = "auto";
-    std::string layer, stack = "batch";
+    std::string layer, stack = "batch", precision;
   };
   auto f = std::make_shared<Flags>();
   HeatmapCommandRequest& req = f->req;
@@ -160,6 +181,11 @@ Action add_heatmap(CLI::App& app) {
                   "stops past it")
       ->type_name("N");
   add_drawing_flags(cmd, f->texts, "Drawing");
+  cmd->add_option("--precision", f->precision,
+                  "digits after the point of the values in the cells (default: 2, or 3 when "
+                  "that writes them exactly)")
+      ->group("Drawing")
+      ->type_name("N");
   return [f, cmd]() {
     HeatmapCommandRequest& r = f->req;
     check_path_flag("input", r.input, PathFlag::kInput);
@@ -168,6 +194,7 @@ Action add_heatmap(CLI::App& app) {
       r.max_input_bytes = parse_max_input_bytes_flag(f->max_input_bytes);
     }
     r.options = drawing_options(cmd, f->texts, true);
+    if (cmd->count("--precision") > 0) set_heatmap_flag(r.options, "--precision", f->precision);
     if (cmd->count("--tokens") > 0) check_path_flag("--tokens", r.tokens, PathFlag::kInput);
     if (cmd->count("--layer") > 0) r.layer = parse_int_flag("--layer", f->layer, 0, 1 << 20);
     if (f->stack != "batch" && f->stack != "layers") {
@@ -175,6 +202,7 @@ Action add_heatmap(CLI::App& app) {
     }
     r.stack_layers = f->stack == "layers";
     if (r.show) r.terminal = terminal_style(parse_color_flag(f->color));
+    r.quiet = f->quiet;
     StdConsole console;
     const auto bar = progress_bar(f->quiet);
     r.progress = bar.get();

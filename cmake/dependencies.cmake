@@ -28,6 +28,15 @@ if(NOT STB_INCLUDE_DIR)
   attn_missing("stb (stb_image_write.h)" "libstb-dev")
 endif()
 
+# DejaVu Sans, embedded into the binary for the figures' text.
+find_file(ATTN_FONT_REGULAR DejaVuSans.ttf PATHS /usr/share/fonts/truetype/dejavu
+          PATH_SUFFIXES fonts/truetype/dejavu)
+find_file(ATTN_FONT_BOLD DejaVuSans-Bold.ttf PATHS /usr/share/fonts/truetype/dejavu
+          PATH_SUFFIXES fonts/truetype/dejavu)
+if(NOT ATTN_FONT_REGULAR OR NOT ATTN_FONT_BOLD)
+  attn_missing("the DejaVu Sans font (DejaVuSans.ttf)" "fonts-dejavu-core")
+endif()
+
 if(ATTN_BUILD_TESTS)
   find_package(GTest QUIET CONFIG)
   if(NOT GTest_FOUND)

@@ -38,6 +38,13 @@ draw data/examples/causal.json causal.png
 # Four heads and a batch of two: one panel per head plus the head mean.
 draw data/examples/multihead.json multihead.png
 draw data/examples/multihead.json multihead_batch1_head2.png --batch 1 --head 2
+# Chinese labels in Noto Sans CJK (Debian's fonts-noto-cjk), when installed.
+cjk=/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
+if [ -f "$cjk" ]; then
+  draw data/examples/sweet.json sweet_chinese.png --labels '它,喝,牛奶,甜' --font "$cjk"
+else
+  echo "make_heatmap_docs.sh: $cjk not found (apt-get install fonts-noto-cjk); sweet_chinese.png kept" >&2
+fi
 
 # A large matrix: 4096 tokens with sinusoidal position vectors (as in
 # "Attention is all you need", 16 dimensions), causal, each row divided by

@@ -128,6 +128,7 @@ const std::map<std::string, Strings>& name_flags() {
       {"--arch", architecture_names()},
       {"--normalize", normalize_names()},
       {"--reduce", reduce_names()},
+      {"--annotate", annotate_names()},
       {"--color", color_names()},
   };
   return flags;

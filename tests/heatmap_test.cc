@@ -158,7 +158,7 @@ TEST(HeatmapPanels, HeadMeanCountsMaskedWeightsAsZero) {
   EXPECT_EQ(p.panels[2].values, (std::vector<double>{0.75, 0.25}));
 }
 
-TEST(HeatmapPng, SweetFigureHasTheLaidOutSizeAndTheTopColourAtTheMaximum) {
+TEST(HeatmapPng, SweetFigureHasTheLaidOutSizeAndWeightsOnAZeroToOneScale) {
   Sweet s;
   const Scene scene = heatmap::layout_figure(s.d, HeatmapOptions{});
   const Image im = decode(render_png(s.d, HeatmapOptions{}));
@@ -168,14 +168,21 @@ TEST(HeatmapPng, SweetFigureHasTheLaidOutSizeAndTheTopColourAtTheMaximum) {
   const std::vector<CellGrid> g = panels(scene);
   ASSERT_EQ(g.size(), 1u);
   ASSERT_EQ(g[0].rows, 4);
-  // The maximum, 0.853 (sweet -> sweet), has viridis' top colour; a corner
-  // pixel of the cell, away from the value written in it.
+  // Weights are drawn on 0 to 1: the maximum, 0.853 (sweet -> sweet), sits
+  // at 0.853 of viridis (a corner pixel of the cell, away from its value),
+  // 0.25 at a quarter.
   const int c = g[0].cell_w;
-  EXPECT_TRUE(im.at(g[0].x + 3 * c + 2, g[0].y + 3 * c + 2) ==
-              colormap_color(Colormap::kViridis, 1));
-  // The range starts at 0 for weights: 0.25 sits at 0.25 / 0.853 of it.
   const double top = s.r.weights->values()[15];
-  EXPECT_TRUE(im.at(g[0].x + 2, g[0].y + 2) == colormap_color(Colormap::kViridis, 0.25 / top));
+  EXPECT_TRUE(im.at(g[0].x + 3 * c + 2, g[0].y + 3 * c + 2) ==
+              colormap_color(Colormap::kViridis, top));
+  EXPECT_TRUE(im.at(g[0].x + 2, g[0].y + 2) == colormap_color(Colormap::kViridis, 0.25));
+  // --vmax auto: the data's maximum has the top colour.
+  HeatmapOptions data_range;
+  set_heatmap_flag(data_range, "--vmax", "auto");
+  const Image im2 = decode(render_png(s.d, data_range));
+  EXPECT_TRUE(im2.at(g[0].x + 3 * c + 2, g[0].y + 3 * c + 2) ==
+              colormap_color(Colormap::kViridis, 1));
+  EXPECT_TRUE(im2.at(g[0].x + 2, g[0].y + 2) == colormap_color(Colormap::kViridis, 0.25 / top));
 }
 
 TEST(HeatmapPng, ValuesAreWrittenInContrastingInk) {
@@ -556,23 +563,26 @@ TEST(HeatmapLimits, MeansOfHugeValuesDoNotOverflow) {
 
 TEST(HeatmapLimits, ManyPanelsAreRefusedBeforeDrawing) {
   // 1000 heads of 2x2 drew a 5988 x 5468 image at --max-size 2048 (and
-  // 262,144 heads gigabytes): every panel keeps 96 px.
-  const Tensor<double> t({1000, 2, 2}, std::vector<double>(4000, 0.5));
+  // 262,144 heads gigabytes). Panels of a grid keep 32 px: 1000 heads now
+  // wrap into 2048 px, 5000 do not.
+  const Tensor<double> fits({1000, 2, 2}, std::vector<double>(4000, 0.5));
+  EXPECT_LE(decode(render_png(heatmap_from_tensor(fits), HeatmapOptions{})).w, 2048);
+  const Tensor<double> t({5000, 2, 2}, std::vector<double>(20000, 0.5));
   HeatmapData d = heatmap_from_tensor(t);
   d.source = "h.json";
   const std::string e = test::error_of([&] { render_png(d, HeatmapOptions{}); });
   EXPECT_EQ(e,
-            "h.json: the heatmap of 1001 panels needs 6048 × 5444 pixels, more than "
+            "h.json: the heatmap of 5001 panels needs 13717 × 7452 pixels, more than "
             "--max-size 2048; draw fewer panels with --head or --batch, or raise --max-size");
   EXPECT_EQ(test::error_of([&] { render_svg(d, HeatmapOptions{}); }), e);
-  // One head fits; so do 1000 at a size that holds them.
+  // One head fits; so do 5000 at a size that holds them.
   HeatmapOptions one;
   one.head = 7;
   EXPECT_EQ(decode(render_png(d, one)).w > 0, true);
   HeatmapOptions large;
-  large.max_size = 8192;
+  large.max_size = 16384;
   const Scene s = heatmap::layout_figure(d, large);
-  EXPECT_LE(std::max(s.width, s.height), 8192);
+  EXPECT_LE(std::max(s.width, s.height), 16384);
   // At the largest --max-size there is nothing to raise.
   const Tensor<double> many({20000, 1, 1}, std::vector<double>(20000, 0.5));
   HeatmapOptions largest;
@@ -592,7 +602,7 @@ TEST(HeatmapLimits, ManyHeadsThroughTheCli) {
   auto r = run_attn({"heatmap", f, "-o", test::temp_dir() + "/many.png"});
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.err, "attn: error: " + f +
-                       ": the heatmap of 262145 panels needs 93590 × 86140 pixels, more than "
+                       ": the heatmap of 262145 panels needs 97697 × 53372 pixels, more than "
                        "--max-size 2048; draw fewer panels with --head or --batch, or raise "
                        "--max-size\n");
   auto one = run_attn({"heatmap", f, "--head", "262143", "-o", test::temp_dir() + "/one.png"});
@@ -632,9 +642,9 @@ std::string fit_text_reference(const std::string& utf8, int max_width, int scale
     size_t cut = s.size() - 1;
     while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
     s.resize(cut);
-    if (heatmap::text_extent(s + "..", scale) <= max_width) return s + "..";
+    if (heatmap::text_extent(s + "…", scale) <= max_width) return s + "…";
   }
-  return "";
+  return heatmap::text_extent("…", scale) <= max_width ? "…" : "";
 }
 
 TEST(HeatmapLimits, FitTextAgreesWithCuttingOneCodePointAtATime) {
@@ -681,15 +691,171 @@ TEST(HeatmapLimits, MegabyteTitlesAndLabelsAreLaidOutInUnderASecond) {
     for (const heatmap::TextItem& ti : s.texts) {
       EXPECT_LT(ti.text.size(), 400u) << ti.role;
       // Never a broken code point: every é keeps both of its bytes.
+      // Labels are elided in the middle, the others at the end: "é…é", "éé…".
       if (text == &accents && ti.text.find("é") != std::string::npos && ti.role != "title") {
-        const std::string body = ti.text.substr(0, ti.text.size() - 2);
-        EXPECT_EQ(body.size() % 2, 0u) << ti.role;
-        for (size_t i = 0; i + 1 < body.size(); i += 2) {
-          ASSERT_EQ(body.substr(i, 2), "é") << ti.role;
+        const size_t dots = ti.text.find("…");
+        ASSERT_NE(dots, std::string::npos) << ti.role;
+        for (const std::string& body : {ti.text.substr(0, dots), ti.text.substr(dots + 3)}) {
+          EXPECT_EQ(body.size() % 2, 0u) << ti.role;
+          for (size_t i = 0; i + 1 < body.size(); i += 2) {
+            ASSERT_EQ(body.substr(i, 2), "é") << ti.role;
+          }
         }
       }
     }
   }
+}
+
+// --- Text, layout and numbers of figures for slides and papers ---
+
+std::vector<const heatmap::TextItem*> texts_of(const Scene& s, const std::string& role) {
+  std::vector<const heatmap::TextItem*> out;
+  for (const heatmap::TextItem& t : s.texts) {
+    if (t.role == role) out.push_back(&t);
+  }
+  return out;
+}
+
+HeatmapData labelled(int64_t n, int64_t heads = 1) {
+  std::vector<double> v(static_cast<size_t>(heads * n * n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7) % 11) / 10.0;
+  static std::vector<Tensor<double>> keep;  // the data outlives the figure
+  keep.emplace_back(heads > 1 ? Shape{heads, n, n} : Shape{n, n}, std::move(v));
+  HeatmapData d = heatmap_from_tensor(keep.back());
+  for (int64_t i = 0; i < n; ++i) d.row_labels.push_back("tok" + std::to_string(i));
+  d.col_labels = d.row_labels;
+  return d;
+}
+
+TEST(HeatmapText, TokenizerMarksAreDrawnAndOnlyMissingGlyphsWarn) {
+  Sweet s;
+  // GPT-2's Ġ and SentencePiece's ▁ are in DejaVu Sans: drawn, not '?'.
+  s.d.row_labels = {"Ġthe", "▁the", "é", "?"};
+  s.d.col_labels = s.d.row_labels;
+  EXPECT_EQ(missing_glyph_warning(s.d, HeatmapOptions{}), "");
+  const std::string with_marks = render_png(s.d, HeatmapOptions{});
+  HeatmapData q = s.d;
+  q.row_labels = {"?the", "?the", "?", "?"};
+  q.col_labels = q.row_labels;
+  EXPECT_NE(render_png(q, HeatmapOptions{}), with_marks);
+  // Chinese is not: one warning names the label and the code point.
+  s.d.row_labels = {"它", "喝", "x", "y"};
+  s.d.col_labels = s.d.row_labels;
+  s.d.source = "w.json";
+  EXPECT_EQ(
+      missing_glyph_warning(s.d, HeatmapOptions{})
+          .rfind("w.json: the font DejaVu Sans has no glyph for U+5B83, U+559D in '它' and 1 more "
+                 "label; drawn as boxes",
+                 0),
+      0u);
+  // The box is drawn: the label's place is not blank.
+  const heatmap::FontScope font(nullptr);
+  EXPECT_EQ(heatmap::missing_glyphs("a它b"), std::vector<uint32_t>{0x5B83});
+  EXPECT_GT(heatmap::text_width("它", 2), 5);
+}
+
+TEST(HeatmapText, AFontFileDrawsWhatDejaVuLacksAndFallsBackForTheRest) {
+  const std::string noto = "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc";
+  if (!std::filesystem::exists(noto)) GTEST_SKIP() << noto << " not installed (fonts-noto-cjk)";
+  HeatmapOptions o;
+  set_heatmap_flag(o, "--font", noto);
+  Sweet s;
+  s.d.row_labels = {"它", "喝", "Ġmilk", "甜"};  // Ġ is not in Noto Sans CJK: DejaVu draws it
+  s.d.col_labels = s.d.row_labels;
+  EXPECT_EQ(missing_glyph_warning(s.d, o), "");
+  const std::string a = render_png(s.d, o), b = render_png(s.d, o);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, render_png(s.d, HeatmapOptions{}));
+  EXPECT_NE(render_svg(s.d, o).find("font-family=\"Noto Sans CJK JP, sans-serif\""),
+            std::string::npos);
+  EXPECT_EQ(test::error_of([&] { set_heatmap_flag(o, "--font", source_path("README.md")); }),
+            source_path("README.md") +
+                ": not a TrueType or OpenType font (--font takes a .ttf, .otf or .ttc file)");
+}
+
+TEST(HeatmapText, LongLabelsAreElidedInTheMiddleWithTheWholeLabelInTheTooltip) {
+  HeatmapData d = labelled(3);
+  d.row_labels[1] = "internationalization_of_everything";
+  const Scene s = heatmap::layout_figure(d, HeatmapOptions{});
+  const auto rows = texts_of(s, "row-label");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_NE(rows[1]->text.find("…"), std::string::npos) << rows[1]->text;
+  EXPECT_EQ(rows[1]->text.substr(0, 5), "inter");
+  EXPECT_EQ(rows[1]->text.substr(rows[1]->text.size() - 5), "thing");
+  EXPECT_EQ(rows[1]->tooltip, "internationalization_of_everything");
+  const std::string svg = render_svg(d, HeatmapOptions{});
+  EXPECT_NE(svg.find("<title>internationalization_of_everything</title>"), std::string::npos);
+  // Every cell says what it is.
+  EXPECT_NE(svg.find("<title>row 0 &apos;tok0&apos;, column 1 &apos;tok1&apos;: 0.7</title>"),
+            std::string::npos)
+      << svg.substr(0, 3000);
+}
+
+TEST(HeatmapLayout, EveryLabelIsShownUpTo64Tokens) {
+  for (int64_t n : {49, 64}) {
+    const HeatmapData d = labelled(n);
+    const Scene s = heatmap::layout_figure(d, HeatmapOptions{});
+    EXPECT_EQ(texts_of(s, "row-label").size(), static_cast<size_t>(n));
+    EXPECT_EQ(texts_of(s, "col-label").size(), static_cast<size_t>(n));
+    EXPECT_LE(std::max(s.width, s.height), 2048);
+    EXPECT_EQ(text_collisions(s), std::vector<std::string>{}) << n;
+  }
+  // --labels-every and --cell-size as asked.
+  HeatmapOptions o;
+  set_heatmap_flag(o, "--labels-every", "7");
+  set_heatmap_flag(o, "--cell-size", "10");
+  const Scene s = heatmap::layout_figure(labelled(49), o);
+  EXPECT_EQ(texts_of(s, "row-label").size(), 7u);
+  EXPECT_EQ(panels(s)[0].cell_w, 10);
+  set_heatmap_flag(o, "--cell-size", "200");
+  EXPECT_EQ(test::error_of([&] { heatmap::layout_figure(labelled(49), o); }),
+            "--cell-size 200 makes the heatmap 10097 × 9940 pixels, more than --max-size "
+            "2048; choose smaller cells or a larger --max-size");
+}
+
+TEST(HeatmapLayout, GridsWrapToFitMaxSize) {
+  // 17 heads and their mean in one row would be 18 panels wide.
+  HeatmapData d = labelled(6, 17);
+  d.head_axis = true;
+  d.head_average = true;
+  HeatmapOptions o;
+  set_heatmap_flag(o, "--max-size", "1024");
+  const Scene s = heatmap::layout_figure(d, o);
+  EXPECT_LE(std::max(s.width, s.height), 1024);
+  EXPECT_EQ(panels(s).size(), 18u);
+  EXPECT_EQ(text_collisions(s), std::vector<std::string>{});
+  // Through the program: the cross example's 18 panels in 512 px.
+  const std::string png = test::temp_dir() + "/cross_shapes.png";
+  const test::Run r =
+      run_attn({"run", "--example", "cross_shapes", "--heatmap", png, "--max-size", "512", "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Image im = decode(read_text(png));
+  EXPECT_LE(std::max(im.w, im.h), 512);
+  EXPECT_GT(im.h, 256);  // wrapped into rows, not a strip
+}
+
+TEST(HeatmapNumbers, ValuesFollowPrecisionAndCanBeLeftOut) {
+  const Tensor<double> t({2, 2}, std::vector<double>{0.125, 0.875, 0.5, 0.5});
+  const HeatmapData d = heatmap_from_tensor(t);
+  auto values = [&](const HeatmapOptions& o) {
+    std::vector<std::string> out;
+    for (const auto* v : texts_of(heatmap::layout_figure(d, o), "value")) out.push_back(v->text);
+    return out;
+  };
+  // Three decimals write these exactly: 0.125 is not shown as 0.12.
+  EXPECT_EQ(values(HeatmapOptions{}),
+            (std::vector<std::string>{"0.125", "0.875", "0.500", "0.500"}));
+  HeatmapOptions o;
+  set_heatmap_flag(o, "--precision", "1");
+  EXPECT_EQ(values(o), (std::vector<std::string>{"0.1", "0.9", "0.5", "0.5"}));
+  set_heatmap_flag(o, "--annotate", "never");
+  EXPECT_EQ(values(o), std::vector<std::string>{});
+  // always: even in 4-pixel cells.
+  HeatmapOptions tiny;
+  set_heatmap_flag(tiny, "--cell-size", "4");
+  EXPECT_EQ(values(tiny), std::vector<std::string>{});
+  set_heatmap_flag(tiny, "--annotate", "always");
+  EXPECT_EQ(values(tiny).size(), 4u);
 }
 
 }  // namespace

@@ -20,12 +20,14 @@ _attn_flags() {
         "--weights-out --trace --trace-format --query --similarity --precision --average-heads" \
         "--dtype --threads --check --expect -q --quiet --max-elements --max-input-bytes" \
         "--emit-pytorch --title --description --color --heatmap --show" \
-        "--of --colormap --vmin --vmax --normalize --batch --head --max-size --reduce"
+        "--of --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
+        "--cell-size --labels-every --annotate --font"
       ;;
     heatmap)
       echo "-h --help -o --output --show --key --title --labels --key-labels --tokens --layer" \
         "--stack -q --quiet" \
-        "--max-input-bytes --color --colormap --vmin --vmax --normalize --batch --head --max-size --reduce"
+        "--max-input-bytes --color --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
+        "--cell-size --labels-every --annotate --font --precision"
       ;;
     bench)
       echo "-h --help --n --d --heads --batch --dtype --no-weights --causal --threads" \
@@ -54,6 +56,7 @@ _attn_values() {
     --colormap) echo "viridis magma gray blues rdbu" ;;
     --normalize) echo "none row col" ;;
     --reduce) echo "mean max" ;;
+    --annotate) echo "auto always never" ;;
     --color) echo "auto always never" ;;
     --stack) echo "batch layers" ;;
     --arch) echo "llama mistral mixtral qwen2 gemma gemma2 gpt2 bert roberta" ;;
@@ -108,7 +111,7 @@ _attn() {
       return 0
       ;;
     --x | --y | --q | --k | --v | --mask | --bias | --key-padding-mask | -o | --output | \
-      --weights-out | --expect | --heatmap | --tokens | --checkpoint)
+      --weights-out | --expect | --heatmap | --tokens | --checkpoint | --font)
       compopt -o filenames 2>/dev/null
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return 0
@@ -116,7 +119,7 @@ _attn() {
     --heads | --temperature | --mask-fill | --dropout | --seed | --valid-lens | --labels | \
       --key-labels | --precision | --max-elements | --max-input-bytes | --vmin | --vmax | \
       --batch | --head | --max-size | --key | --title | --description | --query | --n | --d | \
-      --threads | --seconds | --layer)
+      --threads | --seconds | --layer | --cell-size | --labels-every)
       return 0 # a number or free text
       ;;
   esac

@@ -43,19 +43,50 @@ const std::vector<std::string>& heatmap_stage_names();
 // colorbar of a single panel.
 constexpr int kMinMaxSize = 256, kLargestMaxSize = 16384;
 
+// A font for the figures' text: a TrueType or OpenType face read with
+// stb_truetype. The built-in one is DejaVu Sans (regular and bold),
+// embedded in the binary; load_font reads a .ttf, .otf or the first face
+// of a .ttc (at most 64 MB) for scripts DejaVu lacks, such as Chinese
+// (Noto Sans CJK). stb_truetype trusts the tables it reads, so a font file
+// is checked only as far as its table directory: point --font at fonts
+// you installed, not at files from strangers.
+struct Font;
+std::shared_ptr<const Font> builtin_font();
+std::shared_ptr<const Font> load_font(const std::string& path);  // input error if not a font
+std::string font_name(const Font& f);                            // "DejaVu Sans" or the file's path
+
+enum class Annotate { kAuto, kAlways, kNever };
+std::string_view name(Annotate a);
+const std::vector<std::string>& annotate_names();
+
 // How to draw. Every field has a default that suits attention weights.
 struct HeatmapOptions {
-  std::optional<Colormap> colormap;        // default: viridis, rdbu for signed values
-  std::optional<double> vmin, vmax;        // colour range; default: the data's
+  std::optional<Colormap> colormap;  // default: viridis, rdbu for signed values
+  // The colour range. Default: 0 to 1 for attention weights (so figures
+  // compare, and uniform attention is not drawn at full brightness), the
+  // data's range for anything else (centred on 0 for signed values).
+  // vmin_auto / vmax_auto (--vmin/--vmax auto): the data's end even for weights.
+  std::optional<double> vmin, vmax;
+  bool vmin_auto = false, vmax_auto = false;
   Normalize normalize = Normalize::kNone;  // divide each row/column by its max |value|
   std::optional<int64_t> batch, head;      // draw only this batch / head
   int max_size = 2048;                     // longest side of the image, pixels
   Reduce reduce = Reduce::kMean;           // how blocks are merged when downsampling
+  std::optional<int> cell_size;            // pixels a cell; default: the largest that fits
+  std::optional<int64_t> labels_every;     // label every Nth row/column; default: all that fit
+  Annotate annotate = Annotate::kAuto;     // values in the cells: when they fit
+  std::optional<int> decimals;             // of the values; default: 2, or 3 when exact
+  std::shared_ptr<const Font> font;        // null: DejaVu Sans
 };
 
+// The largest --cell-size.
+constexpr int kMaxCellSize = 256;
+
 // Sets the option of `flag` ("--colormap", "--vmin", "--vmax", "--normalize",
-// "--batch", "--head", "--max-size", "--reduce") from its text. Throws a
-// usage error naming the flag.
+// "--batch", "--head", "--max-size", "--reduce", "--cell-size",
+// "--labels-every", "--annotate", "--precision", "--font") from its text.
+// Throws a usage error naming the flag (an input error for a --font file
+// that is not a font).
 void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::string& text);
 HeatmapStage parse_heatmap_stage_flag(const std::string& text);  // --of
 
@@ -70,7 +101,7 @@ struct HeatmapData {
   bool short_captions = false;       // "L3 H5", "L3 mean": for grids of many small panels
   bool head_axis = false;            // captions name the head
   bool head_average = false;         // add a mean-of-heads panel per batch
-  bool zero_based = false;           // a non-negative quantity: the colour range starts at 0
+  bool zero_based = false;           // attention weights: the colour range is 0 to 1 by default
   std::vector<std::string> row_labels, col_labels;  // empty: indices
   std::string row_title = "queries", col_title = "keys";
   std::string value_name = "weights";  // names the colorbar
@@ -115,6 +146,10 @@ HeatmapData heatmap_from_stack(const BinaryArray& stack, const StackChoice& choi
 // --batch/--head is out of range or --vmin is not below --vmax.
 std::string render_png(const HeatmapData& d, const HeatmapOptions& o);
 std::string render_svg(const HeatmapData& d, const HeatmapOptions& o);
+
+// One line naming the labels and titles with characters the font has no
+// glyph for (they are drawn as boxes), or "" when it has them all.
+std::string missing_glyph_warning(const HeatmapData& d, const HeatmapOptions& o);
 
 // PNG for a path ending in .png, SVG for .svg; a usage error otherwise.
 std::string render_heatmap_file(const HeatmapData& d, const HeatmapOptions& o,

@@ -143,7 +143,11 @@ int draw(const HeatmapCommandRequest& req, const HeatmapData& d, const HeatmapOp
   std::string file, preview;
   if (!req.output_path.empty()) file = render_heatmap_file(d, o, figure_kind(req.output_path));
   if (req.show) preview = render_terminal(d, o, req.terminal);
-  if (!req.output_path.empty()) write_figure(req.output_path, file, console);
+  if (!req.output_path.empty()) {
+    const std::string warning = req.quiet ? "" : missing_glyph_warning(d, o);
+    if (!warning.empty()) console.warn(warning);
+    write_figure(req.output_path, file, console);
+  }
   if (req.show) console.out(preview);
   return 0;
 }
@@ -291,12 +295,16 @@ RenderedHeatmap render_run_heatmap(const RunRequest& req, const Problem& p, cons
     throw_usage("--heatmap " + h.path + ": refusing to overwrite the input file " + req.input);
   }
   const HeatmapData d = heatmap_from_result(p, r, h.stage);
-  if (!h.path.empty()) out.file = render_heatmap_file(d, h.options, figure_kind(h.path));
+  if (!h.path.empty()) {
+    out.file = render_heatmap_file(d, h.options, figure_kind(h.path));
+    out.warning = missing_glyph_warning(d, h.options);
+  }
   if (h.show) out.preview = render_terminal(d, h.options, h.terminal);
   return out;
 }
 
 void write_run_heatmap(const RunRequest& req, const RenderedHeatmap& h, Console& console) {
+  if (!h.warning.empty() && !req.quiet) console.warn(h.warning);
   if (!req.heatmap.path.empty()) write_figure(req.heatmap.path, h.file, console);
   if (req.heatmap.show) {
     const bool after_table = req.output_path.empty() || req.output_path == "-";

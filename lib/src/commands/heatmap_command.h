@@ -29,6 +29,7 @@ struct HeatmapCommandRequest {
   // with stack_layers (--stack layers), else [batch][heads][q][k].
   std::optional<int64_t> layer;
   bool stack_layers = false;
+  bool quiet = false;  // no warnings (a font without some label's glyphs)
   HeatmapOptions options;
   TerminalStyle terminal;
   int64_t max_input_bytes = kDefaultMaxInputBytes;  // --max-input-bytes: largest input read
@@ -48,6 +49,7 @@ void request_heatmap_maps(const HeatmapRequest& h, ComputeRequest& creq);
 struct RenderedHeatmap {
   std::string file;
   std::string preview;
+  std::string warning;  // missing_glyph_warning(), or ""
 };
 RenderedHeatmap render_run_heatmap(const RunRequest& req, const Problem& p, const Result& r);
 

@@ -1,12 +1,21 @@
-// The figure's text in pixels: stb_easy_font's ASCII glyphs (built from
-// axis-aligned quads, so integer scales stay crisp), measured and turned
-// into rectangles. No font file is read at run time; the SVG writer uses
-// real text whose metrics match (a monospace font at 10 px per scale unit).
+// The figure's text: a TrueType/OpenType font read with stb_truetype,
+// measured and drawn antialiased. The default is DejaVu Sans (regular and
+// bold), embedded in the binary at build time, so no font file is read at
+// run time; --font FILE gives another (one face, drawn bold by double
+// striking). The SVG writer names the same family with the same sizes, so
+// both files lay out alike.
+//
+// Text sizes are given as a scale: capitals are kCapHeight × scale pixels
+// tall whatever the font, so layout can reason in whole pixels.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "attn/heatmap.h"
 
 namespace attn::heatmap {
 
@@ -14,31 +23,86 @@ namespace attn::heatmap {
 constexpr int kCapHeight = 7;
 constexpr int kLineHeight = 10;
 
-// The text with every non-ASCII character (a UTF-8 sequence) replaced by '?'
-// and control characters by spaces: what the pixel font can draw.
-std::string ascii_text(std::string_view utf8);
+// The typeface text is measured with while it is alive on this thread (the
+// layout of one figure with --font); the built-in one otherwise.
+class FontScope {
+ public:
+  explicit FontScope(const Font* font);
+  ~FontScope();
+  FontScope(const FontScope&) = delete;
+  FontScope& operator=(const FontScope&) = delete;
 
-// Width in pixels of the drawn text at a scale (without trailing spacing).
-int text_width(std::string_view utf8, int scale);
+ private:
+  const Font* saved_;
+};
+const Font& current_font();
 
-// The room the text needs in either file: the pixel font's width or a
-// monospace font's (6 units a character, as the SVG's text at 10 px per
-// unit of scale), whichever is wider. Layout measures with this.
-int text_extent(std::string_view utf8, int scale);
+// The font-size (the em in pixels) of text at a scale, and the family name
+// the SVG asks for, of the current font.
+double em_pixels(int scale);
+std::string svg_font_family();
+
+// Width in pixels of the drawn text at a scale.
+int text_width(std::string_view utf8, int scale, bool bold = false);
+
+// The room the text needs: its width. Layout measures with this.
+int text_extent(std::string_view utf8, int scale, bool bold = false);
 
 // text_extent(), or limit + 1 when it is wider than limit: reads only as far
 // as the limit reaches (a megabyte of title is measured by its start).
-int text_extent_upto(std::string_view utf8, int scale, int limit);
+int text_extent_upto(std::string_view utf8, int scale, int limit, bool bold = false);
 
-// The text cut to an extent of at most max_width pixels, ending in ".."
-// when cut.
-std::string fit_text(std::string_view utf8, int max_width, int scale);
+// The text cut to an extent of at most max_width pixels, ending in "…" when
+// cut, or "" when not even that fits.
+std::string fit_text(std::string_view utf8, int max_width, int scale, bool bold = false);
 
-// A filled rectangle of a glyph, in font units from the text's top-left
-// corner (x right, y down; capitals span y 0..7).
-struct GlyphQuad {
-  int x0, y0, x1, y1;
+// The text with its middle replaced by "…" so that it fits max_width
+// ("internat…alization"): labels keep both ends, where tokens differ.
+std::string elide_middle(std::string_view utf8, int max_width, int scale);
+
+// The code points of the text the current font has no glyph for (drawn as
+// boxes), in order of first appearance; control characters are not counted.
+std::vector<uint32_t> missing_glyphs(std::string_view utf8);
+
+// An 8-bit coverage image of one glyph placed on the text's pixel grid.
+struct GlyphImage {
+  int x0 = 0, y0 = 0;  // offset from (pen's whole pixel, baseline)
+  int w = 0, h = 0;
+  std::vector<uint8_t> alpha;  // w * h
 };
-std::vector<GlyphQuad> text_quads(std::string_view utf8);
+
+// Renders glyphs once per (face, glyph, scale, quarter-pixel offset) for the
+// text of one figure.
+class GlyphCache {
+ public:
+  GlyphCache();
+  ~GlyphCache();
+  GlyphCache(const GlyphCache&) = delete;
+  GlyphCache& operator=(const GlyphCache&) = delete;
+
+  // Calls draw(x, y, image) for each glyph of the text laid out from its
+  // left end: x in pixels from that end, y the baseline's offset from the
+  // capitals' top (always the capital height). Missing glyphs come as
+  // outlined boxes.
+  template <typename Draw>
+  void layout(std::string_view utf8, int scale, bool bold, Draw draw);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  struct Placed {
+    int x;
+    const GlyphImage* image;
+  };
+  std::vector<Placed> place(std::string_view utf8, int scale, bool bold);
+};
+
+template <typename Draw>
+void GlyphCache::layout(std::string_view utf8, int scale, bool bold, Draw draw) {
+  for (const Placed& p : place(utf8, scale, bold)) draw(p.x, kCapHeight * scale, *p.image);
+}
+
+// Whether the font draws bold by striking twice (a --font face).
+bool synthetic_bold();
 
 }  // namespace attn::heatmap

@@ -14,17 +14,17 @@ namespace {
 // has begun, and keeps of a word only the code points that can fit in a
 // line (a longer word is cut by fit_text all the same), so a title of a
 // megabyte costs what its first lines do.
-std::vector<std::string> wrap(const std::string& text, int width, int max_lines) {
+std::vector<std::string> wrap(const std::string& text, int width, int max_lines, bool bold) {
   std::vector<std::string> lines;
   if (text.empty()) return lines;
-  // Every character is at least 6 units wide (text_extent's monospace).
-  const size_t word_cap = static_cast<size_t>(std::max(width, 0) / (6 * kScale) + 2);
+  // Every character is more than 1.5 units wide (an 'i' at 9 px is 2.7 px).
+  const size_t word_cap = static_cast<size_t>(std::max(width, 0) * 2 / (3 * kScale) + 2);
   std::string line, word;
   size_t word_chars = 0;
   auto flush_word = [&]() {
     if (word.empty()) return;
     std::string candidate = line.empty() ? word : line + " " + word;
-    if (line.empty() || text_extent(candidate, kScale) <= width) {
+    if (line.empty() || text_extent(candidate, kScale, bold) <= width) {
       line = candidate;
     } else {
       lines.push_back(line);
@@ -54,9 +54,9 @@ std::vector<std::string> wrap(const std::string& text, int width, int max_lines)
   }
   if (static_cast<int>(lines.size()) > max_lines) {
     lines.resize(static_cast<size_t>(max_lines));
-    lines.back() = fit_text(lines.back() + " ...", width, kScale);
+    lines.back() = fit_text(lines.back() + " …", width, kScale, bold);
   }
-  for (std::string& l : lines) l = fit_text(l, width, kScale);
+  for (std::string& l : lines) l = fit_text(l, width, kScale, bold);
   return lines;
 }
 
@@ -68,9 +68,11 @@ Labels make_labels(const std::vector<std::string>& names, int64_t n) {
   Labels l;
   l.named = static_cast<int64_t>(names.size()) == n;
   l.text.reserve(static_cast<size_t>(n));
+  l.full.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    std::string s = l.named ? fit_text(names[static_cast<size_t>(i)], kMaxLabelWidth, kScale)
-                            : std::to_string(i);
+    const size_t k = static_cast<size_t>(i);
+    std::string s = l.named ? elide_middle(names[k], kMaxLabelWidth, kScale) : std::to_string(i);
+    if (l.named && s != names[k]) l.full[k] = names[k];
     l.max_width = std::max(l.max_width, text_extent(s, kScale));
     l.text.push_back(std::move(s));
   }
@@ -98,27 +100,40 @@ Geometry geometry(const GeometryInput& cx, int cell, int64_t factor) {
   const int64_t upright = step(kTextH + 4);
   g.col_vertical = cx.cols.named && across > 1 && across > upright;
   g.col_step = g.col_vertical ? upright : across;
+  if (cx.labels_every) {  // as asked, even where labels then touch
+    g.row_step = *cx.labels_every;
+    g.col_vertical = cx.cols.named && static_cast<double>(cx.cols.max_width + 10) >
+                                          g.ppi * static_cast<double>(*cx.labels_every);
+    g.col_step = *cx.labels_every;
+  }
   g.col_band = (g.col_vertical ? cx.cols.max_width : kTextH) + kLabelGap;
   g.slot_w = std::max(g.mat_w, cx.caption_w);
   g.left_w = kTextH + 10 + cx.rows.max_width + kLabelGap;
-  g.grid_w = cx.plan.grid_cols * g.slot_w + (cx.plan.grid_cols - 1) * kPanelGap;
+  g.panel_gap = cx.panel_gap;
+  g.grid_w = cx.plan.grid_cols * g.slot_w + (cx.plan.grid_cols - 1) * g.panel_gap;
   g.right_w = kBarGap + kBarWidth + kTickLen + 4 + cx.tick_w + 10 + kTextH;
   const int content = g.left_w + g.grid_w + g.right_w;
   // Only widths up to max_size matter below.
-  const int title_w = std::max(text_extent_upto(d.title, kScale, cx.max_size),
+  const int title_w = std::max(text_extent_upto(d.title, kScale, cx.max_size, true),
                                text_extent_upto(d.subtitle, kScale, cx.max_size));
   // A long title widens a narrow figure (up to 720 px) before it wraps.
   g.width = 2 * kMargin + std::max(content, std::min({title_w, 720, cx.max_size - 2 * kMargin}));
   const int text_w = g.width - 2 * kMargin;
-  g.title = wrap(d.title, text_w, 3);
-  g.subtitle = wrap(d.subtitle, text_w, 2);
+  g.title = wrap(d.title, text_w, 4, true);
+  g.subtitle = wrap(d.subtitle, text_w, 3, false);
   const size_t title_lines = g.title.size() + g.subtitle.size();
   g.title_h = title_lines ? static_cast<int>(title_lines) * kPitch + 8 : 0;
   g.axis_h = d.col_title.empty() ? 0 : kPitch;
-  g.caption_h = cx.caption_w > 0 ? kPitch : 0;
-  g.row_h = g.caption_h + g.col_band + g.mat_h;
+  g.caption_scale = cx.caption_scale;
+  g.caption_h = cx.caption_w == 0            ? 0
+                : cx.caption_scale == kScale ? kPitch
+                                             : kLineHeight * cx.caption_scale + 4;
+  // Shared column labels: only the first row of panels has them.
+  g.shared_labels = cx.shared_labels;
+  g.row_h = g.caption_h + (g.shared_labels ? 0 : g.col_band) + g.mat_h;
   g.notes_h = cx.notes * kPitch + (cx.notes ? 8 : 0);
-  const int grid_h = cx.plan.grid_rows * g.row_h + (cx.plan.grid_rows - 1) * kPanelGap;
+  const int grid_h = cx.plan.grid_rows * g.row_h + (cx.plan.grid_rows - 1) * g.panel_gap +
+                     (g.shared_labels ? g.col_band : 0);
   // The colorbar is at least 160 px tall, even beside a small matrix.
   const int bar_h = std::max(grid_h - g.caption_h - g.col_band, 160);
   g.height = 2 * kMargin + g.title_h +
@@ -126,17 +141,22 @@ Geometry geometry(const GeometryInput& cx, int cell, int64_t factor) {
   return g;
 }
 
-// A matrix keeps at least kMinSide pixels (or cells) on its longest side even
+// A matrix keeps at least kMinSide pixels (or cells) on its longest side
+// (a panel of a grid kMinGridSide) even
 // if labels and colour bar then push the figure past max_size: shrinking
 // a 4x4 matrix to 4 pixels would fit the limit and show nothing.
 Geometry choose_geometry(const GeometryInput& cx) {
-  constexpr int kMinSide = 96;
+  const int kMinSide = cx.plan.refs.size() > 1 ? kMinGridSide : 96;
   const int max_size = cx.max_size;
   const HeatmapData& d = cx.d;
   const int gc = cx.plan.grid_cols, gr = cx.plan.grid_rows;
-  const double target = std::clamp(std::min(1500.0 / gc, 1000.0 / gr), 160.0, 480.0);
   const int64_t longest = std::max(d.rows, d.cols);
-  int cell = static_cast<int>(std::clamp<double>(std::floor(target / longest), 1, kMaxCell));
+  if (cx.cell_size) return geometry(cx, *cx.cell_size, 1);
+  const double target = std::clamp(std::min(1500.0 / gc, 1000.0 / gr), 160.0, 480.0);
+  // Up to 64 rows and columns, cells as tall as a label, so every label shows.
+  const double wanted = std::max(std::floor(target / static_cast<double>(longest)),
+                                 longest <= 64 ? kTextH + 4.0 : 1.0);
+  int cell = static_cast<int>(std::clamp<double>(wanted, 1, kMaxCell));
   const int min_cell = static_cast<int>(
       std::clamp<double>(std::ceil(static_cast<double>(kMinSide) / longest), 1, cell));
   for (; cell > min_cell; --cell) {

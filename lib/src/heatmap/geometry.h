@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,18 +21,21 @@ constexpr int kScale = 2;                    // labels, captions, titles
 constexpr int kTextH = kCapHeight * kScale;  // 14 px capitals
 constexpr int kPitch = 24;                   // one line of text
 constexpr int kLabelGap = 6;                 // labels to matrix
-constexpr int kPanelGap = 28;
+constexpr int kPanelGap = 28;  // between panels; kTightPanelGap to fit a small --max-size
+constexpr int kTightPanelGap = 12;
 constexpr int kMaxLabelWidth = 16 * 6 * kScale;  // about 16 characters
 constexpr int kBarGap = 24, kBarWidth = 22, kTickLen = 4;
 constexpr int kTickTextWidth = kTickChars * 6 * kScale - kScale;  // room for 8 characters
 constexpr int kMaxCell = 96;
+constexpr int kMinGridSide = 32;  // the smallest panel of a grid, pixels (or cells) a side
 constexpr Rgb kInk{34, 34, 34};
 constexpr Rgb kSoft{100, 100, 100};
 
-// Row or column labels as drawn: the given names (cut to kMaxLabelWidth)
-// or indices.
+// Row or column labels as drawn: the given names (elided in the middle to
+// kMaxLabelWidth) or indices.
 struct Labels {
   std::vector<std::string> text;  // one per index
+  std::vector<std::string> full;  // the whole name where text is elided, else ""
   int max_width = 0;
   bool named = false;
 };
@@ -46,12 +50,20 @@ struct GeometryInput {
   int tick_w = kTickTextWidth;
   int notes = 0;  // lines of notes below the figure
   int max_size = 2048;
+  std::optional<int> cell_size = {};         // --cell-size
+  std::optional<int64_t> labels_every = {};  // --labels-every
+  int panel_gap = kPanelGap;
+  bool shared_labels = false;  // column labels above the first row of panels only
+  int caption_scale = kScale;  // of the panels' captions (caption_w is measured at it)
 };
 
 // Everything that depends on the cell size and the block factor.
 struct Geometry {
   int cell = 1;
   int64_t factor = 1;
+  int panel_gap = kPanelGap;
+  bool shared_labels = false;
+  int caption_scale = kScale;
   int64_t shown_rows = 0, shown_cols = 0;
   int mat_w = 0, mat_h = 0;
   double ppi = 1;                      // pixels per source row/column
@@ -66,8 +78,9 @@ struct Geometry {
 
 Geometry geometry(const GeometryInput& in, int cell, int64_t factor);
 
-// The largest cells up to a comfortable panel size that fit in.max_size,
-// or, when 1-pixel cells do not fit, the smallest block factor that does.
+// The largest cells up to a comfortable panel size (at least a label's
+// height up to 64 rows) that fit in.max_size, or, when 1-pixel cells do
+// not fit, the smallest block factor that does; in.cell_size when given.
 Geometry choose_geometry(const GeometryInput& in);
 
 }  // namespace attn::heatmap

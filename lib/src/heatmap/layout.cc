@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "attn/error.h"
+#include "attn/number_text.h"
 #include "heatmap/axes.h"
 #include "heatmap/color.h"
 #include "heatmap/font.h"
@@ -20,24 +21,36 @@ struct Annotation {
   int decimals = 0;
 };
 
-// Values go into the cells when every one of them fits, at the label size
-// or else at half of it.
-Annotation choose_annotation(const Panels& p, int inner) {
-  if (p.factor != 1) return {};
-  // Whole numbers (scores of integer vectors, counts) are written as such,
-  // others with two decimals below 10, one below 100, else none: fewer
-  // digits would turn a weight of 0.25 into a misleading "0".
-  bool whole = true;
+// The digits values are written with: --precision's, or whole numbers
+// (scores of integer vectors, counts) as such, others with two decimals
+// below 10 (three when that writes every value exactly, as 0.125), one
+// below 100, else none: fewer digits would turn a weight of 0.25 into a
+// misleading "0".
+int choose_decimals(const Panels& p, const HeatmapOptions& o) {
+  if (o.decimals) return *o.decimals;
+  bool whole = true, exact3 = true;
   double largest = 0;
   for (const Panel& panel : p.panels) {
     for (size_t i = 0; i < panel.values.size(); ++i) {
       const double v = panel.values[i];
       if (panel.state[i] != kValue || !std::isfinite(v)) continue;
       whole = whole && v == std::round(v);
+      exact3 = exact3 && std::fabs(v * 1000 - std::round(v * 1000)) < 1e-9 * std::max(1.0, v);
       largest = std::max(largest, std::fabs(v));
     }
   }
-  const int decimals = whole || largest >= 100 ? 0 : largest >= 10 ? 1 : 2;
+  if (whole || largest >= 100) return 0;
+  if (largest >= 10) return 1;
+  return exact3 ? 3 : 2;
+}
+
+// Values go into the cells when every one of them fits, at the label size
+// or else at half of it (--annotate auto); always at one of the two
+// (always); never (never).
+Annotation choose_annotation(const Panels& p, const HeatmapOptions& o, int inner) {
+  if (o.annotate == Annotate::kNever) return {};
+  if (p.factor != 1 && o.annotate != Annotate::kAlways) return {};
+  const int decimals = choose_decimals(p, o);
   int widest = 0;  // at scale 1
   for (const Panel& panel : p.panels) {
     for (size_t i = 0; i < panel.values.size(); ++i) {
@@ -50,6 +63,7 @@ Annotation choose_annotation(const Panels& p, int inner) {
       return {scale, decimals};
     }
   }
+  if (o.annotate == Annotate::kAlways) return {1, decimals};
   return {};
 }
 
@@ -89,17 +103,112 @@ void add_colorbar(Scene& s, const Panels& p, const HeatmapData& d, int x, int y,
   }
 }
 
+// What each cell's tooltip says: its panel, query and key (with their
+// labels) and value, in full (the shortest text that reads back the same).
+std::vector<std::string> cell_tips(const HeatmapData& d, const Panel& panel) {
+  auto name = [](const std::vector<std::string>& labels, int64_t i) {
+    std::string s = std::to_string(i);
+    if (static_cast<size_t>(i) < labels.size()) s += " '" + labels[static_cast<size_t>(i)] + "'";
+    return s;
+  };
+  auto singular = [](std::string t) {  // "queries" → "query", "keys" → "key"
+    if (t.size() > 3 && t.compare(t.size() - 3, 3, "ies") == 0)
+      return t.substr(0, t.size() - 3) + "y";
+    if (t.size() > 1 && t.back() == 's') t.pop_back();
+    return t;
+  };
+  const std::string row_title = singular(d.row_title), col_title = singular(d.col_title);
+  const std::string head = panel.caption.empty() ? "" : panel.caption + ": ";
+  std::vector<std::string> tips;
+  tips.reserve(panel.values.size());
+  for (int64_t r = 0; r < d.rows; ++r) {
+    const std::string row = head + row_title + " " + name(d.row_labels, r) + ", ";
+    for (int64_t c = 0; c < d.cols; ++c) {
+      const size_t i = static_cast<size_t>(r * d.cols + c);
+      const std::string v = panel.state[i] == kMasked    ? "masked"
+                            : panel.state[i] == kMissing ? "nan"
+                                                         : format_shortest(panel.values[i]);
+      tips.push_back(row + col_title + " " + name(d.col_labels, c) + ": " + v);
+    }
+  }
+  return tips;
+}
+
+// The panels' arrangement: the plan's rows and columns (a row per batch
+// entry) when the figure fits --max-size without downsampling; otherwise every number of columns
+// is tried (the panels wrap in reading order, the means too) and the one
+// with the largest cells that fits wins, the squarer on a tie; when none
+// fits, again with short, small captions ("B1 H3"), narrower gaps and the
+// column labels above the first row only (every panel has the same keys).
+Geometry arrange(GeometryInput& cx, PanelPlan& plan) {
+  Geometry best = choose_geometry(cx);
+  const int n = static_cast<int>(plan.refs.size());
+  const bool best_fits = best.width <= cx.max_size && best.height <= cx.max_size;
+  // Past a few thousand panels nothing fits (each keeps kMinGridSide px a side).
+  if (n == 1 || n > 4096 || (best_fits && best.factor == 1)) {
+    return best;
+  }
+  const int rows0 = plan.grid_rows, cols0 = plan.grid_cols;
+  int best_cols = cols0;
+  bool found_fit = best_fits;
+  auto squareness = [](const Geometry& x) {
+    return std::fabs(std::log(static_cast<double>(x.width) / std::max(x.height, 1)));
+  };
+  for (int attempt = 0; attempt < 2 && (attempt == 0 || !found_fit); ++attempt) {
+    if (attempt == 1) {
+      cx.panel_gap = kTightPanelGap;
+      cx.shared_labels = true;
+      cx.caption_scale = 1;
+      cx.caption_w = 0;
+      for (PanelRef& r : plan.refs) {
+        r.caption = panel_caption(cx.d, r.batch, r.head, true);
+        cx.caption_w = std::max(cx.caption_w, text_extent(r.caption, 1, true) + 2);
+      }
+    }
+    for (int cols = n; cols >= 1; --cols) {
+      plan.grid_cols = cols;
+      plan.grid_rows = (n + cols - 1) / cols;
+      // Of the column counts giving the same number of rows, the fewest.
+      if (cols > 1 && (n + cols - 2) / (cols - 1) == plan.grid_rows) continue;
+      const Geometry g = choose_geometry(cx);
+      const bool fits = g.width <= cx.max_size && g.height <= cx.max_size;
+      const bool better =
+          fits &&
+          (!found_fit || g.factor < best.factor ||
+           (g.factor == best.factor &&
+            (g.cell > best.cell || (g.cell == best.cell && squareness(g) < squareness(best)))));
+      if (better) {
+        best = g;
+        best_cols = cols;
+        found_fit = true;
+      }
+    }
+  }
+  plan.grid_cols = found_fit ? best_cols : cols0;
+  plan.grid_rows = found_fit ? (n + best_cols - 1) / best_cols : rows0;
+  return found_fit ? best : choose_geometry(cx);
+}
+
 }  // namespace
 
 Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
-  const PanelPlan plan = plan_panels(d, o);
+  const FontScope font(o.font.get());
+  PanelPlan plan = plan_panels(d, o);
   GeometryInput cx{d, plan, make_labels(d.row_labels, d.rows), make_labels(d.col_labels, d.cols)};
   for (const PanelRef& r : plan.refs)
-    cx.caption_w = std::max(cx.caption_w, text_extent(r.caption, kScale));
+    cx.caption_w = std::max(cx.caption_w, text_extent(r.caption, kScale, true) + 2);
   cx.notes = 1 + (d.masked ? 1 : 0);  // at most: block note, legend
   cx.max_size = o.max_size;
-  Geometry g = choose_geometry(cx);
-  // A panel keeps at least 96 px a side, so panels beyond what --max-size
+  cx.cell_size = o.cell_size;
+  cx.labels_every = o.labels_every;
+  Geometry g = arrange(cx, plan);
+  if (o.cell_size && (g.width > o.max_size || g.height > o.max_size)) {
+    throw_usage("--cell-size " + std::to_string(*o.cell_size) + " makes the heatmap " +
+                std::to_string(g.width) + " × " + std::to_string(g.height) +
+                " pixels, more than --max-size " + std::to_string(o.max_size) +
+                "; choose smaller cells or a larger --max-size");
+  }
+  // A panel keeps at least kMinGridSide px a side, so panels beyond what --max-size
   // holds would grow the image without bound (1000 heads: 5988 x 5468 px,
   // 262,144 heads: gigabytes). One panel may pass the limit by its labels
   // and colorbar only, which are bounded.
@@ -124,6 +233,7 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
   Scene s;
   s.width = g.width;
   s.height = g.height;
+  s.font = o.font;
   int y = kMargin;
   for (size_t i = 0; i < g.title.size(); ++i, y += kPitch) {
     TextItem t = text(kMargin, y, g.title[i], Anchor::kStart, "title");
@@ -137,7 +247,7 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
   if (g.title_h) y += 8;
 
   const int gap = g.cell >= 12 ? 1 : 0;
-  const Annotation ann = choose_annotation(p, g.cell - gap);
+  const Annotation ann = choose_annotation(p, o, g.cell - gap);
   const Rgb* lut = colormap_lut(p.colormap);
   const bool thin_rows = g.row_step > 1 || g.factor > 1;
   const bool thin_cols = g.col_step > 1 || g.factor > 1;
@@ -145,44 +255,52 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
   for (size_t k = 0; k < p.panels.size(); ++k) {
     const Panel& panel = p.panels[k];
     const int gi = static_cast<int>(k) / plan.grid_cols, gj = static_cast<int>(k) % plan.grid_cols;
-    const int top = y + gi * (g.row_h + kPanelGap);
-    const int mat_x = kMargin + g.left_w + gj * (g.slot_w + kPanelGap);
-    const int mat_y = top + g.caption_h + g.col_band;
+    const bool col_labels = !g.shared_labels || gi == 0;
+    const int top = y + gi * (g.row_h + g.panel_gap) + (g.shared_labels && gi > 0 ? g.col_band : 0);
+    const int mat_x = kMargin + g.left_w + gj * (g.slot_w + g.panel_gap);
+    const int mat_y = top + g.caption_h + (col_labels ? g.col_band : 0);
     if (k == 0) first_mat_y = mat_y;
     last_mat_bottom = std::max(last_mat_bottom, mat_y + g.mat_h);
     if (!panel.caption.empty()) {
-      TextItem t = text(mat_x, top, fit_text(panel.caption, g.slot_w - 2, kScale), Anchor::kStart,
-                        "caption");
+      TextItem t = text(mat_x, top, fit_text(panel.caption, g.slot_w - 2, g.caption_scale, true),
+                        Anchor::kStart, "caption");
       t.bold = true;
+      t.scale = g.caption_scale;
       s.texts.push_back(t);
     }
     if (gi == plan.grid_rows - 1 && g.axis_h) {
       s.texts.push_back(text(mat_x + g.mat_w / 2, mat_y + g.mat_h + (kPitch - kTextH) / 2 + 2,
                              d.col_title, Anchor::kMiddle, "axis", kSoft));
     }
-    for (int64_t i = 0; i < d.cols; i += g.col_step) {
+    for (int64_t i = 0; col_labels && i < d.cols; i += g.col_step) {
       const int cx_px = mat_x + static_cast<int>((static_cast<double>(i) + 0.5) * g.ppi);
       const std::string& label = cx.cols.text[static_cast<size_t>(i)];
-      if (g.col_vertical) {
-        TextItem t =
-            text(cx_px - kTextH / 2, mat_y - kLabelGap, label, Anchor::kStart, "col-label");
-        t.vertical = true;
-        s.texts.push_back(t);
-      } else {
-        s.texts.push_back(
-            text(cx_px, mat_y - kLabelGap - kTextH, label, Anchor::kMiddle, "col-label"));
-      }
+      TextItem t =
+          g.col_vertical
+              ? text(cx_px - kTextH / 2, mat_y - kLabelGap, label, Anchor::kStart, "col-label")
+              : text(cx_px, mat_y - kLabelGap - kTextH, label, Anchor::kMiddle, "col-label");
+      t.vertical = g.col_vertical;
+      t.tooltip = cx.cols.full[static_cast<size_t>(i)];
+      s.texts.push_back(t);
       if (thin_cols) s.rects.push_back({cx_px, mat_y - 4, 1, 3, kInk});
     }
     if (gj == 0) {
-      TextItem axis =
-          text(kMargin, mat_y + g.mat_h / 2, d.row_title, Anchor::kMiddle, "axis", kSoft);
-      axis.vertical = true;
-      s.texts.push_back(axis);
+      // The rows' title beside each row of panels, or once beside the whole
+      // grid when a panel is shorter than the title.
+      const bool per_row = text_extent(d.row_title, kScale) + 8 <= g.mat_h;
+      if (per_row || gi == 0) {
+        const int grid_mid = y + (g.height - y - g.notes_h - kMargin - g.axis_h) / 2;
+        TextItem axis = text(kMargin, per_row ? mat_y + g.mat_h / 2 : grid_mid, d.row_title,
+                             Anchor::kMiddle, "axis", kSoft);
+        axis.vertical = true;
+        s.texts.push_back(axis);
+      }
       for (int64_t i = 0; i < d.rows; i += g.row_step) {
         const int cy = mat_y + static_cast<int>((static_cast<double>(i) + 0.5) * g.ppi);
-        s.texts.push_back(text(mat_x - kLabelGap, cy - kTextH / 2,
-                               cx.rows.text[static_cast<size_t>(i)], Anchor::kEnd, "row-label"));
+        TextItem t = text(mat_x - kLabelGap, cy - kTextH / 2, cx.rows.text[static_cast<size_t>(i)],
+                          Anchor::kEnd, "row-label");
+        t.tooltip = cx.rows.full[static_cast<size_t>(i)];
+        s.texts.push_back(t);
         if (thin_rows) s.rects.push_back({mat_x - 4, cy, 3, 1, kInk});
       }
     }
@@ -199,6 +317,9 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
       grid.colors[i] = panel.state[i] == kValue    ? lut[lut_index(panel.values[i], p.lo, p.hi)]
                        : panel.state[i] == kMasked ? masked_fill_color()
                                                    : missing_color();
+    }
+    if (p.factor == 1 && grid.rows * grid.cols <= kMaxTipCells) {
+      grid.tips = cell_tips(d, panel);
     }
     if (ann.scale) {
       const int inner = g.cell - gap;

@@ -43,6 +43,7 @@ int64_t integer(std::string_view flag, const std::string& text, int64_t lo, int6
 const std::vector<std::string> kNormalizeNames = {"none", "row", "col"};
 const std::vector<std::string> kReduceNames = {"mean", "max"};
 const std::vector<std::string> kStageNames = {"weights", "scores", "output", "bias"};
+const std::vector<std::string> kAnnotateNames = {"auto", "always", "never"};
 
 }  // namespace
 
@@ -54,11 +55,13 @@ const std::vector<std::string>& colormap_names() {
 const std::vector<std::string>& normalize_names() { return kNormalizeNames; }
 const std::vector<std::string>& reduce_names() { return kReduceNames; }
 const std::vector<std::string>& heatmap_stage_names() { return kStageNames; }
+const std::vector<std::string>& annotate_names() { return kAnnotateNames; }
 
 std::string_view name(Colormap c) { return colormap_names()[static_cast<size_t>(c)]; }
 std::string_view name(Normalize n) { return kNormalizeNames[static_cast<size_t>(n)]; }
 std::string_view name(Reduce r) { return kReduceNames[static_cast<size_t>(r)]; }
 std::string_view name(HeatmapStage s) { return kStageNames[static_cast<size_t>(s)]; }
+std::string_view name(Annotate a) { return kAnnotateNames[static_cast<size_t>(a)]; }
 
 void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::string& text) {
   if (flag == "--colormap") {
@@ -66,9 +69,11 @@ void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::strin
         flag, text, colormap_names(),
         {Colormap::kViridis, Colormap::kMagma, Colormap::kGray, Colormap::kBlues, Colormap::kRdBu});
   } else if (flag == "--vmin") {
-    o.vmin = finite_number(flag, text);
+    o.vmin_auto = text == "auto";
+    o.vmin = o.vmin_auto ? std::nullopt : std::optional<double>(finite_number(flag, text));
   } else if (flag == "--vmax") {
-    o.vmax = finite_number(flag, text);
+    o.vmax_auto = text == "auto";
+    o.vmax = o.vmax_auto ? std::nullopt : std::optional<double>(finite_number(flag, text));
   } else if (flag == "--normalize") {
     o.normalize = choice<Normalize>(flag, text, kNormalizeNames,
                                     {Normalize::kNone, Normalize::kRow, Normalize::kCol});
@@ -80,6 +85,17 @@ void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::strin
     o.max_size = static_cast<int>(integer(flag, text, kMinMaxSize, kLargestMaxSize));
   } else if (flag == "--reduce") {
     o.reduce = choice<Reduce>(flag, text, kReduceNames, {Reduce::kMean, Reduce::kMax});
+  } else if (flag == "--cell-size") {
+    o.cell_size = static_cast<int>(integer(flag, text, 1, kMaxCellSize));
+  } else if (flag == "--labels-every") {
+    o.labels_every = integer(flag, text, 1, INT32_MAX);
+  } else if (flag == "--annotate") {
+    o.annotate = choice<Annotate>(flag, text, annotate_names(),
+                                  {Annotate::kAuto, Annotate::kAlways, Annotate::kNever});
+  } else if (flag == "--precision") {
+    o.decimals = static_cast<int>(integer(flag, text, 0, 17));
+  } else if (flag == "--font") {
+    o.font = load_font(text);
   } else {
     throw_internal("set_heatmap_flag: unknown flag " + std::string(flag));
   }

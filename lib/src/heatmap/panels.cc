@@ -9,10 +9,10 @@
 
 namespace attn::heatmap {
 
-namespace {
+namespace {}  // namespace
 
-std::string panel_caption(const HeatmapData& d, int64_t b, int64_t h) {
-  if (d.short_captions) {
+std::string panel_caption(const HeatmapData& d, int64_t b, int64_t h, bool short_form) {
+  if (short_form) {
     const std::string head = h < 0 ? "mean" : "H" + std::to_string(h);
     return d.batch_axis ? std::string(1, static_cast<char>(std::toupper(d.batch_name[0]))) +
                               std::to_string(b) + " " + head
@@ -26,6 +26,8 @@ std::string panel_caption(const HeatmapData& d, int64_t b, int64_t h) {
   }
   return s;
 }
+
+namespace {
 
 void check_index(const char* flag, const std::optional<int64_t>& i, int64_t n, const char* one,
                  const char* many) {
@@ -171,8 +173,10 @@ void choose_range(const HeatmapData& d, const HeatmapOptions& o, Panels& p) {
     lo = is_signed ? -1 : 0;
     hi = 1;
   } else {
-    if (d.zero_based && lo > 0) lo = 0;
-    if (p.colormap == Colormap::kRdBu && !o.vmin && !o.vmax) {
+    // Weights: 0 to 1 unless the data's ends are asked for (or pass them).
+    if (d.zero_based && !o.vmin_auto && lo > 0) lo = 0;
+    if (d.zero_based && !o.vmax_auto && lo >= 0) hi = std::max(hi, 1.0);
+    if (p.colormap == Colormap::kRdBu && !o.vmin && !o.vmax && !o.vmin_auto && !o.vmax_auto) {
       const double m = std::max(std::fabs(lo), std::fabs(hi));
       lo = -m;
       hi = m;
@@ -216,8 +220,9 @@ PanelPlan plan_panels(const HeatmapData& d, const HeatmapOptions& o) {
   const int64_t h0 = o.head.value_or(0), h1 = o.head ? h0 + 1 : d.heads;
   const bool mean = d.head_average && d.heads > 1 && !o.head;
   for (int64_t b = b0; b < b1; ++b) {
-    for (int64_t h = h0; h < h1; ++h) plan.refs.push_back({b, h, panel_caption(d, b, h)});
-    if (mean) plan.refs.push_back({b, -1, panel_caption(d, b, -1)});
+    for (int64_t h = h0; h < h1; ++h)
+      plan.refs.push_back({b, h, panel_caption(d, b, h, d.short_captions)});
+    if (mean) plan.refs.push_back({b, -1, panel_caption(d, b, -1, d.short_captions)});
   }
   const int per_batch = static_cast<int>((h1 - h0) + (mean ? 1 : 0));
   const int n = static_cast<int>(plan.refs.size());

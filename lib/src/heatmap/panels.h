@@ -26,6 +26,10 @@ struct PanelPlan {
   int grid_rows = 1, grid_cols = 1;
 };
 
+// A panel's caption: "batch 1, head 3", "batch 1, mean of heads"; or, short,
+// "B1 H3", "B1 mean" (the batch axis's initial: "L3 H5" for layers).
+std::string panel_caption(const HeatmapData& d, int64_t batch, int64_t head, bool short_form);
+
 // The panels to draw. Throws a usage error for --batch/--head out of range.
 PanelPlan plan_panels(const HeatmapData& d, const HeatmapOptions& o);
 

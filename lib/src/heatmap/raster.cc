@@ -59,33 +59,50 @@ void draw_bar(Canvas& c, const ColorbarItem& b) {
   }
 }
 
-void draw_text(Canvas& c, const TextItem& t) {
-  const int s = t.scale;
-  const int w = text_width(t.text, s);
+void Canvas::blend(int x, int y, Rgb c, int alpha) {
+  x -= origin_x;
+  y -= origin_y;
+  if (x < 0 || y < 0 || x >= width || y >= height || alpha <= 0) return;
+  uint8_t* p = rgb.data() +
+               (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 3;
+  const int a = std::min(alpha, 255);
+  p[0] = static_cast<uint8_t>((c.r * a + p[0] * (255 - a) + 127) / 255);
+  p[1] = static_cast<uint8_t>((c.g * a + p[1] * (255 - a) + 127) / 255);
+  p[2] = static_cast<uint8_t>((c.b * a + p[2] * (255 - a) + 127) / 255);
+}
+
+void draw_text(Canvas& c, const TextItem& t, GlyphCache& glyphs) {
+  const int w = text_width(t.text, t.scale, t.bold);
   const int shift = t.anchor == Anchor::kMiddle ? w / 2 : t.anchor == Anchor::kEnd ? w : 0;
-  const std::vector<GlyphQuad> quads = text_quads(t.text);
-  // Bold: the glyphs drawn twice, one pixel apart.
-  for (int pass = 0; pass < (t.bold ? 2 : 1); ++pass) {
-    for (const GlyphQuad& q : quads) {
-      if (!t.vertical) {
-        c.fill_rect(t.x - shift + q.x0 * s + pass, t.y + q.y0 * s, (q.x1 - q.x0) * s,
-                    (q.y1 - q.y0) * s, t.color);
-      } else {
-        // Reading upwards: along the text is -y, the glyph's downwards is +x.
-        const int start = t.y + shift;
-        c.fill_rect(t.x + q.y0 * s, start - q.x1 * s - pass, (q.y1 - q.y0) * s, (q.x1 - q.x0) * s,
-                    t.color);
+  // A face without a bold variant is made bold by striking twice, a pixel apart.
+  const int passes = t.bold && synthetic_bold() ? 2 : 1;
+  glyphs.layout(t.text, t.scale, t.bold, [&](int gx, int baseline, const GlyphImage& g) {
+    for (int pass = 0; pass < passes; ++pass) {
+      for (int yy = 0; yy < g.h; ++yy) {
+        for (int xx = 0; xx < g.w; ++xx) {
+          const int a = g.alpha[static_cast<size_t>(yy * g.w + xx)];
+          if (!a) continue;
+          // (hx, hy): from the text's left end and its capitals' top.
+          const int hx = gx + g.x0 + xx + pass - shift, hy = baseline + g.y0 + yy;
+          if (!t.vertical) {
+            c.blend(t.x + hx, t.y + hy, t.color, a);
+          } else {  // reading upwards: along the text is -y, the glyph's down is +x
+            c.blend(t.x + hy, t.y - hx, t.color, a);
+          }
+        }
       }
     }
-  }
+  });
 }
 
 Canvas rasterize(const Scene& s) {
+  const FontScope font(s.font.get());
+  GlyphCache glyphs;
   Canvas c(s.width, s.height, s.background);
   for (const RectItem& r : s.rects) c.fill_rect(r.x, r.y, r.w, r.h, r.color);
   for (const CellGrid& g : s.grids) draw_grid(c, g);
   for (const ColorbarItem& b : s.bars) draw_bar(c, b);
-  for (const TextItem& t : s.texts) draw_text(c, t);
+  for (const TextItem& t : s.texts) draw_text(c, t, glyphs);
   return c;
 }
 

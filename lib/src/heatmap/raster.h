@@ -1,12 +1,13 @@
 // Drawing a scene into RGB pixels: cells (masked ones hatched), colorbars
-// and pixel-font text at integer scales, no anti-aliasing, so every pixel
-// is determined by the scene alone.
+// and antialiased text, in integer arithmetic over the glyphs' coverage,
+// so every pixel is determined by the scene alone.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "heatmap/font.h"
 #include "heatmap/scene.h"
 
 namespace attn::heatmap {
@@ -18,6 +19,7 @@ struct Canvas {
 
   Canvas(int w, int h, Rgb fill, int ox = 0, int oy = 0);
   void fill_rect(int x, int y, int w, int h, Rgb c);  // scene coordinates, clipped
+  void blend(int x, int y, Rgb c, int alpha);         // alpha 0-255 over the pixel
 };
 
 // Masked cells: the fill with diagonal hatching, placed by scene position
@@ -26,7 +28,7 @@ inline bool hatched(int x, int y) { return ((x + y) & 7) < 2; }
 
 void draw_grid(Canvas& c, const CellGrid& g);
 void draw_bar(Canvas& c, const ColorbarItem& b);
-void draw_text(Canvas& c, const TextItem& t);
+void draw_text(Canvas& c, const TextItem& t, GlyphCache& glyphs);
 
 // The whole scene.
 Canvas rasterize(const Scene& s);

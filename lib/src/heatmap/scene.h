@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,13 @@ struct CellGrid {
   std::vector<Rgb> colors;
   std::vector<uint8_t> state;
   bool legend = false;  // a swatch explaining a colour, not data
+  // Per cell, what a tooltip says ("query 'it' · key 'sweet': 0.1250");
+  // empty, or only for grids the SVG writes cell by cell (kMaxTipCells).
+  std::vector<std::string> tips;
 };
+
+// Grids of more cells are embedded in the SVG as an image, without tooltips.
+constexpr int64_t kMaxTipCells = 128 * 128;
 
 // A vertical colour ramp, top colour at the top.
 struct ColorbarItem {
@@ -37,12 +44,13 @@ struct ColorbarItem {
 
 enum class Anchor { kStart, kMiddle, kEnd };
 
-// Text whose capitals span [y, y + 7*scale) (horizontal), or, when
+// Text whose capitals span [y, y + kCapHeight*scale) (horizontal), or, when
 // vertical, read bottom to top with the capitals' top edge at x and the
 // anchor measured along y (start = the bottom end).
 struct TextItem {
   int x = 0, y = 0;
-  std::string text;  // UTF-8; the PNG draws non-ASCII characters as '?'
+  std::string text;     // UTF-8
+  std::string tooltip;  // the whole text when `text` is elided (the SVG's <title>)
   int scale = 2;
   Anchor anchor = Anchor::kStart;
   bool vertical = false;
@@ -54,6 +62,7 @@ struct TextItem {
 
 struct Scene {
   int width = 0, height = 0;
+  std::shared_ptr<const Font> font;  // the text's; null: DejaVu Sans
   Rgb background{255, 255, 255};
   std::vector<RectItem> rects;  // drawn first
   std::vector<CellGrid> grids;

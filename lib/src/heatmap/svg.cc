@@ -1,7 +1,8 @@
 // SVG files: the same scene as the PNG, with cells as rectangles (or, for
 // very many cells, the cell block embedded as a pixel-exact PNG), masked
-// cells filled with a hatch pattern, and real text in a monospace font whose
-// metrics match the pixel font's, so labels stay crisp at any zoom.
+// cells filled with a hatch pattern, and real text in the PNG's font family
+// at the PNG's sizes, so labels stay crisp at any zoom. Elided labels and
+// cells carry <title> tooltips with the whole text and the value.
 #include <algorithm>
 #include <string>
 
@@ -22,7 +23,7 @@ namespace {
 
 // Beyond this many cells a grid is embedded as an image: rectangles would
 // make a file of hundreds of megabytes that no viewer opens.
-constexpr int64_t kMaxRectCells = 128 * 128;
+constexpr int64_t kMaxRectCells = kMaxTipCells;
 
 std::string num(int v) { return std::to_string(v); }
 
@@ -66,7 +67,12 @@ void write_grid(std::string& out, const CellGrid& g) {
       out += "\" x=\"" + num(g.x + static_cast<int>(k) * g.cell_w) + "\" y=\"" +
              num(g.y + static_cast<int>(r) * g.cell_h) + "\" width=\"" + num(w) + "\" height=\"" +
              num(h) + "\" fill=\"" + (masked ? std::string("url(#hatch)") : hex(g.colors[i])) +
-             "\"/>\n";
+             "\"";
+      if (i < g.tips.size()) {
+        out += "><title>" + xml_text(g.tips[i]) + "</title></rect>\n";
+      } else {
+        out += "/>\n";
+      }
     }
   }
   out += "</g>\n";
@@ -83,21 +89,24 @@ void write_text(std::string& out, const TextItem& t) {
   } else {
     out += " x=\"" + num(t.x) + "\" y=\"" + num(t.y + kCapHeight * t.scale) + "\"";
   }
-  out += " font-size=\"" + num(10 * t.scale) + "\"";
+  out += " font-size=\"" + format_fixed(em_pixels(t.scale), 2) + "\"";
   if (t.anchor != Anchor::kStart) out += std::string(" text-anchor=\"") + anchor + "\"";
   if (t.bold) out += " font-weight=\"bold\"";
   // Titles and labels come from the input: xml_text keeps them character data.
-  out += " fill=\"" + hex(t.color) + "\">" + xml_text(t.text) + "</text>\n";
+  out += " fill=\"" + hex(t.color) + "\">";
+  if (!t.tooltip.empty()) out += "<title>" + xml_text(t.tooltip) + "</title>";
+  out += xml_text(t.text) + "</text>\n";
 }
 
 std::string write_svg(const Scene& s) {
+  const FontScope font(s.font.get());
   std::string out;
   out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out +=
       "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" "
       "width=\"" +
       num(s.width) + "\" height=\"" + num(s.height) + "\" viewBox=\"0 0 " + num(s.width) + " " +
-      num(s.height) + "\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\">\n";
+      num(s.height) + "\" font-family=\"" + xml_attribute(svg_font_family()) + "\">\n";
   out += "<defs>\n";
   // The PNG's hatching: pixels with (x + y) mod 8 < 2, in scene coordinates.
   out +=
