@@ -27,6 +27,10 @@ _attn_flags() {
         "--stack -q --quiet" \
         "--max-input-bytes --color --colormap --vmin --vmax --normalize --batch --head --max-size --reduce"
       ;;
+    diff)
+      echo "-h --help -f --format --key --tolerance --precision -q --quiet --max-input-bytes" \
+        "--heatmap --show --title --vmin --vmax --max-size --color"
+      ;;
     bench)
       echo "-h --help --n --d --heads --batch --dtype --no-weights --causal --threads" \
         "--seconds --max-elements --json"
@@ -116,7 +120,7 @@ _attn() {
     --heads | --temperature | --mask-fill | --dropout | --seed | --valid-lens | --labels | \
       --key-labels | --precision | --max-elements | --max-input-bytes | --vmin | --vmax | \
       --batch | --head | --max-size | --key | --title | --description | --query | --n | --d | \
-      --threads | --seconds | --layer)
+      --threads | --seconds | --layer | --tolerance)
       return 0 # a number or free text
       ;;
   esac
@@ -128,10 +132,10 @@ _attn() {
     return 0
   fi
   case $cmd in
-    "") mapfile -t COMPREPLY < <(compgen -W "run heatmap examples bench help" -- "$cur") ;;
+    "") mapfile -t COMPREPLY < <(compgen -W "run heatmap diff examples bench help" -- "$cur") ;;
     help)
       if [[ -z $sub ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "run heatmap examples bench" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "run heatmap diff examples bench" -- "$cur")
       elif [[ $sub == examples ]]; then
         mapfile -t COMPREPLY < <(compgen -W "show" -- "$cur")
       fi
