@@ -90,6 +90,15 @@ TEST(DiffCli, ToleranceDecidesTheExitStatus) {
   EXPECT_EQ(Json::parse(r.out)["passed"], false);
   r = run_attn({"diff", a, a, "--tolerance", "0"});
   EXPECT_EQ(r.code, 0) << r.err;
+  // A NaN on one side only is no agreement, whatever the tolerance.
+  const std::string x = test::write_temp("x.json", "[[0.5, 0.5]]");
+  const std::string y = test::write_temp("y.json", "[[0.5, \"nan\"]]");
+  r = run_attn({"diff", x, y, "--tolerance", "1e9"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("max |B-A| nan (a NaN on one side only), not within tolerance 1e+09: "
+                       "A and B differ\n"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(DiffCli, RowsWhereBMasksWhatAWeighsHaveInfiniteKl) {
@@ -119,8 +128,8 @@ TEST(DiffCli, FullyMaskedRowsAreSkippedAndCounted) {
   EXPECT_EQ(j["rows_skipped"], 2);
   EXPECT_EQ(j["matrices"][1]["rows_skipped"], 2);
   r = run_attn({"diff", a, b});
-  EXPECT_NE(r.out.find("means over the 6 of 8 rows that are distributions on both sides (2 "
-                       "skipped: not a distribution on a side).\n"),
+  EXPECT_NE(r.out.find("means over the 6 of 8 rows that are distributions on both sides;\n"
+                       "2 skipped: not a distribution on a side.\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("overall: max |B-A| "), std::string::npos) << r.out;

@@ -176,8 +176,8 @@ std::string format_table(const Comparison& c, const Side& a, const Side& b, cons
         std::to_string(c.rows_compared) + " of " + std::to_string(all_rows) +
         " rows that are distributions on both sides";
     out += c.rows_skipped == 0 ? std::string(".\n")
-                               : " (" + std::to_string(c.rows_skipped) +
-                                     " skipped: not a distribution on a side).\n";
+                               : ";\n" + std::to_string(c.rows_skipped) +
+                                     " skipped: not a distribution on a side.\n";
   } else {
     out +=
         "\nno KL divergence or entropy: no row is a distribution on both sides\n"
@@ -200,8 +200,13 @@ std::string format_table(const Comparison& c, const Side& a, const Side& b, cons
   }
   if (req.tolerance) {
     const std::string m = number(c.max_abs_diff(), p), t = format_shortest(*req.tolerance);
-    out += passed(c, req) ? "max |B-A| " + m + " <= tolerance " + t + ": A and B agree\n"
-                          : "max |B-A| " + m + " > tolerance " + t + ": A and B differ\n";
+    if (std::isnan(c.max_abs_diff())) {
+      out += "max |B-A| nan (a NaN on one side only), not within tolerance " + t +
+             ": A and B differ\n";
+    } else {
+      out += passed(c, req) ? "max |B-A| " + m + " <= tolerance " + t + ": A and B agree\n"
+                            : "max |B-A| " + m + " > tolerance " + t + ": A and B differ\n";
+    }
   }
   return out;
 }
