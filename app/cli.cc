@@ -134,6 +134,7 @@ int run_program(int argc, char** argv) {
   Action examples = add_examples(app);
   Action bench = add_bench(app);
   Action heatmap = add_heatmap(app);
+  Action diff = add_diff(app);
   HelpAction help = add_help(app);
 
   try {
@@ -175,6 +176,7 @@ int run_program(int argc, char** argv) {
     if (app.got_subcommand("examples")) return examples();
     if (app.got_subcommand("bench")) return bench();
     if (app.got_subcommand("heatmap")) return heatmap();
+    if (app.got_subcommand("diff")) return diff();
     print_error("no command given; try 'attn run --example sweet' or 'attn --help'");
     return 2;
   } catch (const BrokenPipe&) {

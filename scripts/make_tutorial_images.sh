@@ -31,6 +31,19 @@ draw() {  # example, image, extra flags...
 # blog computed it (scale after the softmax), on the same colour range.
 draw sweet tutorial_sweet_weights.png --vmax 1
 draw sweet tutorial_sweet_blog_weights.png --vmax 1 --scale-at output
+# Section 4: the blog's weights minus the formula's (attn diff), drawn from
+# files named as in the tutorial, since the figure names them.
+attn_abs=$(cd "$(dirname "$attn")" && pwd)/$(basename "$attn")
+out_abs=$(pwd)/$out
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(
+  cd "$tmp"
+  "$attn_abs" run --example sweet -f json -w -o formula.json
+  "$attn_abs" run --example sweet --scale-at output -f json -w -o blog.json
+  "$attn_abs" diff formula.json blog.json --heatmap "$out_abs/tutorial_sweet_diff.png" >/dev/null
+)
+echo "$out/tutorial_sweet_diff.png"
 # Section 3: the scaled scores that enter the softmax.
 draw sweet tutorial_sweet_scores.png --of scores
 # Section 5: the second example.

@@ -62,13 +62,16 @@ TEST(BashCompletion, CompletesVarToVariant) {
 }
 
 TEST(BashCompletion, CompletesCommandsValuesAndEqualsForms) {
-  EXPECT_EQ(bash_complete({"attn", ""}), (Strings{"run", "heatmap", "examples", "bench", "help"}));
+  EXPECT_EQ(bash_complete({"attn", ""}),
+            (Strings{"run", "heatmap", "diff", "examples", "bench", "help"}));
   EXPECT_EQ(bash_complete({"attn", "ru"}), Strings{"run"});
   EXPECT_EQ(bash_complete({"attn", "run", "--variant", "d"}), Strings{"dot"});
   EXPECT_EQ(bash_complete({"attn", "run", "--variant", "=", "sc"}), Strings{"scaled_dot"});
   EXPECT_EQ(bash_complete({"attn", "run", "in.json", "-f", "c"}), Strings{"csv"});
   EXPECT_EQ(bash_complete({"attn", "heatmap", "w.json", "--colormap", "m"}), Strings{"magma"});
   EXPECT_EQ(bash_complete({"attn", "examples", ""}), Strings{"show"});
+  EXPECT_EQ(bash_complete({"attn", "diff", "a.json", "b.json", "-f", "j"}), Strings{"json"});
+  EXPECT_EQ(bash_complete({"attn", "diff", "a.json", "--tol"}), Strings{"--tolerance"});
   // A flag's value is not taken for the command: --heads 2 then a flag.
   EXPECT_EQ(bash_complete({"attn", "run", "--heads", "2", "--scale-a"}), Strings{"--scale-at"});
   // The flags new to run and heatmap, and `attn help COMMAND`.
@@ -86,12 +89,10 @@ TEST(BashCompletion, ExampleNamesComeFromTheBinary) {
 }
 
 TEST(BashCompletion, FlagListsMatchHelp) {
-  const std::map<std::string, Strings> commands = {{"", {}},
-                                                   {"run", {"run"}},
-                                                   {"heatmap", {"heatmap"}},
-                                                   {"examples", {"examples"}},
-                                                   {"show", {"examples", "show"}},
-                                                   {"help", {"help"}}};
+  const std::map<std::string, Strings> commands = {
+      {"", {}},           {"run", {"run"}},           {"heatmap", {"heatmap"}},
+      {"diff", {"diff"}}, {"examples", {"examples"}}, {"show", {"examples", "show"}},
+      {"help", {"help"}}};
   for (const auto& [name, command] : commands) {
     EXPECT_EQ(word_set(bash_call("_attn_flags", name)), help_flags(command))
         << "_attn_flags " << name << " in data/completions/attn.bash";
@@ -158,7 +159,7 @@ TEST(BashCompletion, SettingChoicesInHelpMatchTheCompletion) {
 
 TEST(BashCompletion, EveryNameFlagInHelpHasValues) {
   // Options whose help shows a NAME/FORMAT/STAGE/HOW/WHEN placeholder take a name.
-  for (const char* cmd : {"run", "heatmap"}) {
+  for (const char* cmd : {"run", "heatmap", "diff"}) {
     const test::Run help = test::run_attn({cmd, "--help"});
     for (const char* placeholder : {" NAME ", " FORMAT ", " STAGE ", " HOW ", " WHEN "}) {
       size_t at = 0;
@@ -177,7 +178,8 @@ TEST(BashCompletion, EveryNameFlagInHelpHasValues) {
 // The zsh script, read as text: every flag of every command appears.
 TEST(ZshCompletion, ListsEveryFlagAndValue) {
   const std::string text = test::read_text(source_path("data/completions/_attn"));
-  for (const Strings& cmd : {Strings{}, Strings{"run"}, Strings{"heatmap"}, Strings{"examples"}}) {
+  for (const Strings& cmd :
+       {Strings{}, Strings{"run"}, Strings{"heatmap"}, Strings{"diff"}, Strings{"examples"}}) {
     for (const std::string& flag : help_flags(cmd)) {
       const bool found = text.find("'" + flag) != std::string::npos ||
                          text.find("," + flag) != std::string::npos ||

@@ -29,6 +29,10 @@ _attn_flags() {
         "--max-input-bytes --color --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
         "--cell-size --labels-every --annotate --font --precision"
       ;;
+    diff)
+      echo "-h --help -f --format --key --tolerance --precision -q --quiet --max-input-bytes" \
+        "--heatmap --show --title --vmin --vmax --max-size --color"
+      ;;
     bench)
       echo "-h --help --n --d --heads --batch --dtype --no-weights --causal --threads" \
         "--seconds --max-elements --json"
@@ -119,7 +123,7 @@ _attn() {
     --heads | --temperature | --mask-fill | --dropout | --seed | --valid-lens | --labels | \
       --key-labels | --precision | --max-elements | --max-input-bytes | --vmin | --vmax | \
       --batch | --head | --max-size | --key | --title | --description | --query | --n | --d | \
-      --threads | --seconds | --layer | --cell-size | --labels-every)
+      --threads | --seconds | --layer | --cell-size | --labels-every | --tolerance)
       return 0 # a number or free text
       ;;
   esac
@@ -131,10 +135,10 @@ _attn() {
     return 0
   fi
   case $cmd in
-    "") mapfile -t COMPREPLY < <(compgen -W "run heatmap examples bench help" -- "$cur") ;;
+    "") mapfile -t COMPREPLY < <(compgen -W "run heatmap diff examples bench help" -- "$cur") ;;
     help)
       if [[ -z $sub ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "run heatmap examples bench" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "run heatmap diff examples bench" -- "$cur")
       elif [[ $sub == examples ]]; then
         mapfile -t COMPREPLY < <(compgen -W "show" -- "$cur")
       fi

@@ -264,6 +264,14 @@ int parse_int_flag(const std::string& flag, const std::string& text, int lo, int
   return static_cast<int>(v);
 }
 
+double parse_nonnegative_flag(const std::string& flag, const std::string& text) {
+  const double v = number(flag, text);
+  if (!(v >= 0 && std::isfinite(v))) {
+    bad(flag, "expected a finite number >= 0, got '" + message_text(text) + "'");
+  }
+  return v;
+}
+
 namespace {
 
 // A limit: a positive integer, plainly (268435456), in exponent form (1e9)

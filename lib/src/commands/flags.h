@@ -36,6 +36,8 @@ DType parse_dtype_flag(const std::string& flag, const std::string& text);
 std::vector<std::string> split_list(const std::string& text);
 
 int parse_int_flag(const std::string& flag, const std::string& text, int lo, int hi);
+// A finite number >= 0 (--tolerance).
+double parse_nonnegative_flag(const std::string& flag, const std::string& text);
 
 // --max-elements: a positive integer, written plainly (268435456), in
 // exponent form (1e9) or as a power of two (2^28).

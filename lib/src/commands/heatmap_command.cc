@@ -2,14 +2,9 @@
 
 #include "attn/error.h"
 #include "attn/file_io.h"
-#include "attn/json.h"
-#include "attn/json_tensor.h"
-#include "attn/matrix_file.h"
-#include "attn/npy.h"
-#include "attn/npz.h"
-#include "attn/safetensors.h"
 #include "attn/tokens.h"
 #include "commands/flags.h"
+#include "commands/matrix_input.h"
 
 namespace attn {
 
@@ -36,33 +31,6 @@ void write_figure(const std::string& path, const std::string& bytes, Console& co
   }
 }
 
-struct Loaded {
-  Tensor<double> values;
-  std::vector<std::string> row_labels, col_labels;
-  std::string key;
-};
-
-// A binary array (.npy, FILE.npz:NAME, FILE.safetensors:NAME) as it lies in
-// the file, not read yet; nullopt for text inputs.
-std::optional<BinaryArray> binary_input(const HeatmapCommandRequest& req) {
-  const TensorReference ref = split_tensor_reference(req.input);
-  const std::string ext = extension(ref.path);
-  const std::string name = display_name(ref.path);
-  if (ext == "npy") {
-    return view_npy(map_file(ref.path, {}, req.max_input_bytes), name, 5);
-  }
-  if (ext == "npz") {
-    const NpzArchive a = NpzArchive::open(ref.path, req.max_input_bytes);
-    const std::string member = pick_member(a, ref);
-    return view_npy(a.member(member, req.max_input_bytes), name + ":" + member, 5);
-  }
-  if (ext == "safetensors") {
-    const SafetensorsFile f = SafetensorsFile::open(ref.path, req.max_input_bytes);
-    return f.view(pick_tensor(f, ref));
-  }
-  return std::nullopt;
-}
-
 std::vector<std::string> tokens_for(const HeatmapCommandRequest& req, int64_t n) {
   std::vector<std::string> t = read_tokens(req.tokens, req.max_input_bytes);
   if (static_cast<int64_t>(t.size()) != n) {
@@ -70,71 +38,6 @@ std::vector<std::string> tokens_for(const HeatmapCommandRequest& req, int64_t n)
                 std::to_string(n) + " rows");
   }
   return t;
-}
-
-// A JSON array, a member of a JSON object (an attn result document), or a
-// CSV/.npy matrix with its labels.
-Loaded load(const HeatmapCommandRequest& req, const std::string& name) {
-  const std::string text =
-      read_file(req.input, progress_task(req.progress, "reading " + name, ProgressUnit::kBytes),
-                req.max_input_bytes);
-  Loaded l;
-  if (matrix_format(req.input, text) != MatrixFormat::kJson) {
-    if (!req.key.empty()) throw_usage("--key " + req.key + ": " + name + " is not a JSON document");
-    MatrixData m = parse_matrix(text, req.input, CellKind::kExtended);
-    l.values = std::move(m.values);
-    l.row_labels = std::move(m.row_labels);
-    l.col_labels = std::move(m.column_labels);
-    return l;
-  }
-  const json::Value v = json::parse(text, name);
-  if (!v.is_object()) {
-    if (!req.key.empty())
-      throw_usage("--key " + req.key + ": " + name + " holds an array, not a document");
-    l.values = json_to_tensor(v, name, "", CellKind::kExtended, 4);
-    return l;
-  }
-  std::vector<std::string> keys;
-  for (const json::Member& m : v.members()) {
-    if (m.value.is_array()) keys.push_back(m.key);
-  }
-  l.key = req.key;
-  if (l.key.empty()) {
-    l.key = v.find("weights") ? "weights" : v.find("output") ? "output" : "";
-    if (l.key.empty()) {
-      std::string list;
-      for (const std::string& k : keys) list += (list.empty() ? "" : ", ") + k;
-      throw_input(name, "no \"weights\" or \"output\" to draw; choose a member with --key" +
-                            (list.empty() ? std::string() : " (arrays here: " + list + ")"));
-    }
-  }
-  const json::Value* member = v.find(l.key);
-  if (!member) {
-    std::string near = closest_name(l.key, keys);
-    throw_usage("--key " + l.key + ": " + name + " has no member \"" + l.key + "\"" +
-                (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
-  }
-  l.values = json_to_tensor(*member, name, l.key, CellKind::kExtended, 4);
-  // An attn result names its queries and keys ("labels": {"queries", "keys"}).
-  if (const json::Value* labels = v.find("labels"); labels && labels->is_object()) {
-    auto list = [&](const char* which) {
-      std::vector<std::string> out;
-      const json::Value* a = labels->find(which);
-      if (!a || !a->is_array()) return out;
-      for (size_t i = 0; i < a->size(); ++i) {
-        const json::Value e = a->element(i);
-        if (!e.is_string()) {
-          throw_input(name + ": labels." + which + "[" + std::to_string(i) + "]",
-                      "expected a string, got " + json::describe(e));
-        }
-        out.push_back(e.as_string());
-      }
-      return out;
-    };
-    l.row_labels = list("queries");
-    if (l.key == "weights" || l.key == "scores") l.col_labels = list("keys");
-  }
-  return l;
 }
 
 // Renders everything before writing anything.
@@ -200,8 +103,8 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
     throw_usage("-o " + req.output_path + ": refusing to overwrite the input file " + req.input);
   }
   const std::string name = display_name(req.input);
-  Loaded l;
-  if (std::optional<BinaryArray> a = binary_input(req)) {
+  MatrixInput l;
+  if (std::optional<BinaryArray> a = view_binary_matrix(req.input, req.max_input_bytes)) {
     if (a->shape.size() == 5 || (a->shape.size() == 4 && req.stack_layers)) {
       return draw_stack(req, std::move(*a), name, console);
     }
@@ -217,20 +120,14 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
       throw_input(name, "array of rank " + std::to_string(a->shape.size()) +
                             "; attn heatmap reads rank 1 to 4, and stacks of rank 5");
     }
-    const uint64_t bytes =
-        static_cast<uint64_t>(a->size()) * static_cast<uint64_t>(element_size(a->type));
-    if (bytes > static_cast<uint64_t>(req.max_input_bytes)) {
-      throw_input(name, std::to_string(bytes) + " bytes, more than --max-input-bytes " +
-                            std::to_string(req.max_input_bytes) + "; raise --max-input-bytes");
-    }
-    l.values = a->to_tensor(name, CellKind::kExtended);
+    l.values = read_binary_matrix(*a, name, req.max_input_bytes);
   } else {
     if (req.layer || req.stack_layers) {
       throw_usage(std::string(req.layer ? "--layer" : "--stack layers") +
                   " picks from a stack of attention weights in .npy, .npz or .safetensors; " +
                   name + " is text");
     }
-    l = load(req, name);
+    l = read_text_matrix(req.input, req.key, name, req.max_input_bytes, req.progress);
   }
   if (l.values.size() == 0) {
     // [] or [[]] would be drawn as a frame around nothing.

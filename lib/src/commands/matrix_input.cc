@@ -1,0 +1,108 @@
+#include "commands/matrix_input.h"
+
+#include "attn/error.h"
+#include "attn/file_io.h"
+#include "attn/json.h"
+#include "attn/json_tensor.h"
+#include "attn/matrix_file.h"
+#include "attn/npy.h"
+#include "attn/npz.h"
+#include "attn/safetensors.h"
+#include "commands/flags.h"
+
+namespace attn {
+
+std::optional<BinaryArray> view_binary_matrix(const std::string& spec, int64_t max_input_bytes) {
+  const TensorReference ref = split_tensor_reference(spec);
+  const std::string ext = extension(ref.path);
+  const std::string name = display_name(ref.path);
+  if (ext == "npy") {
+    return view_npy(map_file(ref.path, {}, max_input_bytes), name, 5);
+  }
+  if (ext == "npz") {
+    const NpzArchive a = NpzArchive::open(ref.path, max_input_bytes);
+    const std::string member = pick_member(a, ref);
+    return view_npy(a.member(member, max_input_bytes), name + ":" + member, 5);
+  }
+  if (ext == "safetensors") {
+    const SafetensorsFile f = SafetensorsFile::open(ref.path, max_input_bytes);
+    return f.view(pick_tensor(f, ref));
+  }
+  return std::nullopt;
+}
+
+Tensor<double> read_binary_matrix(const BinaryArray& a, const std::string& name,
+                                  int64_t max_input_bytes) {
+  const uint64_t bytes =
+      static_cast<uint64_t>(a.size()) * static_cast<uint64_t>(element_size(a.type));
+  if (bytes > static_cast<uint64_t>(max_input_bytes)) {
+    throw_input(name, std::to_string(bytes) + " bytes, more than --max-input-bytes " +
+                          std::to_string(max_input_bytes) + "; raise --max-input-bytes");
+  }
+  return a.to_tensor(name, CellKind::kExtended);
+}
+
+MatrixInput read_text_matrix(const std::string& path, const std::string& key,
+                             const std::string& name, int64_t max_input_bytes,
+                             ProgressSink* progress) {
+  const std::string text = read_file(
+      path, progress_task(progress, "reading " + name, ProgressUnit::kBytes), max_input_bytes);
+  MatrixInput l;
+  if (matrix_format(path, text) != MatrixFormat::kJson) {
+    if (!key.empty()) throw_usage("--key " + key + ": " + name + " is not a JSON document");
+    MatrixData m = parse_matrix(text, path, CellKind::kExtended);
+    l.values = std::move(m.values);
+    l.row_labels = std::move(m.row_labels);
+    l.col_labels = std::move(m.column_labels);
+    return l;
+  }
+  const json::Value v = json::parse(text, name);
+  if (!v.is_object()) {
+    if (!key.empty()) throw_usage("--key " + key + ": " + name + " holds an array, not a document");
+    l.values = json_to_tensor(v, name, "", CellKind::kExtended, 4);
+    return l;
+  }
+  std::vector<std::string> keys;
+  for (const json::Member& m : v.members()) {
+    if (m.value.is_array()) keys.push_back(m.key);
+  }
+  l.key = key;
+  if (l.key.empty()) {
+    l.key = v.find("weights") ? "weights" : v.find("output") ? "output" : "";
+    if (l.key.empty()) {
+      std::string list;
+      for (const std::string& k : keys) list += (list.empty() ? "" : ", ") + k;
+      throw_input(name, "no \"weights\" or \"output\" to draw; choose a member with --key" +
+                            (list.empty() ? std::string() : " (arrays here: " + list + ")"));
+    }
+  }
+  const json::Value* member = v.find(l.key);
+  if (!member) {
+    std::string near = closest_name(l.key, keys);
+    throw_usage("--key " + l.key + ": " + name + " has no member \"" + l.key + "\"" +
+                (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+  }
+  l.values = json_to_tensor(*member, name, l.key, CellKind::kExtended, 4);
+  // An attn result names its queries and keys ("labels": {"queries", "keys"}).
+  if (const json::Value* labels = v.find("labels"); labels && labels->is_object()) {
+    auto list = [&](const char* which) {
+      std::vector<std::string> out;
+      const json::Value* a = labels->find(which);
+      if (!a || !a->is_array()) return out;
+      for (size_t i = 0; i < a->size(); ++i) {
+        const json::Value e = a->element(i);
+        if (!e.is_string()) {
+          throw_input(name + ": labels." + which + "[" + std::to_string(i) + "]",
+                      "expected a string, got " + json::describe(e));
+        }
+        out.push_back(e.as_string());
+      }
+      return out;
+    };
+    l.row_labels = list("queries");
+    if (l.key == "weights" || l.key == "scores") l.col_labels = list("keys");
+  }
+  return l;
+}
+
+}  // namespace attn

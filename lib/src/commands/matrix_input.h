@@ -1,0 +1,40 @@
+// The matrix a command draws or compares, read from a file as `attn heatmap`
+// and `attn diff` take it: a JSON array or a member of an attn result
+// document (with the document's labels), a CSV or .npy matrix, or a tensor
+// of FILE.npz:NAME or FILE.safetensors:NAME.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/binary_array.h"
+#include "attn/progress.h"
+#include "attn/tensor.h"
+
+namespace attn {
+
+struct MatrixInput {
+  Tensor<double> values;
+  std::vector<std::string> row_labels, col_labels;
+  std::string key;  // the member of a JSON document read ("weights"); "" otherwise
+};
+
+// A binary array (.npy, FILE.npz:NAME, FILE.safetensors:NAME) as it lies in
+// the file, not read yet; nullopt for text inputs.
+std::optional<BinaryArray> view_binary_matrix(const std::string& spec, int64_t max_input_bytes);
+
+// A binary array's numbers, after checking they fit in max_input_bytes.
+Tensor<double> read_binary_matrix(const BinaryArray& a, const std::string& name,
+                                  int64_t max_input_bytes);
+
+// A text input ("-" is stdin): a JSON array, the member `key` of a JSON
+// object (default "weights", else "output"; an attn result's "labels" name
+// its rows and, for weights and scores, its columns), or a CSV matrix with
+// its labels. `name` names the input in messages.
+MatrixInput read_text_matrix(const std::string& path, const std::string& key,
+                             const std::string& name, int64_t max_input_bytes,
+                             ProgressSink* progress);
+
+}  // namespace attn

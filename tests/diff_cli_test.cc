@@ -1,0 +1,213 @@
+// `attn diff A B` run as a user runs it: two results of `attn run -f json
+// -w` (the formula against the blog's scale after the softmax), the
+// summary as table, JSON and CSV, --tolerance's exit status, the figure,
+// stdin on one side, .npy against JSON, and the mistakes it refuses.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace attn {
+namespace {
+
+using test::read_text;
+using test::run_attn;
+using test::source_path;
+using test::temp_dir;
+using Json = nlohmann::json;
+
+// The weights of `attn run --example NAME [flags] -f json -w` in dir/file.
+std::string result(const std::string& file, const std::string& example,
+                   const std::vector<std::string>& flags = {}) {
+  const std::string path = temp_dir() + "/" + file;
+  std::vector<std::string> args = {"run",  "--example", example, "-q", "-f",
+                                   "json", "-w",        "-o",    path};
+  args.insert(args.end(), flags.begin(), flags.end());
+  const test::Run r = run_attn(args);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return path;
+}
+
+std::string formula() { return result("formula.json", "sweet"); }
+std::string blog() { return result("blog.json", "sweet", {"--scale-at", "output"}); }
+
+TEST(DiffCli, TheFormulaAgainstTheBlogsReading) {
+  const std::string a = formula(), b = blog();
+  const test::Run r = run_attn({"diff", a, b});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out,
+            "A: " + a + " (weights [4][4])\n" + "B: " + b +
+                " (weights [4][4])\n"
+                "\n"
+                "max |B-A|  query  key         A       B  mean |B-A|  KL mean  KL max  at query  "
+                "  H(A)    H(B)\n"
+                "   0.2430  milk   sweet  0.6103  0.8533      0.0464   0.1090  0.2198  milk      "
+                "1.0840  0.8458\n"
+                "\n"
+                "KL = KL(A||B) and H = entropy, per row read as a distribution, in nats;\n"
+                "means over the 4 of 4 rows that are distributions on both sides.\n");
+}
+
+// The numbers of the JSON summary against NumPy's and PyTorch's
+// (torch.nn.functional.kl_div) on the same two weight matrices.
+TEST(DiffCli, JsonSummaryMatchesPyTorch) {
+  const test::Run r = run_attn({"diff", formula(), blog(), "-f", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["shape"], Json::array({4, 4}));
+  EXPECT_EQ(j["a"]["key"], "weights");
+  EXPECT_NEAR(j["max_abs_diff"].get<double>(), 0.24297098043281373, 1e-15);
+  EXPECT_EQ(j["at"]["row"], 1);
+  EXPECT_EQ(j["at"]["col"], 3);
+  EXPECT_EQ(j["at"]["row_label"], "milk");
+  EXPECT_EQ(j["at"]["col_label"], "sweet");
+  EXPECT_NEAR(j["mean_abs_diff"].get<double>(), 0.04638394039149729, 1e-15);
+  EXPECT_FALSE(j.contains("passed"));
+  const Json& m = j["matrices"][0];
+  EXPECT_NEAR(m["kl"]["mean"].get<double>(), 0.1089673545094082, 1e-14);
+  EXPECT_NEAR(m["kl"]["max"].get<double>(), 0.21976484359104617, 1e-14);
+  EXPECT_EQ(m["kl"]["max_row_label"], "milk");
+  EXPECT_NEAR(m["entropy_a"].get<double>(), 1.083989037198045, 1e-14);
+  EXPECT_NEAR(m["entropy_b"].get<double>(), 0.8458061192663411, 1e-14);
+  EXPECT_EQ(m["rows_compared"], 4);
+}
+
+TEST(DiffCli, ToleranceDecidesTheExitStatus) {
+  const std::string a = formula(), b = blog();
+  test::Run r = run_attn({"diff", a, b, "--tolerance", "0.25"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("max |B-A| 0.2430 <= tolerance 0.25: A and B agree\n"), std::string::npos)
+      << r.out;
+  r = run_attn({"diff", a, b, "--tolerance", "1e-3"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("max |B-A| 0.2430 > tolerance 0.001: A and B differ\n"), std::string::npos)
+      << r.out;
+  r = run_attn({"diff", a, b, "--tolerance", "1e-3", "-f", "json"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(Json::parse(r.out)["passed"], false);
+  r = run_attn({"diff", a, a, "--tolerance", "0"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  // A NaN on one side only is no agreement, whatever the tolerance.
+  const std::string x = test::write_temp("x.json", "[[0.5, 0.5]]");
+  const std::string y = test::write_temp("y.json", "[[0.5, \"nan\"]]");
+  r = run_attn({"diff", x, y, "--tolerance", "1e9"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("max |B-A| nan (a NaN on one side only), not within tolerance 1e+09: "
+                       "A and B differ\n"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(DiffCli, RowsWhereBMasksWhatAWeighsHaveInfiniteKl) {
+  // B is causal: A (the full sentence) gives weight to later keys B masks.
+  const std::string a = formula(), b = result("causal.json", "sweet", {"--causal"});
+  const test::Run r = run_attn({"diff", a, b, "-f", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json m = Json::parse(r.out)["matrices"][0];
+  EXPECT_EQ(m["kl"]["infinite_rows"], 3);  // every query but the last
+  EXPECT_EQ(m["kl"]["mean"], "inf");
+  EXPECT_EQ(m["kl"]["max_row"], 0);
+  // The other way round, B gives weight where A has some too: finite.
+  const Json back = Json::parse(run_attn({"diff", b, a, "-f", "json"}).out)["matrices"][0];
+  EXPECT_EQ(back["kl"]["infinite_rows"], 0);
+  EXPECT_TRUE(back["kl"]["mean"].is_number());
+}
+
+TEST(DiffCli, FullyMaskedRowsAreSkippedAndCounted) {
+  // key_padding: batch 1 has two fully masked queries (all-zero rows);
+  // the [2][4][4] weights are read as two matrices.
+  const std::string a = result("kp.json", "key_padding");
+  const std::string b = result("kp_blog.json", "key_padding", {"--scale-at", "output"});
+  test::Run r = run_attn({"diff", a, b, "-f", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["rows_compared"], 6);
+  EXPECT_EQ(j["rows_skipped"], 2);
+  EXPECT_EQ(j["matrices"][1]["rows_skipped"], 2);
+  r = run_attn({"diff", a, b});
+  EXPECT_NE(r.out.find("means over the 6 of 8 rows that are distributions on both sides;\n"
+                       "2 skipped: not a distribution on a side.\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("overall: max |B-A| "), std::string::npos) << r.out;
+}
+
+TEST(DiffCli, CsvHasOneRowPerMatrix) {
+  const std::string a = result("mh.json", "multihead");
+  const std::string b = result("mh_blog.json", "multihead", {"--scale-at", "output"});
+  const test::Run r = run_attn({"diff", a, b, "-f", "csv"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("batch,head,max_abs_diff,row,col,row_label,col_label,a,b,", 0), 0u);
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1 + 2 * 4);
+  EXPECT_NE(r.out.find("\n1,3,"), std::string::npos);
+}
+
+TEST(DiffCli, DrawsBMinusAOnADivergingScale) {
+  const std::string a = formula(), b = blog();
+  const std::string png = temp_dir() + "/diff.png", svg = temp_dir() + "/diff.svg";
+  test::Run r = run_attn({"diff", a, b, "--heatmap", png});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(read_text(png).substr(1, 3), "PNG");
+  r = run_attn({"diff", a, b, "--heatmap", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string text = read_text(svg);
+  EXPECT_NE(text.find(">B - A</text>"), std::string::npos);
+  // The range is symmetric: ±max |B − A| = ±0.243 on the colorbar.
+  EXPECT_NE(text.find(">-0.243</text>"), std::string::npos);
+  EXPECT_NE(text.find(">0.243</text>"), std::string::npos);
+  r = run_attn({"diff", a, b, "--show", "--color", "never", "--vmax", "0.5"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("B - A: -0.5 [ .:-=+*#%@] 0.5\n"), std::string::npos) << r.out;
+}
+
+TEST(DiffCli, ReadsStdinOnOneSideAndNpyAgainstJson) {
+  const std::string b = blog();
+  const test::Run json = run_attn({"run", "--example", "sweet", "-f", "json", "-w"});
+  test::Run r = run_attn({"diff", "-", b, "-f", "json"}, json.out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Json::parse(r.out)["a"]["file"], "<stdin>");
+  EXPECT_NEAR(Json::parse(r.out)["max_abs_diff"].get<double>(), 0.24297098043281373, 1e-15);
+
+  const std::string npy = temp_dir() + "/w.npy";
+  ASSERT_EQ(
+      run_attn({"run", "--example", "sweet", "-q", "-o", "/dev/null", "--weights-out", npy}).code,
+      0);
+  r = run_attn({"diff", npy, formula(), "--tolerance", "0"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  // The labels come from the side that has them.
+  EXPECT_NE(r.out.find("  cat  "), std::string::npos) << r.out;
+}
+
+TEST(DiffCli, MistakesAreRefused) {
+  const std::string a = formula(), b = blog();
+  test::Run r = run_attn({"diff", "-", "-"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "attn: error: diff: A and B are both stdin (-); at most one of them can be read "
+            "from stdin\n");
+  r = run_attn({"diff", a, b, "--show", "-f", "json"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "attn: error: --show would mix the preview into the json on stdout; drop --show, or "
+            "draw the figure with --heatmap FILE\n");
+  r = run_attn({"diff", a, b, "--heatmap", a});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "attn: error: --heatmap " + a + ": refusing to overwrite the input file " + a + "\n");
+  r = run_attn({"diff", a, b, "--vmax", "1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "attn: error: --vmax needs --heatmap FILE or --show\n");
+  r = run_attn({"diff", a, b, "--tolerance", "-1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "attn: error: --tolerance: expected a finite number >= 0, got '-1'\n");
+  r = run_attn({"diff", a});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "attn: error: missing argument 'b'\n");
+  EXPECT_EQ(r.out, "");
+}
+
+}  // namespace
+}  // namespace attn
