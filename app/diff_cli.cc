@@ -54,7 +54,7 @@ Action add_diff(CLI::App& app) {
       ->type_name("FILE")
       ->group(g);
   cmd->add_flag("--show", req.show, "draw B - A in the terminal, after the table")->group(g);
-  cmd->add_option("--title", req.title, "figure title (default \"B - A\")")
+  cmd->add_option("--title", req.title, "figure title (default \"B − A\")")
       ->type_name("TEXT")
       ->group(g);
   cmd->add_option("--vmin", f->vmin,

@@ -154,13 +154,13 @@ TEST(DiffCli, DrawsBMinusAOnADivergingScale) {
   r = run_attn({"diff", a, b, "--heatmap", svg});
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string text = read_text(svg);
-  EXPECT_NE(text.find(">B - A</text>"), std::string::npos);
+  EXPECT_NE(text.find(">B − A</text>"), std::string::npos);
   // The range is symmetric: ±max |B − A| = ±0.243 on the colorbar.
   EXPECT_NE(text.find(">-0.243</text>"), std::string::npos);
   EXPECT_NE(text.find(">0.243</text>"), std::string::npos);
   r = run_attn({"diff", a, b, "--show", "--color", "never", "--vmax", "0.5"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("B - A: -0.5 [ .:-=+*#%@] 0.5\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("B − A: -0.5 [ .:-=+*#%@] 0.5\n"), std::string::npos) << r.out;
 }
 
 TEST(DiffCli, ReadsStdinOnOneSideAndNpyAgainstJson) {

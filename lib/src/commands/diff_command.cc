@@ -312,8 +312,8 @@ HeatmapData difference_figure(const Comparison& c, const Side& a, const Side& b,
     d.row_title = "queries";
     d.col_title = "keys";
   }
-  d.value_name = "B - A";
-  d.title = req.title.empty() ? "B - A" : req.title;
+  d.value_name = "B − A";
+  d.title = req.title.empty() ? "B − A" : req.title;
   const std::string& key = a.m.key.empty() ? b.m.key : a.m.key;
   d.subtitle = "A: " + a.name + ", B: " + b.name + " (" + (key.empty() ? "" : key + " ") +
                shape_string(c.shape) + ")";

@@ -22,7 +22,7 @@ struct DiffRequest {
   std::optional<double> tolerance;  // exit 1 when max |B − A| is above it
   std::string heatmap_path;         // --heatmap FILE.png or FILE.svg; "" for none
   bool show = false;                // preview B − A in the terminal, after the summary
-  std::string title;                // of the figure (default "B - A")
+  std::string title;                // of the figure (default "B − A")
   HeatmapOptions options;           // --vmin, --vmax, --max-size
   TerminalStyle terminal;
   int64_t max_input_bytes = kDefaultMaxInputBytes;  // --max-input-bytes: largest input read
