@@ -116,7 +116,26 @@ HeatmapData heatmap_from_stack(const BinaryArray& stack, const StackChoice& choi
 std::string render_png(const HeatmapData& d, const HeatmapOptions& o);
 std::string render_svg(const HeatmapData& d, const HeatmapOptions& o);
 
-// PNG for a path ending in .png, SVG for .svg; a usage error otherwise.
+// The figure as one self-contained, interactive HTML page (inline CSS and
+// JavaScript, nothing fetched, works from file://): one panel at a time,
+// chosen by batch (or layer) and head, the mean of the heads, a tooltip
+// with the query, key and value of the cell under the pointer, and the
+// head view (query and key tokens in two columns joined by lines whose
+// opacity is the weight). Colours and colour range are the PNG's. Each
+// panel keeps at most o.max_size cells a side, and the panels together at
+// most kHtmlMaxDataBytes of encoded numbers: larger panels are reduced by
+// block means (or maxima) as in the PNG. A page that would still exceed
+// kHtmlMaxPageBytes (labels of megabytes) is refused as an input error.
+constexpr int64_t kHtmlMaxDataBytes = int64_t{60} << 20;
+constexpr int64_t kHtmlMaxPageBytes = int64_t{64} << 20;
+std::string render_html(const HeatmapData& d, const HeatmapOptions& o);
+
+// The longest side that `panels` panels of float32 values may keep on a
+// page within kHtmlMaxDataBytes (for reading a stack already reduced).
+int64_t html_panel_side(int64_t panels);
+
+// PNG for a path ending in .png, SVG for .svg, HTML for .html; a usage
+// error otherwise.
 std::string render_heatmap_file(const HeatmapData& d, const HeatmapOptions& o,
                                 const std::string& path);
 
@@ -145,7 +164,7 @@ Rgb masked_hatch_color();
 
 // The heatmap part of `attn run`: which stage to draw, where, and how.
 struct HeatmapRequest {
-  std::string path;   // --heatmap FILE (.png or .svg); "" for none
+  std::string path;   // --heatmap FILE (.png, .svg or .html); "" for none
   bool show = false;  // --show: draw a preview in the terminal
   HeatmapStage stage = HeatmapStage::kWeights;
   HeatmapOptions options;
