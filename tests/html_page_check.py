@@ -165,7 +165,6 @@ def main():
         deadline = time.monotonic() + 30
         while js("document.readyState") != "complete" or js("document.body && document.body.dataset.ready") != "true":
             if time.monotonic() > deadline:
-                result["ready"] = False
                 break
             if errors_in(b.events):
                 break
@@ -173,6 +172,11 @@ def main():
         else:
             result["ready"] = True
         result["url"] = url
+        if not result.get("ready"):
+            result["errors"] = errors_in(b.events)
+            result["failure"] = "the page's script did not finish"
+            print(json.dumps(result))
+            return 1
         result["title"] = js("document.title")
         result["heading"] = js("document.getElementById('title').textContent")
         result["caption"] = js("document.getElementById('caption').textContent")

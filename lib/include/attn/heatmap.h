@@ -71,6 +71,10 @@ struct HeatmapData {
   bool head_axis = false;            // captions name the head
   bool head_average = false;         // add a mean-of-heads panel per batch
   bool zero_based = false;           // a non-negative quantity: the colour range starts at 0
+  // Each cell already stands for cell_block x cell_block cells of a source
+  // of source_rows x source_cols (a stack reduced as it was read; 1 and
+  // rows x cols otherwise). The HTML page names cells by these indices.
+  int64_t cell_block = 1, source_rows = 0, source_cols = 0;
   std::vector<std::string> row_labels, col_labels;  // empty: indices
   std::string row_title = "queries", col_title = "keys";
   std::string value_name = "weights";  // names the colorbar

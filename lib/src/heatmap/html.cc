@@ -4,7 +4,8 @@
 // (float64 when a value does not fit float32), so a page of millions of
 // cells stays tens of megabytes; every string from the input is a JSON
 // string inside <script type="application/json">, escaped for that place
-// (script_json), and the script only ever sets it as text.
+// (script_json), and the script only ever sets it as text. The numbers
+// follow in their own <script type="text/plain"> elements.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -153,14 +154,16 @@ std::string write_html(const HeatmapData& d, const HeatmapOptions& o) {
   data["batch_name"] = sanitize_utf8(d.batch_name);
   data["rows"] = p.shown_rows;
   data["cols"] = p.shown_cols;
-  data["source_rows"] = p.rows;
-  data["source_cols"] = p.cols;
-  data["factor"] = p.factor;
+  // The side of the source's blocks a shown cell stands for, and the source.
+  const int64_t block = p.factor * std::max<int64_t>(d.cell_block, 1);
+  data["source_rows"] = d.cell_block > 1 ? d.source_rows : p.rows;
+  data["source_cols"] = d.cell_block > 1 ? d.source_cols : p.cols;
+  data["factor"] = block;
   data["reduce"] = std::string(name(o.reduce));
   data["block_note"] = sanitize_utf8(p.block_note);
   // Labels name single cells; blocks are named by their index ranges.
-  data["row_labels"] = factor == 1 ? text_list(d.row_labels) : json::array();
-  data["col_labels"] = factor == 1 ? text_list(d.col_labels) : json::array();
+  data["row_labels"] = block == 1 ? text_list(d.row_labels) : json::array();
+  data["col_labels"] = block == 1 ? text_list(d.col_labels) : json::array();
   data["lo"] = p.lo;
   data["hi"] = p.hi;
   data["colormap"] = std::string(name(p.colormap));
@@ -184,11 +187,8 @@ std::string write_html(const HeatmapData& d, const HeatmapOptions& o) {
   data["batches"] = d.batch;
   data["heads"] = d.heads;
   data["encoding"] = f32 ? "f32" : "f64";
-  data["values"] = encode_values(p, f32);
-  data["states"] = states ? json(encode_states(p)) : json(nullptr);
+  data["states"] = states;
 
-  const size_t numbers = data["values"].get_ref<const std::string&>().size() +
-                         (states ? data["states"].get_ref<const std::string&>().size() : 0);
   std::string out = html_page_start();
   out +=
       "<title>" + xml_text(d.title.empty() ? std::string("attn heatmap") : d.title) + "</title>\n";
@@ -196,6 +196,17 @@ std::string write_html(const HeatmapData& d, const HeatmapOptions& o) {
   out += "<script type=\"application/json\" id=\"attn-data\">";
   out += script_json(data.dump(-1, ' ', false, json::error_handler_t::replace));
   out += "</script>\n";
+  // The numbers in base64, whose alphabet cannot end a <script>.
+  size_t numbers = out.size();
+  out += "<script type=\"text/plain\" id=\"attn-values\">";
+  out += encode_values(p, f32);
+  out += "</script>\n";
+  if (states) {
+    out += "<script type=\"text/plain\" id=\"attn-states\">";
+    out += encode_states(p);
+    out += "</script>\n";
+  }
+  numbers = out.size() - numbers;
   out += html_page_end();
   if (static_cast<int64_t>(out.size()) > kHtmlMaxPageBytes) {
     throw_input(d.source, "the HTML page would take " + std::to_string(out.size()) +

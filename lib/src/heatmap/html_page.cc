@@ -107,14 +107,18 @@ const char* const kEnd = R"page(<script>
 
   // The numbers: base64 little-endian float32 (or float64), panel after
   // panel, each rows x cols; states: 0 a value, 1 masked, 2 NaN.
-  function bytes(b64) {
-    var s = atob(b64), a = new Uint8Array(s.length);
-    for (var i = 0; i < s.length; ++i) a[i] = s.charCodeAt(i);
+  function bytes(b64) {  // in pieces: atob refuses strings of some 50 MB
+    var pad = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
+    var a = new Uint8Array(b64.length / 4 * 3 - pad), at = 0, piece = 1 << 22;
+    for (var p = 0; p < b64.length; p += piece) {
+      var s = atob(b64.substr(p, piece));
+      for (var i = 0; i < s.length; ++i) a[at++] = s.charCodeAt(i);
+    }
     return a;
   }
-  var raw = new DataView(bytes(D.values).buffer);
+  var raw = new DataView(bytes(document.getElementById('attn-values').textContent).buffer);
   var f32 = D.encoding === 'f32';
-  var states = D.states === null ? null : bytes(D.states);
+  var states = D.states ? bytes(document.getElementById('attn-states').textContent) : null;
   var cachedPanel = -1, cachedValues = null;
   function values(k) {
     if (k === cachedPanel) return cachedValues;
