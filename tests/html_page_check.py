@@ -143,7 +143,7 @@ def main():
     try:
         try:
             targets = b.send("Target.getTargets", timeout=30)["targetInfos"]
-        except (EOFError, TimeoutError) as e:
+        except (EOFError, TimeoutError, OSError) as e:  # OSError: a broken pipe
             err = b.proc.stderr.read1(4000).decode(errors="replace") if b.proc.poll() is not None else ""
             print("chromium cannot run here (%s) %s" % (e, err.strip()[-600:]), file=sys.stderr)
             return SKIP

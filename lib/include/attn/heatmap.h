@@ -2,10 +2,11 @@
 // for a slide: labelled rows and columns, a colorbar, values written in the
 // cells, masked cells hatched, one panel per batch and head plus the mean of
 // the heads. The same figure is written as PNG (stb_image_write, embedded
-// pixel font) or SVG (real text), and a compact preview is drawn in the
-// terminal. Output is deterministic: equal input and options give
-// byte-identical files. Writers never compute attention; they draw a
-// HeatmapData, built from a Result or from a matrix file.
+// pixel font) or SVG (real text), the same panels as an interactive HTML
+// page, and a compact preview is drawn in the terminal. Output is
+// deterministic: equal input and options give byte-identical files.
+// Writers never compute attention; they draw a HeatmapData, built from a
+// Result or from a matrix file.
 #pragma once
 
 #include <cstdint>

@@ -216,9 +216,10 @@ const char* const kEnd = R"page(<script>
   }
   addSelect('batch', D.batch_name, batches, String);
   addSelect('head', 'head', heads, function (h) { return h < 0 ? 'mean of heads' : String(h); });
-  if (D.panels.length > 1) {
-    $('controls').appendChild(el('span', 'keys', 'arrow keys: \u2190 \u2192 head, \u2191 \u2193 ' + D.batch_name));
-  }
+  var keys = [];
+  if (heads.length > 1) keys.push('\u2190 \u2192 head');
+  if (batches.length > 1) keys.push('\u2191 \u2193 ' + D.batch_name);
+  if (keys.length) $('controls').appendChild(el('span', 'keys', 'arrow keys: ' + keys.join(', ')));
   function step(key, by) {
     var list = key === 'batch' ? batches : heads, p = D.panels[current];
     var at = list.indexOf(p[key]) + by;
