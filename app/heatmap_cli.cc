@@ -95,7 +95,8 @@ std::function<void(HeatmapRequest&, bool, ColorMode)> add_run_heatmap_flags(CLI:
   };
   auto f = std::make_shared<Flags>();
   const std::string g = "Heatmap";
-  run->add_option("--heatmap", f->path, "draw the weights as FILE.png or FILE.svg")
+  run->add_option("--heatmap", f->path,
+                  "draw the weights as FILE.png, FILE.svg or FILE.html (an interactive page)")
       ->group(g)
       ->type_name("FILE");
   run->add_flag("--show", f->show, "draw the weights in the terminal, after the table")->group(g);
@@ -135,7 +136,7 @@ Action add_heatmap(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "heatmap",
       "draw a matrix (saved weights, scores, any CSV/JSON/.npy matrix) or a model's stack of "
-      "attention weights as PNG/SVG");
+      "attention weights as PNG/SVG or an interactive HTML page");
   cmd->allow_extras();
   cmd->add_option("input", req.input,
                   "a JSON array or attn result document, a CSV or .npy matrix, FILE.npz:NAME or "
@@ -143,7 +144,8 @@ Action add_heatmap(CLI::App& app) {
       ->type_name("FILE")
       ->required();
   cmd->add_option("-o,--output", req.output_path,
-                  "write the figure to FILE.png or FILE.svg (- writes PNG to stdout)")
+                  "write the figure to FILE.png, FILE.svg or FILE.html (an interactive page; - "
+                  "writes PNG to stdout)")
       ->type_name("FILE");
   cmd->add_flag("--show", req.show, "draw the matrix in the terminal");
   cmd->add_option("--key", req.key,

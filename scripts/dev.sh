@@ -20,10 +20,11 @@ build_pkgs=(g++ make cmake pkg-config libeigen3-dev libcli11-dev nlohmann-json3-
             fonts-dejavu-core libgtest-dev)
 # Extra packages for the test suite: the PyTorch cross-check of --emit-pytorch
 # and docs/from-pytorch.md, the LaTeX trace compilation, jq pipelines, the
-# man page rendering (groff), zsh completion, the clang-format check and the
-# --font test with Noto Sans CJK run only where these exist.
+# man page rendering (groff), zsh completion, the clang-format check, the
+# --font test with Noto Sans CJK and the HTML heatmap page in headless
+# Chromium run only where these exist.
 test_pkgs=(python3 python3-numpy python3-torch texlive-latex-base jq groff-base zsh clang-format
-           fonts-noto-cjk)
+           fonts-noto-cjk chromium)
 
 install_missing() {
   local missing=()

@@ -64,3 +64,18 @@ awk 'BEGIN {
   print "]}"
 }' > "$tmp/positions.json"
 draw "$tmp/positions.json" large_causal.png --normalize row --max-size 900
+
+# The interactive page (docs/heatmaps.md): the model view of the tiny Llama
+# as HTML, opened in headless Chromium, layer 1 chosen and a cell hovered,
+# then photographed. Chromium's fonts and version shape that picture, so it
+# is redrawn only where chromium and python3 are installed; the script says
+# so otherwise.
+"$attn" heatmap data/models/tiny-llama/attentions.npy --tokens data/models/tiny-llama/tokens.json \
+  --title "tiny-llama: attention of 2 layers x 4 heads" -o "$tmp/model_view.html"
+if command -v chromium >/dev/null && command -v python3 >/dev/null; then
+  python3 tests/html_page_check.py "$tmp/model_view.html" --select select-batch=1 --cell 5,4 \
+    --width 1000 --screenshot "$out/heatmap_page.png" >/dev/null
+  echo "$out/heatmap_page.png"
+else
+  echo "make_heatmap_docs.sh: no chromium (or python3): $out/heatmap_page.png left as it is" >&2
+fi

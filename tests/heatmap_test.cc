@@ -439,13 +439,15 @@ TEST(HeatmapCli, FlagMistakesAreUsageErrors) {
   auto r = run_attn({"run", source_path("data/examples/sweet.json"), "--heatmap", "w.jpg"});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
-            "attn: error: w.jpg: a heatmap is written as .png or .svg (chosen by the file name)\n");
+            "attn: error: w.jpg: a heatmap is written as .png, .svg or .html (chosen by the file "
+            "name)\n");
   r = run_attn({"run", source_path("data/examples/sweet.json"), "--colormap", "magma"});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "attn: error: --colormap needs --heatmap FILE or --show\n");
   r = run_attn({"heatmap", source_path("data/csv/causal_mask.csv")});
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "attn: error: heatmap: nothing to do; give -o FILE.png (or .svg) or --show\n");
+  EXPECT_EQ(r.err,
+            "attn: error: heatmap: nothing to do; give -o FILE.png (or .svg, .html) or --show\n");
 }
 
 // ---- limits and extreme inputs ---------------------------------------------

@@ -440,6 +440,25 @@ void check_writers(const std::string& title, const std::vector<std::string>& lab
     const std::string text = svg.substr(at + 1, next - at - 1);
     require(text.find('>') == std::string::npos, "svg: raw '>' in character data");
   }
+  // The page: strings only inside its JSON block, which holds no '<' (so
+  // nothing in it ends the script) and gives the labels back.
+  const std::string html = render_html(d, HeatmapOptions{});
+  require(is_valid_utf8(html), "html: invalid UTF-8");
+  const std::string open = "<script type=\"application/json\" id=\"attn-data\">";
+  const size_t start = html.find(open) + open.size();
+  const std::string block = html.substr(start, html.find("</script>", start) - start);
+  require(block.find('<') == std::string::npos, "html: '<' in the data block");
+  const nlohmann::json page = nlohmann::json::parse(block);
+  require(page["title"] == sanitize_utf8(d.title), "html: the title does not round-trip");
+  for (size_t i = 0; i < d.row_labels.size(); ++i) {
+    require(page["row_labels"][i] == sanitize_utf8(d.row_labels[i]),
+            "html: a label does not round-trip");
+  }
+  size_t scripts = 0;
+  for (size_t at = html.find("</script"); at != std::string::npos;
+       at = html.find("</script", at + 1))
+    ++scripts;
+  require(scripts == 3, "html: a label ended a script element");
   TerminalStyle style;
   const std::string term = render_terminal(d, HeatmapOptions{}, style);
   require(is_valid_utf8(term) && term.find('\x1b') == std::string::npos, "terminal: unsafe text");

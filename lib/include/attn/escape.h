@@ -79,6 +79,13 @@ std::string csv_field(std::string_view s, char delimiter = ',');
 // UTF-8.
 std::string json_string(std::string_view s);
 
+// JSON text (as nlohmann::json writes it) made safe to stand inside an
+// HTML <script> element: < > & and the line separators U+2028, U+2029 as
+// \u escapes, so no "</script>", "<!--" or "]]>" can appear in it. They
+// can only occur inside strings there, where the escapes mean the same
+// characters: the text parses to the same value.
+std::string script_json(std::string_view json_text);
+
 // Text for a terminal or a plain text file (tables, text traces, the
 // terminal heatmap): control characters other than newline and tab
 // (escape sequences, carriage return, backspace, C1 controls) become

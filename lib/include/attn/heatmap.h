@@ -2,10 +2,11 @@
 // for a slide: labelled rows and columns, a colorbar, values written in the
 // cells, masked cells hatched, one panel per batch and head plus the mean of
 // the heads. The same figure is written as PNG (stb_image_write, embedded
-// pixel font) or SVG (real text), and a compact preview is drawn in the
-// terminal. Output is deterministic: equal input and options give
-// byte-identical files. Writers never compute attention; they draw a
-// HeatmapData, built from a Result or from a matrix file.
+// pixel font) or SVG (real text), the same panels as an interactive HTML
+// page, and a compact preview is drawn in the terminal. Output is
+// deterministic: equal input and options give byte-identical files.
+// Writers never compute attention; they draw a HeatmapData, built from a
+// Result or from a matrix file.
 #pragma once
 
 #include <cstdint>
@@ -102,6 +103,10 @@ struct HeatmapData {
   bool head_axis = false;            // captions name the head
   bool head_average = false;         // add a mean-of-heads panel per batch
   bool zero_based = false;           // attention weights: the colour range is 0 to 1 by default
+  // Each cell already stands for cell_block x cell_block cells of a source
+  // of source_rows x source_cols (a stack reduced as it was read; 1 and
+  // rows x cols otherwise). The HTML page names cells by these indices.
+  int64_t cell_block = 1, source_rows = 0, source_cols = 0;
   std::vector<std::string> row_labels, col_labels;  // empty: indices
   std::string row_title = "queries", col_title = "keys";
   std::string value_name = "weights";  // names the colorbar
@@ -151,7 +156,26 @@ std::string render_svg(const HeatmapData& d, const HeatmapOptions& o);
 // glyph for (they are drawn as boxes), or "" when it has them all.
 std::string missing_glyph_warning(const HeatmapData& d, const HeatmapOptions& o);
 
-// PNG for a path ending in .png, SVG for .svg; a usage error otherwise.
+// The figure as one self-contained, interactive HTML page (inline CSS and
+// JavaScript, nothing fetched, works from file://): one panel at a time,
+// chosen by batch (or layer) and head, the mean of the heads, a tooltip
+// with the query, key and value of the cell under the pointer, and the
+// head view (query and key tokens in two columns joined by lines whose
+// opacity is the weight). Colours and colour range are the PNG's. Each
+// panel keeps at most o.max_size cells a side, and the panels together at
+// most kHtmlMaxDataBytes of encoded numbers: larger panels are reduced by
+// block means (or maxima) as in the PNG. A page that would still exceed
+// kHtmlMaxPageBytes (labels of megabytes) is refused as an input error.
+constexpr int64_t kHtmlMaxDataBytes = int64_t{60} << 20;
+constexpr int64_t kHtmlMaxPageBytes = int64_t{64} << 20;
+std::string render_html(const HeatmapData& d, const HeatmapOptions& o);
+
+// The longest side that `panels` panels of float32 values may keep on a
+// page within kHtmlMaxDataBytes (for reading a stack already reduced).
+int64_t html_panel_side(int64_t panels);
+
+// PNG for a path ending in .png, SVG for .svg, HTML for .html; a usage
+// error otherwise.
 std::string render_heatmap_file(const HeatmapData& d, const HeatmapOptions& o,
                                 const std::string& path);
 
@@ -180,7 +204,7 @@ Rgb masked_hatch_color();
 
 // The heatmap part of `attn run`: which stage to draw, where, and how.
 struct HeatmapRequest {
-  std::string path;   // --heatmap FILE (.png or .svg); "" for none
+  std::string path;   // --heatmap FILE (.png, .svg or .html); "" for none
   bool show = false;  // --show: draw a preview in the terminal
   HeatmapStage stage = HeatmapStage::kWeights;
   HeatmapOptions options;

@@ -346,6 +346,28 @@ std::string json_string(std::string_view s) {
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string script_json(std::string_view json_text) {
+  std::string out;
+  out.reserve(json_text.size());
+  for (size_t i = 0; i < json_text.size(); ++i) {
+    const char c = json_text[i];
+    if (c == '<') {
+      out += "\\u003c";
+    } else if (c == '>') {
+      out += "\\u003e";
+    } else if (c == '&') {
+      out += "\\u0026";
+    } else if (c == '\xE2' && i + 2 < json_text.size() && json_text[i + 1] == '\x80' &&
+               (json_text[i + 2] == '\xA8' || json_text[i + 2] == '\xA9')) {
+      out += json_text[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string terminal_text(std::string_view s) {
   std::string out;
   for_each_code_point(s, [&](char32_t c, std::string_view bytes, bool) {

@@ -1,5 +1,7 @@
 #include "commands/heatmap_command.h"
 
+#include <algorithm>
+
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "attn/tokens.h"
@@ -67,6 +69,13 @@ int draw_stack(const HeatmapCommandRequest& req, BinaryArray a, const std::strin
   // One panel keeps its cells for the renderer (which fits them to
   // --max-size); a grid of panels needs far fewer per panel.
   c.max_side = c.layer && c.head ? 4096 : 256;
+  if (extension(req.output_path) == "html") {
+    // A page holds every panel's numbers: all of them within its bound.
+    const int64_t layers = c.layer ? 1 : a.shape[0], heads = c.head ? 1 : a.shape[2];
+    const int64_t panels = layers * (heads + (heads > 1 ? 1 : 0));
+    c.max_side = std::min<int64_t>(
+        {c.max_side, static_cast<int64_t>(req.options.max_size), html_panel_side(panels)});
+  }
   HeatmapData d = heatmap_from_stack(a, c, name);
   const int64_t q = a.shape[3], k = a.shape[4];
   if (!req.labels.empty() && !req.tokens.empty()) {
@@ -93,7 +102,7 @@ int draw_stack(const HeatmapCommandRequest& req, BinaryArray a, const std::strin
 
 int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
   if (req.output_path.empty() && !req.show) {
-    throw_usage("heatmap: nothing to do; give -o FILE.png (or .svg) or --show");
+    throw_usage("heatmap: nothing to do; give -o FILE.png (or .svg, .html) or --show");
   }
   if (req.output_path == "-" && req.show) {
     throw_usage("-o - and --show would both write to stdout; write the figure to a file");

@@ -18,7 +18,7 @@ namespace attn {
 struct HeatmapCommandRequest {
   std::string input;  // a matrix file (JSON array or attn result document, CSV, .npy); "-" stdin
   std::string key;    // JSON documents: the member to draw ("weights", "output", ...)
-  std::string output_path;  // -o FILE.png or FILE.svg; "-" is PNG on stdout; "" for none
+  std::string output_path;  // -o FILE.png, .svg or .html; "-" is PNG on stdout; "" for none
   bool show = false;        // preview in the terminal
   std::string title;        // instead of the file name
   std::string labels;       // "cat,milk,it": row labels (columns too for a square matrix)

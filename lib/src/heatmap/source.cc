@@ -150,7 +150,8 @@ std::string render_heatmap_file(const HeatmapData& d, const HeatmapOptions& o,
   const std::string ext = extension(path);
   if (ext == "png") return render_png(d, o);
   if (ext == "svg") return render_svg(d, o);
-  throw_usage(path + ": a heatmap is written as .png or .svg (chosen by the file name)");
+  if (ext == "html") return render_html(d, o);
+  throw_usage(path + ": a heatmap is written as .png, .svg or .html (chosen by the file name)");
 }
 
 }  // namespace attn

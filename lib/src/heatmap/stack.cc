@@ -95,6 +95,9 @@ HeatmapData heatmap_from_stack(const BinaryArray& a, const StackChoice& c,
   d.heads = nh;
   d.rows = rq;
   d.cols = rk;
+  d.cell_block = f;
+  d.source_rows = Q;
+  d.source_cols = K;
   d.batch_axis = nl > 1;
   d.batch_name = "layer";
   // The model view: many small panels, captioned "L3 H5" and "L3 mean".
