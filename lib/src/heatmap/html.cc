@@ -166,6 +166,9 @@ std::string write_html(const HeatmapData& d, const HeatmapOptions& o) {
   data["col_labels"] = block == 1 ? text_list(d.col_labels) : json::array();
   data["lo"] = p.lo;
   data["hi"] = p.hi;
+  // Values in the cells as in the PNG: its digits, and --annotate.
+  data["decimals"] = value_decimals(p, o);
+  data["annotate"] = std::string(name(o.annotate));
   data["colormap"] = std::string(name(p.colormap));
   const Rgb* lut = colormap_lut(p.colormap);
   std::string lut_hex, ink;

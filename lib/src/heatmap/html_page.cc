@@ -313,14 +313,9 @@ const char* const kEnd = R"page(<script>
         if (state(k, i) === 1) g.fillRect(x0 + (i % C) * cell, y0 + Math.floor(i / C) * cell, cell - gap, cell - gap);
       }
     }
-    if (cell >= 34) {  // values in the cells: the PNG's decimals
-      var whole = true, largest = 0;
-      for (i = 0; i < N; ++i) {
-        if (state(k, i) !== 0 || !isFinite(v[i])) continue;
-        whole = whole && v[i] === Math.round(v[i]);
-        largest = Math.max(largest, Math.abs(v[i]));
-      }
-      var decimals = whole || largest >= 100 ? 0 : largest >= 10 ? 1 : 2;
+    // Values in the cells, with the PNG's digits (--precision) and --annotate.
+    if (D.annotate !== 'never' && (cell >= 34 || (D.annotate === 'always' && cell >= 12))) {
+      var decimals = D.decimals;
       g.font = '11px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
       g.textAlign = 'center';
       g.textBaseline = 'middle';
@@ -328,7 +323,7 @@ const char* const kEnd = R"page(<script>
         var s = state(k, i);
         if (s === 1) continue;
         var text = s === 2 ? 'nan' : v[i].toFixed(decimals);
-        if (g.measureText(text).width > cell - 4) continue;
+        if (D.annotate !== 'always' && g.measureText(text).width > cell - 4) continue;
         g.fillStyle = s === 2 ? '#000' : ink[lutIndex(v[i])];
         g.fillText(text, x0 + (i % C) * cell + cell / 2, y0 + Math.floor(i / C) * cell + cell / 2);
       }

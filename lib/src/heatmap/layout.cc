@@ -21,36 +21,13 @@ struct Annotation {
   int decimals = 0;
 };
 
-// The digits values are written with: --precision's, or whole numbers
-// (scores of integer vectors, counts) as such, others with two decimals
-// below 10 (three when that writes every value exactly, as 0.125), one
-// below 100, else none: fewer digits would turn a weight of 0.25 into a
-// misleading "0".
-int choose_decimals(const Panels& p, const HeatmapOptions& o) {
-  if (o.decimals) return *o.decimals;
-  bool whole = true, exact3 = true;
-  double largest = 0;
-  for (const Panel& panel : p.panels) {
-    for (size_t i = 0; i < panel.values.size(); ++i) {
-      const double v = panel.values[i];
-      if (panel.state[i] != kValue || !std::isfinite(v)) continue;
-      whole = whole && v == std::round(v);
-      exact3 = exact3 && std::fabs(v * 1000 - std::round(v * 1000)) < 1e-9 * std::max(1.0, v);
-      largest = std::max(largest, std::fabs(v));
-    }
-  }
-  if (whole || largest >= 100) return 0;
-  if (largest >= 10) return 1;
-  return exact3 ? 3 : 2;
-}
-
 // Values go into the cells when every one of them fits, at the label size
 // or else at half of it (--annotate auto); always at one of the two
 // (always); never (never).
 Annotation choose_annotation(const Panels& p, const HeatmapOptions& o, int inner) {
   if (o.annotate == Annotate::kNever) return {};
   if (p.factor != 1 && o.annotate != Annotate::kAlways) return {};
-  const int decimals = choose_decimals(p, o);
+  const int decimals = value_decimals(p, o);
   int widest = 0;  // at scale 1
   for (const Panel& panel : p.panels) {
     for (size_t i = 0; i < panel.values.size(); ++i) {

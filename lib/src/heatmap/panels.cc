@@ -286,4 +286,27 @@ Panels build_panels(const HeatmapData& d, const HeatmapOptions& o, const PanelPl
   return p;
 }
 
+// The digits values are written with: --precision's, or whole numbers
+// (scores of integer vectors, counts) as such, others with two decimals
+// below 10 (three when that writes every value exactly, as 0.125), one
+// below 100, else none: fewer digits would turn a weight of 0.25 into a
+// misleading "0".
+int value_decimals(const Panels& p, const HeatmapOptions& o) {
+  if (o.decimals) return *o.decimals;
+  bool whole = true, exact3 = true;
+  double largest = 0;
+  for (const Panel& panel : p.panels) {
+    for (size_t i = 0; i < panel.values.size(); ++i) {
+      const double v = panel.values[i];
+      if (panel.state[i] != kValue || !std::isfinite(v)) continue;
+      whole = whole && v == std::round(v);
+      exact3 = exact3 && std::fabs(v * 1000 - std::round(v * 1000)) < 1e-9 * std::max(1.0, v);
+      largest = std::max(largest, std::fabs(v));
+    }
+  }
+  if (whole || largest >= 100) return 0;
+  if (largest >= 10) return 1;
+  return exact3 ? 3 : 2;
+}
+
 }  // namespace attn::heatmap

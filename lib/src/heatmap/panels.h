@@ -56,6 +56,10 @@ struct Panels {
 Panels build_panels(const HeatmapData& d, const HeatmapOptions& o, const PanelPlan& plan,
                     int64_t factor);
 
+// The digits after the point the values are written with: --precision's,
+// else 0 for whole numbers and large values, 2 (3 when exact) below 10.
+int value_decimals(const Panels& p, const HeatmapOptions& o);
+
 // The smallest block side that brings rows x cols within max_rows x max_cols.
 int64_t block_factor(int64_t rows, int64_t cols, int64_t max_rows, int64_t max_cols);
 
