@@ -860,5 +860,26 @@ TEST(HeatmapNumbers, ValuesFollowPrecisionAndCanBeLeftOut) {
   EXPECT_EQ(values(tiny).size(), 4u);
 }
 
+TEST(HeatmapCli, AJsonResultRedrawsTheRunsFigureByteForByte) {
+  // Title, settings line, labels, the axes of the weights and the masked
+  // cells travel in the result; the figure drawn from it is the run's.
+  for (const std::string example : {"causal", "multihead", "key_padding", "d2l_valid_lens"}) {
+    const std::string json = test::temp_dir() + "/" + example + ".json";
+    const std::string a = test::temp_dir() + "/" + example + "_run.png";
+    const std::string b = test::temp_dir() + "/" + example + "_redrawn.png";
+    ASSERT_EQ(run_attn({"run", "--example", example, "-f", "json", "-w", "-o", json, "--heatmap", a,
+                        "-q"})
+                  .code,
+              0);
+    const test::Run r = run_attn({"heatmap", json, "-o", b});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(read_text(a), read_text(b)) << example;
+  }
+  // --expect reads the same file and compares only its numbers.
+  const std::string json = test::temp_dir() + "/causal.json";
+  EXPECT_EQ(
+      run_attn({"run", "--example", "causal", "--expect", json, "-q", "-o", "/dev/null"}).code, 0);
+}
+
 }  // namespace
 }  // namespace attn

@@ -22,7 +22,7 @@ std::string run_json(const std::string& extra, const std::vector<std::string>& f
   args.insert(args.end(), flags.begin(), flags.end());
   const test::Run r = run_attn(args);
   EXPECT_EQ(r.code, 0) << r.err;
-  return r.out;
+  return test::without_settings(r.out);
 }
 
 TEST(ModernFlags, EachFlagEqualsItsKey) {

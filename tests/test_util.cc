@@ -148,4 +148,10 @@ std::vector<CodeBlock> code_blocks(const std::string& markdown) {
   return blocks;
 }
 
+std::string without_settings(const std::string& json) {
+  const size_t at = json.find("\n  \"settings\": ");
+  if (at == std::string::npos) return json;
+  return json.substr(0, at) + json.substr(json.find('\n', at + 1));
+}
+
 }  // namespace attn::test

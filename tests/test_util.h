@@ -57,6 +57,10 @@ Run run_attn(const std::vector<std::string>& args, const std::string& stdin_text
 std::string temp_dir();
 // Writes text to dir/name and returns the path.
 std::string write_temp(const std::string& name, const std::string& text);
+
+// A JSON result without its "settings" line: for comparing the numbers of
+// two runs whose settings are written differently but mean the same.
+std::string without_settings(const std::string& json);
 std::string read_text(const std::string& path);
 
 // Path of a file in the source tree (data/..., tests/...).

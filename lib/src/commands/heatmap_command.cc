@@ -167,6 +167,21 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
   if (!l.key.empty()) d.value_name = l.key;
   d.title = req.title.empty() ? name + (l.key.empty() ? "" : ": " + l.key) : req.title;
   d.subtitle = shape_string(l.values.shape());
+  // An attn result redraws as its run drew it: title, settings, axes, mask.
+  if (req.title.empty() && !l.title.empty()) d.title = l.title;
+  if (!l.settings.empty()) d.subtitle = d.value_name + ": " + l.settings;
+  if (l.axes.size() == 3 && l.axes[0] == "batch") {  // [batch][q][k], one head
+    d.batch = d.heads;
+    d.heads = 1;
+    d.batch_axis = true;
+    d.head_axis = false;
+    d.head_average = false;
+  }
+  if (!l.masked.empty()) {
+    auto masked = std::make_shared<const std::vector<uint8_t>>(std::move(l.masked));
+    d.masked = masked->data();
+    d.owned_masked = masked;
+  }
 
   return draw(req, d, req.options, console);
 }

@@ -102,6 +102,31 @@ MatrixInput read_text_matrix(const std::string& path, const std::string& key,
     l.row_labels = list("queries");
     if (l.key == "weights" || l.key == "scores") l.col_labels = list("keys");
   }
+  auto string_member = [&](const char* member) {
+    const json::Value* t = v.find(member);
+    return t && t->is_string() ? t->as_string() : std::string();
+  };
+  l.title = string_member("title");
+  l.settings = string_member("settings");
+  if (l.key == "weights") {
+    if (const json::Value* a = v.find("weights_axes"); a && a->is_array()) {
+      for (size_t i = 0; i < a->size(); ++i) {
+        const json::Value e = a->element(i);
+        if (e.is_string()) l.axes.push_back(e.as_string());
+      }
+      if (static_cast<int64_t>(l.axes.size()) != l.values.rank()) l.axes.clear();
+    }
+    if (const json::Value* m = v.find("masked")) {
+      const Tensor<double> mask = json_to_tensor(*m, name, "masked", CellKind::kExtended, 4);
+      if (mask.shape() != l.values.shape()) {
+        throw_input(name + ": masked", "has shape " + shape_string(mask.shape()) +
+                                           ", not the weights' " + shape_string(l.values.shape()));
+      }
+      l.masked.resize(static_cast<size_t>(mask.size()));
+      for (int64_t i = 0; i < mask.size(); ++i)
+        l.masked[static_cast<size_t>(i)] = mask.data()[i] != 0;
+    }
+  }
   return l;
 }
 

@@ -19,6 +19,12 @@ struct MatrixInput {
   Tensor<double> values;
   std::vector<std::string> row_labels, col_labels;
   std::string key;  // the member of a JSON document read ("weights"); "" otherwise
+  // What an attn result says of its figure: its title, settings line, the
+  // axes of its weights ("batch", "heads", "queries", "keys") and which
+  // weights are masked (same shape, 1 = masked); empty when it does not.
+  std::string title, settings;
+  std::vector<std::string> axes;
+  std::vector<uint8_t> masked;
 };
 
 // A binary array (.npy, FILE.npz:NAME, FILE.safetensors:NAME) as it lies in

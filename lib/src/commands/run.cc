@@ -73,11 +73,16 @@ std::optional<Expected> load_expected(const RunRequest& req, const Problem& p) {
       v = block;
     }
     if (!v.is_object()) throw_input(name, "expected a JSON object with output and/or weights");
-    // An attn result also carries its labels and similarity: not numbers
-    // to compare.
+    // An attn result also carries its labels, similarity and what its
+    // figure needs (title, settings, weights_axes, masked): not numbers to
+    // compare.
+    static const std::vector<std::string> kNotNumbers = {"labels",   "similarity",   "title",
+                                                         "settings", "weights_axes", "masked"};
     json::Value numbers = json::Value::object();
     for (const json::Member& m : v.members()) {
-      if (m.key != "labels" && m.key != "similarity") numbers.add_member(m.key, m.value);
+      if (std::find(kNotNumbers.begin(), kNotNumbers.end(), m.key) == kNotNumbers.end()) {
+        numbers.add_member(m.key, m.value);
+      }
     }
     wrapped.add_member("expected", numbers);
     InputDocument d = document_from_json(wrapped, name);

@@ -82,11 +82,31 @@ std::string json_result(const Problem& p, const Result& r, const OutputOptions& 
     out += "  \"labels\": {\"queries\": " + json_list(p.query_labels) +
            ", \"keys\": " + json_list(p.key_labels) + "},\n";
   }
+  // What its figure needs besides: the title, the settings line, the axes
+  // of the weights and which of them are masked.
+  if (!p.title.empty()) out += "  \"title\": " + json_string(p.title) + ",\n";
+  out += "  \"settings\": " + json_string(describe_run(p)) + ",\n";
   out += "  \"output\": ";
   append_json_tensor(out, r.output, r.dtype, 2);
   if (o.weights && r.weights) {
     out += ",\n  \"weights\": ";
     append_json_tensor(out, *r.weights, r.dtype, 2);
+    const int64_t rank = r.weights->rank();
+    const bool batched = p.batched || p.four_d;
+    std::vector<std::string> axes;
+    if (rank == 4 || (rank == 3 && batched)) axes.push_back("batch");
+    if (rank == 4 || (rank == 3 && !batched)) axes.push_back("heads");
+    axes.push_back("queries");
+    axes.push_back("keys");
+    out += ",\n  \"weights_axes\": " + json_list(axes);
+    const uint8_t* mask =
+        r.masked && r.masked->size() == r.weights->size() ? r.masked->data() : nullptr;
+    if (mask && std::find(mask, mask + r.masked->size(), uint8_t{1}) != mask + r.masked->size()) {
+      Tensor<double> m(r.weights->shape());
+      for (int64_t i = 0; i < m.size(); ++i) m.data()[i] = mask[i] ? 1 : 0;
+      out += ",\n  \"masked\": ";
+      append_json_tensor(out, m, DType::kF64, 2);
+    }
   }
   if (sim) {
     out += ",\n  \"similarity\": {\n    \"input\": ";
