@@ -92,4 +92,8 @@ std::string script_json(std::string_view json_text);
 // U+FFFD, so the text cannot restyle the terminal or overwrite a line.
 std::string terminal_text(std::string_view s);
 
+// Bytes as base64 (RFC 4648, with padding): images inlined in SVG, numbers
+// inlined in an HTML page.
+std::string base64(const std::string& data);
+
 }  // namespace attn

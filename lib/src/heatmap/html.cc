@@ -29,23 +29,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string base64(const std::string& data) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((data.size() + 2) / 3 * 4);
-  for (size_t i = 0; i < data.size(); i += 3) {
-    const uint32_t b0 = static_cast<unsigned char>(data[i]);
-    const uint32_t b1 = i + 1 < data.size() ? static_cast<unsigned char>(data[i + 1]) : 0;
-    const uint32_t b2 = i + 2 < data.size() ? static_cast<unsigned char>(data[i + 2]) : 0;
-    const uint32_t n = (b0 << 16) | (b1 << 8) | b2;
-    out += k[(n >> 18) & 63];
-    out += k[(n >> 12) & 63];
-    out += i + 1 < data.size() ? k[(n >> 6) & 63] : '=';
-    out += i + 2 < data.size() ? k[n & 63] : '=';
-  }
-  return out;
-}
-
 // Base64 characters of `cells` cells of `bytes` bytes each.
 int64_t encoded_size(int64_t cells, int64_t bytes) { return (cells * bytes + 2) / 3 * 4; }
 
