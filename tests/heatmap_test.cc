@@ -811,7 +811,7 @@ TEST(HeatmapLayout, EveryLabelIsShownUpTo64Tokens) {
   EXPECT_EQ(panels(s)[0].cell_w, 10);
   set_heatmap_flag(o, "--cell-size", "200");
   EXPECT_EQ(test::error_of([&] { heatmap::layout_figure(labelled(49), o); }),
-            "--cell-size 200 makes the heatmap 10097 × 9940 pixels, more than --max-size "
+            "--cell-size 200 makes the heatmap 10097 × 9916 pixels, more than --max-size "
             "2048; choose smaller cells or a larger --max-size");
 }
 
@@ -879,6 +879,18 @@ TEST(HeatmapCli, AJsonResultRedrawsTheRunsFigureByteForByte) {
   const std::string json = test::temp_dir() + "/causal.json";
   EXPECT_EQ(
       run_attn({"run", "--example", "causal", "--expect", json, "-q", "-o", "/dev/null"}).code, 0);
+}
+
+TEST(HeatmapLayout, OnePanelHasNoCaptionLine) {
+  // A single panel's caption is empty: the column labels follow the title
+  // at once (an empty caption once took a line of its own).
+  Sweet s;
+  const Scene scene = heatmap::layout_figure(s.d, HeatmapOptions{});
+  EXPECT_TRUE(texts_of(scene, "caption").empty());
+  int title_bottom = 0;
+  for (const auto* t : texts_of(scene, "title")) title_bottom = std::max(title_bottom, t->y);
+  const int first_label = texts_of(scene, "col-label")[0]->y;
+  EXPECT_LT(first_label - title_bottom, 2 * 24) << first_label << " " << title_bottom;
 }
 
 }  // namespace

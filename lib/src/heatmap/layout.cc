@@ -80,6 +80,12 @@ void add_colorbar(Scene& s, const Panels& p, const HeatmapData& d, int x, int y,
   }
 }
 
+// The room a panel's caption takes (bold, with two pixels to spare); 0
+// for none, so a figure of one panel has no caption line.
+int caption_width(const std::string& caption, int scale) {
+  return caption.empty() ? 0 : text_extent(caption, scale, true) + 2;
+}
+
 // What each cell's tooltip says: its panel, query and key (with their
 // labels) and value, in full (the shortest text that reads back the same).
 std::vector<std::string> cell_tips(const HeatmapData& d, const Panel& panel) {
@@ -139,7 +145,7 @@ Geometry arrange(GeometryInput& cx, PanelPlan& plan) {
       cx.caption_w = 0;
       for (PanelRef& r : plan.refs) {
         r.caption = panel_caption(cx.d, r.batch, r.head, true);
-        cx.caption_w = std::max(cx.caption_w, text_extent(r.caption, 1, true) + 2);
+        cx.caption_w = std::max(cx.caption_w, caption_width(r.caption, 1));
       }
     }
     for (int cols = n; cols >= 1; --cols) {
@@ -173,7 +179,7 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
   PanelPlan plan = plan_panels(d, o);
   GeometryInput cx{d, plan, make_labels(d.row_labels, d.rows), make_labels(d.col_labels, d.cols)};
   for (const PanelRef& r : plan.refs)
-    cx.caption_w = std::max(cx.caption_w, text_extent(r.caption, kScale, true) + 2);
+    cx.caption_w = std::max(cx.caption_w, caption_width(r.caption, kScale));
   cx.notes = 1 + (d.masked ? 1 : 0);  // at most: block note, legend
   cx.max_size = o.max_size;
   cx.cell_size = o.cell_size;
