@@ -753,7 +753,7 @@ TEST(HeatmapText, TokenizerMarksAreDrawnAndOnlyMissingGlyphsWarn) {
   // The box is drawn: the label's place is not blank.
   const heatmap::FontScope font(nullptr);
   EXPECT_EQ(heatmap::missing_glyphs("a它b"), std::vector<uint32_t>{0x5B83});
-  EXPECT_GT(heatmap::text_width("它", 2), 5);
+  EXPECT_GT(heatmap::text_extent("它", 2), 5);
 }
 
 TEST(HeatmapText, AFontFileDrawsWhatDejaVuLacksAndFallsBackForTheRest) {

@@ -11,6 +11,7 @@
 
 #include "attn/error.h"
 #include "attn/file_io.h"
+#include "attn/utf8.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -108,28 +109,20 @@ float pixels_per_unit(const Font::Face& f, int scale) {
 }
 
 // The next code point of UTF-8 text from position i (advanced past it);
-// malformed bytes read as U+FFFD, control characters as a space.
+// a byte that starts no valid sequence (utf8_sequence_length) reads as
+// U+FFFD, control characters as a space.
 uint32_t next_code_point(std::string_view s, size_t& i) {
-  const unsigned char c = static_cast<unsigned char>(s[i++]);
-  uint32_t cp = c;
-  int more = 0;
-  if (c >= 0xF0 && c < 0xF8) {
-    cp = c & 0x07u;
-    more = 3;
-  } else if (c >= 0xE0) {
-    cp = c & 0x0Fu;
-    more = 2;
-  } else if (c >= 0xC0) {
-    cp = c & 0x1Fu;
-    more = 1;
-  } else if (c >= 0x80) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data()) + i;
+  const size_t n =
+      utf8_sequence_length(p, reinterpret_cast<const unsigned char*>(s.data()) + s.size());
+  if (n == 0) {
+    ++i;
     return 0xFFFD;
   }
-  if (c >= 0xF8) return 0xFFFD;
-  for (int k = 0; k < more; ++k) {
-    if (i >= s.size() || (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) return 0xFFFD;
-    cp = (cp << 6) | (static_cast<unsigned char>(s[i++]) & 0x3Fu);
-  }
+  static const unsigned char kLeadMask[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+  uint32_t cp = p[0] & kLeadMask[n];
+  for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (p[k] & 0x3Fu);
+  i += n;
   if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0)) return ' ';
   return cp;
 }
@@ -304,15 +297,21 @@ std::string svg_font_family() {
                                    : f.family + ", sans-serif";
 }
 
-int text_width(std::string_view utf8, int scale, bool bold) {
-  const float pen =
-      walk(current_font(), bold, utf8, scale, std::numeric_limits<float>::infinity(), ignore);
+namespace {
+
+// The drawn width of a text whose pen ends at `pen`: a double-struck bold
+// is a pixel wider.
+int drawn_width(float pen, bool bold) {
   const int w = to_pixels(pen);
   return w + (w > 0 && bold && current_font().synthetic_bold ? 1 : 0);
 }
 
+}  // namespace
+
 int text_extent(std::string_view utf8, int scale, bool bold) {
-  return text_width(utf8, scale, bold);
+  return drawn_width(
+      walk(current_font(), bold, utf8, scale, std::numeric_limits<float>::infinity(), ignore),
+      bold);
 }
 
 int text_extent_upto(std::string_view utf8, int scale, int limit, bool bold) {
@@ -391,58 +390,60 @@ struct GlyphCache::Impl {
 GlyphCache::GlyphCache() : impl_(std::make_unique<Impl>()) {}
 GlyphCache::~GlyphCache() = default;
 
-std::vector<GlyphCache::Placed> GlyphCache::place(std::string_view utf8, int scale, bool bold) {
+GlyphCache::Line GlyphCache::place(std::string_view utf8, int scale, bool bold) {
   const Font& font = current_font();
   if (impl_->font != &font) {
     impl_->images.clear();
     impl_->font = &font;
   }
-  std::vector<Placed> out;
-  walk(font, bold, utf8, scale, std::numeric_limits<float>::infinity(),
-       [&](const Font::Face& f, int glyph, float pen, float, uint32_t cp, size_t) {
-         const float ppu = pixels_per_unit(f, scale);
-         if (cp == ' ') return;
-         const float whole = std::floor(pen);
-         const int quarter = static_cast<int>(std::lround((pen - whole) * 4)) % 4;
-         const int x = static_cast<int>(whole) + (pen - whole >= 0.875f ? 1 : 0);
-         const auto key = std::make_tuple(&f, glyph ? glyph : -1, scale, quarter);
-         auto it = impl_->images.find(key);
-         if (it == impl_->images.end()) {
-           GlyphImage img;
-           if (glyph) {
-             stbtt_GetGlyphBitmapBoxSubpixel(&f.info, glyph, ppu, ppu, 0.25f * quarter, 0, &img.x0,
-                                             &img.y0, nullptr, nullptr);
-             int x1 = 0, y1 = 0;
-             stbtt_GetGlyphBitmapBoxSubpixel(&f.info, glyph, ppu, ppu, 0.25f * quarter, 0, nullptr,
-                                             nullptr, &x1, &y1);
-             img.w = std::max(0, x1 - img.x0);
-             img.h = std::max(0, y1 - img.y0);
-             img.alpha.assign(static_cast<size_t>(img.w) * static_cast<size_t>(img.h), 0);
-             if (img.w && img.h) {
-               stbtt_MakeGlyphBitmapSubpixel(&f.info, img.alpha.data(), img.w, img.h, img.w, ppu,
-                                             ppu, 0.25f * quarter, 0, glyph);
-             }
-           } else {
-             // A box the height of the capitals, one pixel lines per unit of scale.
-             const int em = static_cast<int>(std::lround(ppu * static_cast<float>(f.units_per_em)));
-             const int line = std::max(1, scale / 2);
-             img.x0 = std::max(1, em / 12);
-             img.w = std::max(3, em * 6 / 10 - 2 * img.x0);
-             img.h = kCapHeight * scale;
-             img.y0 = -img.h;
-             img.alpha.assign(static_cast<size_t>(img.w) * static_cast<size_t>(img.h), 0);
-             for (int yy = 0; yy < img.h; ++yy) {
-               for (int xx = 0; xx < img.w; ++xx) {
-                 const bool edge =
-                     xx < line || yy < line || xx >= img.w - line || yy >= img.h - line;
-                 if (edge) img.alpha[static_cast<size_t>(yy * img.w + xx)] = 255;
-               }
-             }
-           }
-           it = impl_->images.emplace(key, std::move(img)).first;
-         }
-         out.push_back({x, &it->second});
-       });
+  Line out;
+  const float pen = walk(
+      font, bold, utf8, scale, std::numeric_limits<float>::infinity(),
+      [&](const Font::Face& f, int glyph, float pen, float, uint32_t cp, size_t) {
+        const float ppu = pixels_per_unit(f, scale);
+        if (cp == ' ') return;
+        const float whole = std::floor(pen);
+        const int quarter = static_cast<int>(std::lround((pen - whole) * 4)) % 4;
+        const int x = static_cast<int>(whole) + (pen - whole >= 0.875f ? 1 : 0);
+        const auto key = std::make_tuple(&f, glyph ? glyph : -1, scale, quarter);
+        auto it = impl_->images.find(key);
+        if (it == impl_->images.end()) {
+          GlyphImage img;
+          if (glyph) {
+            stbtt_GetGlyphBitmapBoxSubpixel(&f.info, glyph, ppu, ppu, 0.25f * quarter, 0, &img.x0,
+                                            &img.y0, nullptr, nullptr);
+            int x1 = 0, y1 = 0;
+            stbtt_GetGlyphBitmapBoxSubpixel(&f.info, glyph, ppu, ppu, 0.25f * quarter, 0, nullptr,
+                                            nullptr, &x1, &y1);
+            img.w = std::max(0, x1 - img.x0);
+            img.h = std::max(0, y1 - img.y0);
+            img.alpha.assign(static_cast<size_t>(img.w) * static_cast<size_t>(img.h), 0);
+            if (img.w && img.h) {
+              stbtt_MakeGlyphBitmapSubpixel(&f.info, img.alpha.data(), img.w, img.h, img.w, ppu,
+                                            ppu, 0.25f * quarter, 0, glyph);
+            }
+          } else {
+            // A box the height of the capitals, one pixel lines per unit of scale.
+            const int em = static_cast<int>(std::lround(ppu * static_cast<float>(f.units_per_em)));
+            const int line = std::max(1, scale / 2);
+            img.x0 = std::max(1, em / 12);
+            img.w = std::max(3, em * 6 / 10 - 2 * img.x0);
+            img.h = kCapHeight * scale;
+            img.y0 = -img.h;
+            img.alpha.assign(static_cast<size_t>(img.w) * static_cast<size_t>(img.h), 0);
+            for (int yy = 0; yy < img.h; ++yy) {
+              for (int xx = 0; xx < img.w; ++xx) {
+                const bool edge =
+                    xx < line || yy < line || xx >= img.w - line || yy >= img.h - line;
+                if (edge) img.alpha[static_cast<size_t>(yy * img.w + xx)] = 255;
+              }
+            }
+          }
+          it = impl_->images.emplace(key, std::move(img)).first;
+        }
+        out.glyphs.push_back({x, &it->second});
+      });
+  out.width = drawn_width(pen, bold);
   return out;
 }
 

@@ -42,10 +42,7 @@ const Font& current_font();
 double em_pixels(int scale);
 std::string svg_font_family();
 
-// Width in pixels of the drawn text at a scale.
-int text_width(std::string_view utf8, int scale, bool bold = false);
-
-// The room the text needs: its width. Layout measures with this.
+// Width in pixels of the drawn text at a scale: the room it needs.
 int text_extent(std::string_view utf8, int scale, bool bold = false);
 
 // text_extent(), or limit + 1 when it is wider than limit: reads only as far
@@ -80,27 +77,24 @@ class GlyphCache {
   GlyphCache(const GlyphCache&) = delete;
   GlyphCache& operator=(const GlyphCache&) = delete;
 
-  // Calls draw(x, y, image) for each glyph of the text laid out from its
-  // left end: x in pixels from that end, y the baseline's offset from the
-  // capitals' top (always the capital height). Missing glyphs come as
-  // outlined boxes.
-  template <typename Draw>
-  void layout(std::string_view utf8, int scale, bool bold, Draw draw);
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  // The glyphs of the text laid out from its left end (x in pixels from
+  // that end; the baseline is kCapHeight * scale below the capitals' top),
+  // and the text's width, text_extent()'s. Missing glyphs come as outlined
+  // boxes.
   struct Placed {
     int x;
     const GlyphImage* image;
   };
-  std::vector<Placed> place(std::string_view utf8, int scale, bool bold);
-};
+  struct Line {
+    std::vector<Placed> glyphs;
+    int width = 0;
+  };
+  Line place(std::string_view utf8, int scale, bool bold);
 
-template <typename Draw>
-void GlyphCache::layout(std::string_view utf8, int scale, bool bold, Draw draw) {
-  for (const Placed& p : place(utf8, scale, bold)) draw(p.x, kCapHeight * scale, *p.image);
-}
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Whether the font draws bold by striking twice (a --font face).
 bool synthetic_bold();

@@ -174,7 +174,7 @@ Geometry arrange(GeometryInput& cx, PanelPlan& plan) {
 
 }  // namespace
 
-Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
+Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o, bool tooltips) {
   const FontScope font(o.font.get());
   PanelPlan plan = plan_panels(d, o);
   GeometryInput cx{d, plan, make_labels(d.row_labels, d.rows), make_labels(d.col_labels, d.cols)};
@@ -301,7 +301,7 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o) {
                        : panel.state[i] == kMasked ? masked_fill_color()
                                                    : missing_color();
     }
-    if (p.factor == 1 && grid.rows * grid.cols <= kMaxTipCells) {
+    if (tooltips && p.factor == 1 && grid.rows * grid.cols <= kMaxTipCells) {
       grid.tips = cell_tips(d, panel);
     }
     if (ann.scale) {

@@ -72,18 +72,22 @@ void Canvas::blend(int x, int y, Rgb c, int alpha) {
 }
 
 void draw_text(Canvas& c, const TextItem& t, GlyphCache& glyphs) {
-  const int w = text_width(t.text, t.scale, t.bold);
-  const int shift = t.anchor == Anchor::kMiddle ? w / 2 : t.anchor == Anchor::kEnd ? w : 0;
+  const GlyphCache::Line line = glyphs.place(t.text, t.scale, t.bold);
+  const int shift = t.anchor == Anchor::kMiddle ? line.width / 2
+                    : t.anchor == Anchor::kEnd  ? line.width
+                                                : 0;
+  const int baseline = kCapHeight * t.scale;
   // A face without a bold variant is made bold by striking twice, a pixel apart.
   const int passes = t.bold && synthetic_bold() ? 2 : 1;
-  glyphs.layout(t.text, t.scale, t.bold, [&](int gx, int baseline, const GlyphImage& g) {
+  for (const GlyphCache::Placed& p : line.glyphs) {
+    const GlyphImage& g = *p.image;
     for (int pass = 0; pass < passes; ++pass) {
       for (int yy = 0; yy < g.h; ++yy) {
         for (int xx = 0; xx < g.w; ++xx) {
           const int a = g.alpha[static_cast<size_t>(yy * g.w + xx)];
           if (!a) continue;
           // (hx, hy): from the text's left end and its capitals' top.
-          const int hx = gx + g.x0 + xx + pass - shift, hy = baseline + g.y0 + yy;
+          const int hx = p.x + g.x0 + xx + pass - shift, hy = baseline + g.y0 + yy;
           if (!t.vertical) {
             c.blend(t.x + hx, t.y + hy, t.color, a);
           } else {  // reading upwards: along the text is -y, the glyph's down is +x
@@ -92,7 +96,7 @@ void draw_text(Canvas& c, const TextItem& t, GlyphCache& glyphs) {
         }
       }
     }
-  });
+  }
 }
 
 Canvas rasterize(const Scene& s) {

@@ -71,7 +71,9 @@ struct Scene {
 };
 
 // Lays out the figure of `d`: picks cell sizes, downsampling, label
-// thinning and rotation within o.max_size, and builds the scene.
-Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o);
+// thinning and rotation within o.max_size, and builds the scene. The cells'
+// tooltips (CellGrid::tips) are built only when asked: the SVG shows them,
+// the PNG has no use for them.
+Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o, bool tooltips = false);
 
 }  // namespace attn::heatmap

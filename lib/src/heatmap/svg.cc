@@ -130,7 +130,7 @@ std::string write_svg(const Scene& s) {
 }  // namespace heatmap
 
 std::string render_svg(const HeatmapData& d, const HeatmapOptions& o) {
-  return heatmap::write_svg(heatmap::layout_figure(d, o));
+  return heatmap::write_svg(heatmap::layout_figure(d, o, true));
 }
 
 }  // namespace attn
