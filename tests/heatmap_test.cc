@@ -841,7 +841,8 @@ TEST(HeatmapNumbers, ValuesFollowPrecisionAndCanBeLeftOut) {
   const HeatmapData d = heatmap_from_tensor(t);
   auto values = [&](const HeatmapOptions& o) {
     std::vector<std::string> out;
-    for (const auto* v : texts_of(heatmap::layout_figure(d, o), "value")) out.push_back(v->text);
+    const heatmap::Scene scene = heatmap::layout_figure(d, o);  // texts_of points into it
+    for (const auto* v : texts_of(scene, "value")) out.push_back(v->text);
     return out;
   };
   // Three decimals write these exactly: 0.125 is not shown as 0.12.
