@@ -96,7 +96,8 @@ std::function<void(HeatmapRequest&, bool, ColorMode)> add_run_heatmap_flags(CLI:
   auto f = std::make_shared<Flags>();
   const std::string g = "Heatmap";
   run->add_option("--heatmap", f->path,
-                  "draw the weights as FILE.png, FILE.svg or FILE.html (an interactive page)")
+                  "draw the weights as FILE.png, FILE.svg or FILE.html (an interactive page); with "
+                  "--out-dir, png, svg or html draws one figure per input")
       ->group(g)
       ->type_name("FILE");
   run->add_flag("--show", f->show, "draw the weights in the terminal, after the table")->group(g);

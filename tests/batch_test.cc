@@ -151,6 +151,12 @@ TEST(Batch, UsageErrors) {
       {{"run", d + "/a.json", "--out-dir", d + "/o", "--weights-out", "w.csv"},
        "attn: error: --weights-out writes one file; with --out-dir each input gets its own result "
        "(use --weights)\n"},
+      {{"run", d + "/a.json", "--out-dir", d + "/o", "--heatmap", "w.png"},
+       "attn: error: --heatmap writes one file; with --out-dir each input gets its own result; "
+       "--heatmap png, svg or html draws one figure per input\n"},
+      {{"run", d + "/a.json", "--heatmap", "svg"},
+       "attn: error: --heatmap svg names a format: with --out-dir DIR it draws one figure per "
+       "input there; for one run give a file name (--heatmap weights.svg)\n"},
       {{"run", "-", "-", "--out-dir", d + "/o"}, "attn: error: - (stdin) can be read only once\n"},
       {{"run", fresh_dir("batch_usage_empty"), "--out-dir", d + "/o"},
        "attn: error: " + temp_dir() +
@@ -197,6 +203,30 @@ TEST(Batch, DirectoriesExpandToTheirInputFilesInNameOrder) {
   EXPECT_EQ(expand_batch_inputs({"first.json", d, "-"}),
             (std::vector<std::string>{"first.json", d + "/a.npy", d + "/b.json", d + "/c.CSV",
                                       d + "/z.json", "-"}));
+}
+
+// --heatmap png|svg|html: each input's figure beside its result, the same
+// bytes `attn run INPUT --heatmap FILE` draws; a failed input draws none.
+TEST(Batch, AFormatForHeatmapDrawsOneFigurePerInput) {
+  const std::string d = fresh_dir("batch_figures");
+  write(d + "/a.json", doc(1));
+  write(d + "/b.json", doc(2));
+  write(d + "/c.json", "{\"X\": [[1, 2], [3]]}");  // ragged
+  for (const std::string format : {"png", "svg", "html"}) {
+    const std::string out = d + "/out_" + format;
+    const test::Run r =
+        run_attn({"run", d, "--out-dir", out, "--heatmap", format, "-f", "json", "-q"});
+    EXPECT_EQ(r.code, 3) << r.err;
+    for (const std::string name : {"a", "b"}) {
+      EXPECT_TRUE(fs::exists(out + "/" + name + ".json")) << name;
+      const std::string alone = d + "/alone_" + name + "." + format;
+      const test::Run one = run_attn({"run", d + "/" + name + ".json", "--heatmap", alone, "-f",
+                                      "json", "-o", alone + ".json"});
+      ASSERT_EQ(one.code, 0) << one.err;
+      EXPECT_EQ(read_text(out + "/" + name + "." + format), read_text(alone)) << name << format;
+    }
+    EXPECT_FALSE(fs::exists(out + "/c." + format));
+  }
 }
 
 TEST(Batch, StdinCanBeOneInput) {

@@ -15,6 +15,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+std::string input_stem(const std::string& input) {
+  return input == "-" ? "stdin" : fs::path(input).stem().string();
+}
+
 bool is_directory(const std::string& path) {
   std::error_code ec;
   return path != "-" && fs::is_directory(path, ec);
@@ -57,7 +61,9 @@ void refuse_single_outputs(const BatchRequest& b) {
   if (!r.example.empty()) throw_usage("--out-dir runs input files, not --example");
   if (r.output_path != "-" && !r.output_path.empty()) throw_usage("-o" + why + " file in DIR");
   if (!r.weights_out.empty()) throw_usage("--weights-out" + why + " (use --weights)");
-  if (!r.heatmap.path.empty()) throw_usage("--heatmap" + why);
+  if (!r.heatmap.path.empty() && !batch_figure_format(r.heatmap.path)) {
+    throw_usage("--heatmap" + why + "; --heatmap png, svg or html draws one figure per input");
+  }
   if (r.heatmap.show) throw_usage("--show draws in the terminal; it does not go with --out-dir");
 }
 
@@ -105,9 +111,12 @@ std::string canonical(const std::string& path) {
 
 }  // namespace
 
+bool batch_figure_format(const std::string& heatmap) {
+  return heatmap == "png" || heatmap == "svg" || heatmap == "html";
+}
+
 std::string batch_output_name(const std::string& input, const RunRequest& run) {
-  const std::string stem = input == "-" ? "stdin" : fs::path(input).stem().string();
-  return stem + "." + output_extension(run);
+  return input_stem(input) + "." + output_extension(run);
 }
 
 std::vector<std::string> expand_batch_inputs(const std::vector<std::string>& inputs) {
@@ -141,6 +150,11 @@ int run_batch(const BatchRequest& b, Console& console) {
       throw_usage(std::to_string(b.inputs.size()) +
                   " inputs need --out-dir DIR (each result is written to its own file there)");
     }
+    if (batch_figure_format(b.run.heatmap.path)) {
+      throw_usage("--heatmap " + b.run.heatmap.path + " names a format: with --out-dir DIR it " +
+                  "draws one figure per input there; for one run give a file name (--heatmap " +
+                  "weights." + b.run.heatmap.path + ")");
+    }
     RunRequest one = b.run;
     one.input = b.inputs.empty() ? "" : b.inputs.front();
     if (is_directory(one.input)) {
@@ -158,8 +172,11 @@ int run_batch(const BatchRequest& b, Console& console) {
     throw_usage("- (stdin) can be read only once");
   }
 
-  // Every output name is decided, and checked, before anything runs.
-  std::vector<std::string> outputs;
+  // Every output name is decided, and checked, before anything runs. A
+  // figure (--heatmap png|svg|html) goes beside its result: DIR/NAME.png.
+  const std::string figure_format =
+      batch_figure_format(b.run.heatmap.path) ? b.run.heatmap.path : "";
+  std::vector<std::string> outputs, figures;
   std::map<std::string, std::string> input_of;  // canonical path -> input
   for (const std::string& in : inputs) {
     if (in != "-") input_of[canonical(in)] = in;
@@ -177,6 +194,11 @@ int run_batch(const BatchRequest& b, Console& console) {
                   " would overwrite the input " + it->second + "; choose another directory");
     }
     outputs.push_back(out);
+    if (!figure_format.empty()) {
+      // Results never end in .png/.svg/.html, inputs are .json/.csv/.npy:
+      // a figure's name is as unique as its result's and is no input.
+      figures.push_back((fs::path(b.out_dir) / (input_stem(in) + "." + figure_format)).string());
+    }
   }
   std::error_code ec;
   fs::create_directories(b.out_dir, ec);
@@ -192,6 +214,7 @@ int run_batch(const BatchRequest& b, Console& console) {
     RunRequest one = b.run;
     one.input = inputs[i];
     one.output_path = outputs[i];
+    if (!figure_format.empty()) one.heatmap.path = figures[i];
     one.progress = nullptr;  // the batch reports inputs, not each one's steps
     const std::string name = display_name(inputs[i]);
     InputConsole input_console(console, name);

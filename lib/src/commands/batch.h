@@ -20,7 +20,8 @@ struct BatchRequest {
 
 // One input that is not a directory, without out_dir: exactly
 // run_command(). Otherwise every input is run and its result written to
-// out_dir/<stem>.<ext> (see batch_output_name), errors reported through
+// out_dir/<stem>.<ext> (see batch_output_name), and its figure, when
+// --heatmap names a format, to out_dir/<stem>.png|svg|html; errors reported through
 // console.error(); returns the largest exit code of the inputs (0: all
 // done, 1: some --check differed, 3: some input invalid, 4: some file
 // unreadable, ...). Throws attn::Error for what stops the whole batch:
@@ -33,6 +34,11 @@ int run_batch(const BatchRequest& request, Console& console);
 // for --format json/csv/table, ".md"/".tex"/".json"/".txt" for traces,
 // ".py" for --emit-pytorch. "in/a.json" -> "a.json" (--format json).
 std::string batch_output_name(const std::string& input, const RunRequest& run);
+
+// Whether --heatmap names a format ("png", "svg", "html") rather than a
+// file: with out_dir, each input's figure is drawn to out_dir/<stem>.<format>,
+// beside its result.
+bool batch_figure_format(const std::string& heatmap);
 
 // The inputs a batch runs: files as given, directories replaced by their
 // *.json, *.csv and *.npy files (sorted by name; hidden files skipped).
