@@ -665,7 +665,7 @@ TEST(HeatmapLimits, FitTextAgreesWithCuttingOneCodePointAtATime) {
   }
 }
 
-TEST(HeatmapLimits, MegabyteTitlesAndLabelsAreLaidOutInUnderASecond) {
+TEST(HeatmapLimits, MegabyteTitlesAndLabelsAreLaidOutInLinearTime) {
   // A 100,000-character title or label took over 25 s (50 s here): text
   // fitting measured every shorter prefix. Now it reads as far as fits.
   std::string words;
@@ -687,7 +687,9 @@ TEST(HeatmapLimits, MegabyteTitlesAndLabelsAreLaidOutInUnderASecond) {
     const std::string svg = render_svg(d, HeatmapOptions{});
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_LT(secs, 1.0);
+    // A guard against quadratic layout (minutes on a megabyte), not a
+    // benchmark: about 0.2 s here, several times that under ASan on a busy CI.
+    EXPECT_LT(secs, 15.0);
     EXPECT_LE(std::max(s.width, s.height), 2048);
     EXPECT_EQ(text_collisions(s), std::vector<std::string>{});
     for (const heatmap::TextItem& ti : s.texts) {

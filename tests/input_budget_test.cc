@@ -84,7 +84,9 @@ TEST(JsonBudget, TwoHundredThousandKeysAreLinear) {
   const double s = seconds_of([&] { err = error_of([&] { json::parse(text, "t"); }); });
   EXPECT_EQ(err.rfind("t:1:", 0), 0u) << err;
   EXPECT_NE(err.find("duplicate key \"k7\""), std::string::npos) << err;
-  EXPECT_LT(s, 2.0);
+  // Pairwise checks would take minutes; linear ones take ~0.3 s (more under
+  // ASan on a loaded machine): a guard against the former, not a benchmark.
+  EXPECT_LT(s, 15.0);
 }
 
 TEST(JsonBudget, MessagesQuoteAtMostSixtyCharactersAndEscapeControls) {
