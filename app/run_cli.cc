@@ -150,7 +150,7 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   run->add_flag("-w,--weights", f->req.output.weights, "include the attention weights")->group(o);
   run->add_option("-o,--output", f->req.output_path,
                   "write to FILE atomically; its extension sets the format: .json, .csv, .npy, "
-                  "else a table (default -: stdout)")
+                  ".npz (the whole result as NumPy arrays), else a table (default -: stdout)")
       ->type_name("FILE")
       ->group(o);
   run->add_option("--out-dir", f->out_dir,

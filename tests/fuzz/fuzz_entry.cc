@@ -11,6 +11,7 @@
 #include "attn/error.h"
 #include "attn/limits.h"
 #include "attn/matrix_file.h"
+#include "attn/npy.h"
 #include "attn/output.h"
 #include "attn/problem.h"
 
@@ -116,6 +117,10 @@ void csv_matrix(std::string_view data) {
 void npy_matrix(std::string_view data) {
   try {
     run_matrix(data, "fuzz.npy");
+  } catch (const Error&) {
+  }
+  try {  // the same bytes as a result archive's labels ('<U' strings)
+    parse_npy_strings(data, "fuzz.npy");
   } catch (const Error&) {
   }
 }

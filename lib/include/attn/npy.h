@@ -2,11 +2,14 @@
 // C order, little endian, rank 1 to 4, bool/int/uint/float16-64 cells) into a
 // tensor of doubles, and writing a tensor as float64 or float32. Everything
 // else NumPy can store (Fortran order, big endian, object, complex, string
-// and structured arrays) is refused with a message saying what to do.
+// and structured arrays) is refused with a message saying what to do —
+// except the strings ('<U') and booleans an attn result archive (.npz) holds
+// for its labels and masked cells, which have their own writers and reader.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "attn/binary_array.h"
 #include "attn/file_io.h"
@@ -34,5 +37,17 @@ BinaryArray view_npy(FileBytes bytes, const std::string& name, int max_rank);
 // The bytes of a .npy file (version 1.0, C order) holding t as '<f8'
 // (DType::kF64) or '<f4' (kF32), readable by numpy.load.
 std::string format_npy(const Tensor<double>& t, DType dtype);
+
+// A .npy file of booleans ('|b1'; cells non-zero are True) of `shape`.
+std::string format_npy_bool(const uint8_t* cells, const Shape& shape);
+
+// A .npy file of UTF-8 strings as NumPy's '<U' (UTF-32, NUL-padded):
+// np.load reads it without pickle. A list (rank 1), or with `scalar` one
+// string (rank 0, strings.size() == 1).
+std::string format_npy_strings(const std::vector<std::string>& strings, bool scalar);
+
+// The strings of a '<U' array of rank 0 or 1, as UTF-8; an input error
+// naming `name` for any other array or an invalid code point.
+std::vector<std::string> parse_npy_strings(std::string_view bytes, const std::string& name);
 
 }  // namespace attn

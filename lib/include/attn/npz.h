@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "attn/file_io.h"
@@ -43,5 +44,11 @@ class NpzArchive {
   std::string name_;
   std::vector<NpzMember> members_;
 };
+
+// The bytes of an .npz archive of stored (uncompressed) members, one per
+// (array name, .npy bytes) pair, in order: what np.savez writes, readable
+// by np.load and NpzArchive. Fixed timestamps, so the same arrays give the
+// same bytes. A usage error past 4 GiB (no ZIP64 is written).
+std::string format_npz(const std::vector<std::pair<std::string, std::string>>& members);
 
 }  // namespace attn

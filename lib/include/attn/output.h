@@ -38,6 +38,15 @@ struct Similarity {
 std::string format_result(const Problem& p, const Result& r, const OutputOptions& o,
                           const Similarity* similarity = nullptr);
 
+// The result as an .npz archive (-o FILE.npz): the members of the JSON
+// result under the same names — output, weights, weights_axes, masked
+// (bool), title, settings — with the labels as labels_queries and
+// labels_keys ('<U' string arrays) and similarity as similarity_input and
+// similarity_output. np.load reads it without pickle, and `attn heatmap
+// FILE.npz` redraws the run's figure from it.
+std::string format_result_npz(const Problem& p, const Result& r, const OutputOptions& o,
+                              const Similarity* similarity = nullptr);
+
 // One tensor as JSON (nested arrays, one innermost row per line).
 void append_json_tensor(std::string& out, const Tensor<double>& t, DType dtype, int indent);
 

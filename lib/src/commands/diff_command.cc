@@ -23,6 +23,10 @@ struct Side {
 Side read_side(const DiffRequest& req, const std::string& path) {
   Side s;
   s.name = display_name(path);
+  if (std::optional<MatrixInput> result = read_npz_result(path, req.key, req.max_input_bytes)) {
+    s.m = std::move(*result);
+    return s;
+  }
   if (std::optional<BinaryArray> a = view_binary_matrix(path, req.max_input_bytes)) {
     if (!req.key.empty())
       throw_usage("--key " + req.key + ": " + s.name + " is not a JSON document");

@@ -348,7 +348,7 @@ std::string format_of_extension(const std::string& ext, bool trace) {
     if (ext == "tex") return "latex";
     return "";
   }
-  if (ext == "json" || ext == "csv" || ext == "npy") return ext;
+  if (ext == "json" || ext == "csv" || ext == "npy" || ext == "npz") return ext;
   return "";
 }
 
@@ -363,9 +363,9 @@ void resolve_formats(const FormatFlags& flags, RunRequest& req) {
   if (!flags.trace_format.empty()) {
     req.trace.options.format = parse_trace_format_flag(flags.trace_format);
   }
-  if (trace && (ext == "csv" || ext == "npy")) {
+  if (trace && (ext == "csv" || ext == "npy" || ext == "npz")) {
     throw_usage("-o " + req.output_path + ": --trace prints a trace, not " +
-                (ext == "csv" ? std::string("CSV") : std::string(".npy")) +
+                (ext == "csv" ? std::string("CSV") : "." + ext) +
                 "; write it to a .txt, .md, .tex or .json file");
   }
   if (trace && !flags.format.empty() && flags.trace_format.empty()) {
@@ -384,8 +384,8 @@ void resolve_formats(const FormatFlags& flags, RunRequest& req) {
       trace && !flags.trace_format.empty() ? flags.trace_format : flags.format;
   const char* flag_name = trace && !flags.trace_format.empty() ? "--trace-format" : "--format";
   if (!flag_text.empty()) {
-    const bool table_npy = ext == "npy";  // a .npy file takes no --format at all
-    if (table_npy || flag_text != implied) {
+    const bool binary = ext == "npy" || ext == "npz";  // they take no --format at all
+    if (binary || flag_text != implied) {
       throw_usage(std::string(flag_name) + " " + flag_text + " contradicts -o " + req.output_path +
                   " (a ." + ext + " file); drop " + flag_name + " or change the file's extension");
     }
@@ -393,7 +393,7 @@ void resolve_formats(const FormatFlags& flags, RunRequest& req) {
   }
   if (trace) {
     req.trace.options.format = parse_trace_format_flag(implied);
-  } else if (ext != "npy") {  // run_command writes .npy by the extension itself
+  } else if (ext != "npy" && ext != "npz") {  // run_command writes these by the extension
     req.output.format = parse_format_flag(implied);
   }
 }

@@ -113,7 +113,14 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
   }
   const std::string name = display_name(req.input);
   MatrixInput l;
-  if (std::optional<BinaryArray> a = view_binary_matrix(req.input, req.max_input_bytes)) {
+  if (std::optional<MatrixInput> result =
+          read_npz_result(req.input, req.key, req.max_input_bytes)) {
+    if (req.layer || req.stack_layers) {
+      throw_usage(std::string(req.layer ? "--layer" : "--stack layers") + ": " + name +
+                  " is an attn result, not a stack of attention weights");
+    }
+    l = std::move(*result);
+  } else if (std::optional<BinaryArray> a = view_binary_matrix(req.input, req.max_input_bytes)) {
     if (a->shape.size() == 5 || (a->shape.size() == 4 && req.stack_layers)) {
       return draw_stack(req, std::move(*a), name, console);
     }

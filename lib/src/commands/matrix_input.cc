@@ -130,4 +130,61 @@ MatrixInput read_text_matrix(const std::string& path, const std::string& key,
   return l;
 }
 
+std::optional<MatrixInput> read_npz_result(const std::string& spec, const std::string& key,
+                                           int64_t max_input_bytes) {
+  const TensorReference ref = split_tensor_reference(spec);
+  if (extension(ref.path) != "npz") return std::nullopt;
+  const NpzArchive a = NpzArchive::open(ref.path, max_input_bytes);
+  auto has = [&](const std::string& member) {
+    for (const NpzMember& m : a.members()) {
+      if (m.name == member) return true;
+    }
+    return false;
+  };
+  if (!has("settings") || !has("output")) return std::nullopt;  // not attn's result
+  const std::string name = display_name(ref.path);
+  if (!ref.tensor.empty() && !key.empty() && ref.tensor != key) {
+    throw_usage("--key " + key + " and " + spec + " name different arrays; give one of them");
+  }
+  MatrixInput l;
+  l.key = !ref.tensor.empty() ? ref.tensor
+          : !key.empty()      ? key
+          : has("weights")    ? "weights"
+                              : "output";
+  const std::string place = name + ":" + message_text(l.key);
+  l.values = parse_npy(a.member(l.key, max_input_bytes).view(), place, CellKind::kExtended).values;
+  auto strings = [&](const char* member) {
+    return has(member)
+               ? parse_npy_strings(a.member(member, max_input_bytes).view(), name + ":" + member)
+               : std::vector<std::string>{};
+  };
+  auto one_string = [&](const char* member) {
+    const std::vector<std::string> s = strings(member);
+    return s.empty() ? std::string() : s.front();
+  };
+  // As read_text_matrix reads a JSON result: labels name the rows (and the
+  // columns of weights and scores), the rest redraws the run's figure.
+  l.row_labels = strings("labels_queries");
+  if (l.key == "weights" || l.key == "scores") l.col_labels = strings("labels_keys");
+  l.title = one_string("title");
+  l.settings = one_string("settings");
+  if (l.key == "weights") {
+    l.axes = strings("weights_axes");
+    if (static_cast<int64_t>(l.axes.size()) != l.values.rank()) l.axes.clear();
+    if (has("masked")) {
+      const Tensor<double> mask = parse_npy(a.member("masked", max_input_bytes).view(),
+                                            name + ":masked", CellKind::kExtended)
+                                      .values;
+      if (mask.shape() != l.values.shape()) {
+        throw_input(name + ":masked", "has shape " + shape_string(mask.shape()) +
+                                          ", not the weights' " + shape_string(l.values.shape()));
+      }
+      l.masked.resize(static_cast<size_t>(mask.size()));
+      for (int64_t i = 0; i < mask.size(); ++i)
+        l.masked[static_cast<size_t>(i)] = mask.data()[i] != 0;
+    }
+  }
+  return l;
+}
+
 }  // namespace attn

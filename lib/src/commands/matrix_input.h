@@ -35,6 +35,14 @@ std::optional<BinaryArray> view_binary_matrix(const std::string& spec, int64_t m
 Tensor<double> read_binary_matrix(const BinaryArray& a, const std::string& name,
                                   int64_t max_input_bytes);
 
+// An attn result saved with -o FILE.npz (it has "settings" and "output"
+// members): the member `key` (or the one named FILE.npz:NAME; default
+// "weights", else "output") with the labels, title, settings, axes and
+// masked cells, as read_text_matrix reads a JSON result. nullopt for any
+// other input, .npz archives that are not results included.
+std::optional<MatrixInput> read_npz_result(const std::string& spec, const std::string& key,
+                                           int64_t max_input_bytes);
+
 // A text input ("-" is stdin): a JSON array, the member `key` of a JSON
 // object (default "weights", else "output"; an attn result's "labels" name
 // its rows and, for weights and scores, its columns), or a CSV matrix with

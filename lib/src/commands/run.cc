@@ -310,6 +310,7 @@ int run_command(const RunRequest& req, Console& console) {
   // A .npy file holds one array: -o FILE.npy writes the output tensor
   // whatever --format says, and the weights need a file of their own.
   const bool npy_out = extension(req.output_path) == "npy";
+  const bool npz_out = extension(req.output_path) == "npz";  // the whole result, see below
   if (npy_out && req.output.weights) {
     throw_usage("-o " + req.output_path + ": a .npy file holds one array, the output; " +
                 "write the weights with --weights-out FILE.npy");
@@ -367,6 +368,14 @@ int run_command(const RunRequest& req, Console& console) {
   std::string text;
   if (npy_out) {
     text = format_npy(r.output, r.dtype);
+  } else if (npz_out) {
+    // Everything the JSON result holds, as arrays NumPy loads directly.
+    if (req.trace.similarity) {
+      const Similarity sim = similarity_tensors(extra);
+      text = format_result_npz(p, r, req.output, &sim);
+    } else {
+      text = format_result_npz(p, r, req.output);
+    }
   } else if (req.trace.enabled) {
     std::vector<TraceStep>& steps = recorder.steps();
     steps.insert(steps.end(), extra.begin(), extra.end());

@@ -1,5 +1,6 @@
 #include "attn/npy.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -7,6 +8,7 @@
 #include "attn/error.h"
 #include "attn/json_tensor.h"
 #include "attn/number_text.h"
+#include "attn/utf8.h"
 #include "io/cells.h"
 
 namespace attn {
@@ -277,7 +279,13 @@ struct Layout {
   std::string descr;
 };
 
-Layout npy_layout(std::string_view bytes, const std::string& name, int max_rank) {
+// The preamble and header of a .npy file, checked; where the data starts.
+struct Preamble {
+  Header header;
+  size_t offset;
+};
+
+Preamble read_preamble(std::string_view bytes, const std::string& name) {
   if (bytes.empty()) throw_input(name, "empty file; expected a NumPy array saved with np.save");
   if (bytes.substr(0, kMagic.size()) != kMagic) {
     throw_input(name, "not a .npy file (it does not start with the NumPy magic \\x93NUMPY)");
@@ -300,7 +308,13 @@ Layout npy_layout(std::string_view bytes, const std::string& name, int max_rank)
   }
   // Versions 1.0 and 2.0 have a latin-1 header, 3.0 UTF-8; the keys and
   // values we accept are ASCII in both.
-  const Header h = HeaderParser(bytes.substr(preamble, header_len), name).parse();
+  return Preamble{HeaderParser(bytes.substr(preamble, header_len), name).parse(),
+                  preamble + static_cast<size_t>(header_len)};
+}
+
+Layout npy_layout(std::string_view bytes, const std::string& name, int max_rank) {
+  const Preamble pre = read_preamble(bytes, name);
+  const Header& h = pre.header;
   const ElementType t = cell_type(h, name);
   if (h.fortran_order) {
     throw_input(name, "fortran-ordered arrays are not supported; save with np.ascontiguousarray");
@@ -332,7 +346,7 @@ Layout npy_layout(std::string_view bytes, const std::string& name, int max_rank)
   }
   if (zero) count = 0;
   const uint64_t data_bytes = count * static_cast<uint64_t>(element_size(t));
-  const uint64_t available = bytes.size() - preamble - header_len;
+  const uint64_t available = bytes.size() - pre.offset;
   if (data_bytes > available) {
     throw_input(name, "truncated: the header declares shape " + tuple_string(h.shape) + " of '" +
                           h.descr + "' = " + std::to_string(data_bytes) +
@@ -346,7 +360,7 @@ Layout npy_layout(std::string_view bytes, const std::string& name, int max_rank)
                           "file?)");
   }
 
-  return Layout{t, h.shape, preamble + header_len, h.descr};
+  return Layout{t, h.shape, pre.offset, h.descr};
 }
 
 }  // namespace
@@ -370,27 +384,69 @@ BinaryArray view_npy(FileBytes bytes, const std::string& name, int max_rank) {
   return a;
 }
 
-std::string format_npy(const Tensor<double>& t, DType dtype) {
-  const bool f32 = dtype == DType::kF32;
-  std::string header = std::string("{'descr': '") + (f32 ? "<f4" : "<f8") +
-                       "', 'fortran_order': False, 'shape': " + tuple_string(t.shape()) + ", }";
+namespace {
+
+// The preamble and padded header of a .npy file (version 1.0, or 2.0 when
+// the header is too long for 1.0) of `descr` and `shape`.
+std::string npy_header(const std::string& descr, const Shape& shape) {
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + tuple_string(shape) + ", }";
   // Version 1.0 stores the header length in 2 bytes; longer headers need 2.0.
   size_t preamble = 10;
   if (header.size() + 1 + kAlign > 0xffff) preamble = 12;
   const size_t unpadded = preamble + header.size() + 1;
   header.append((kAlign - unpadded % kAlign) % kAlign, ' ');
   header += '\n';
+  std::string out(preamble, '\0');
+  std::memcpy(&out[0], kMagic.data(), kMagic.size());
+  out[6] = static_cast<char>(preamble == 10 ? 1 : 2);
+  store_le(&out[8], header.size(), preamble - 8);
+  return out + header;
+}
 
+void append_utf8(std::string& out, uint32_t c) {
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xE0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+}
+
+// The code points of valid UTF-8 text.
+std::vector<uint32_t> code_points(const std::string& s) {
+  std::vector<uint32_t> out;
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* end = p + s.size();
+  while (p < end) {
+    const size_t n = utf8_sequence_length(p, end);
+    if (n == 0) throw_input("text", "not UTF-8");  // labels and titles were checked on input
+    uint32_t c = n == 1 ? p[0] : p[0] & (0xFF >> (n + 1));
+    for (size_t i = 1; i < n; ++i) c = (c << 6) | (p[i] & 0x3F);
+    out.push_back(c);
+    p += n;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string format_npy(const Tensor<double>& t, DType dtype) {
+  const bool f32 = dtype == DType::kF32;
   const size_t item = f32 ? 4 : 8;
-  std::string out;
-  out.resize(preamble + header.size() + item * static_cast<size_t>(t.size()));
-  char* p = &out[0];
-  std::memcpy(p, kMagic.data(), kMagic.size());
-  p[6] = static_cast<char>(preamble == 10 ? 1 : 2);
-  p[7] = 0;
-  store_le(p + 8, header.size(), preamble - 8);
-  std::memcpy(p + preamble, header.data(), header.size());
-  p += preamble + header.size();
+  std::string out = npy_header(f32 ? "<f4" : "<f8", t.shape());
+  const size_t at = out.size();
+  out.resize(at + item * static_cast<size_t>(t.size()));
+  char* p = &out[at];
   for (int64_t i = 0; i < t.size(); ++i, p += item) {
     if (f32) {
       const float f = static_cast<float>(t[i]);
@@ -402,6 +458,72 @@ std::string format_npy(const Tensor<double>& t, DType dtype) {
       std::memcpy(&bits, &t[i], sizeof bits);
       store_le(p, bits, 8);
     }
+  }
+  return out;
+}
+
+std::string format_npy_bool(const uint8_t* cells, const Shape& shape) {
+  std::string out = npy_header("|b1", shape);
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  for (int64_t i = 0; i < n; ++i) out += static_cast<char>(cells[i] ? 1 : 0);
+  return out;
+}
+
+std::string format_npy_strings(const std::vector<std::string>& strings, bool scalar) {
+  std::vector<std::vector<uint32_t>> points;
+  size_t width = 1;  // NumPy's narrowest string dtype is '<U1'
+  for (const std::string& s : strings) {
+    points.push_back(code_points(s));
+    width = std::max(width, points.back().size());
+  }
+  const Shape shape = scalar ? Shape{} : Shape{static_cast<int64_t>(strings.size())};
+  std::string out = npy_header("<U" + std::to_string(width), shape);
+  for (const std::vector<uint32_t>& s : points) {
+    const size_t at = out.size();
+    out.resize(at + 4 * width, '\0');  // NumPy pads with NUL code points
+    for (size_t i = 0; i < s.size(); ++i) store_le(&out[at + 4 * i], s[i], 4);
+  }
+  return out;
+}
+
+std::vector<std::string> parse_npy_strings(std::string_view bytes, const std::string& name) {
+  const Preamble pre = read_preamble(bytes, name);
+  const Header& h = pre.header;
+  const std::string& d = h.descr;
+  const bool little = !d.empty() && (d[0] == '<' || d[0] == '|' || d[0] == '=');
+  const size_t kind_at = !d.empty() && std::string_view("<>|=").find(d[0]) != std::string::npos;
+  const std::string digits = d.substr(std::min(d.size(), kind_at + 1));
+  if (h.structured || d.size() <= kind_at || d[kind_at] != 'U' || !little || digits.empty() ||
+      digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) {
+    throw_input(name, "expected a string array ('<U…'), got '" + d + "'");
+  }
+  if (h.fortran_order || h.shape.size() > 1) {
+    throw_input(name, "expected a string or a list of strings, got shape " + tuple_string(h.shape));
+  }
+  const uint64_t width = std::stoull(digits);
+  const uint64_t count = h.shape.empty() ? 1 : static_cast<uint64_t>(h.shape[0]);
+  const uint64_t available = bytes.size() - pre.offset;
+  if (width == 0 || count > available / 4 / width || count * 4 * width != available) {
+    throw_input(name, "the header declares shape " + tuple_string(h.shape) + " of '" + d +
+                          "' but " + std::to_string(available) + " bytes of data follow it");
+  }
+  std::vector<std::string> out;
+  const auto* u = reinterpret_cast<const unsigned char*>(bytes.data()) + pre.offset;
+  for (uint64_t i = 0; i < count; ++i) {
+    std::string s;
+    size_t len = static_cast<size_t>(width);
+    const unsigned char* cell = u + 4 * width * i;
+    while (len > 0 && detail::load_le(cell + 4 * (len - 1), 4) == 0) --len;  // NUL padding
+    for (size_t j = 0; j < len; ++j) {
+      const uint64_t c = detail::load_le(cell + 4 * j, 4);
+      if (c == 0 || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) {
+        throw_input(name + "[" + std::to_string(i) + "]",
+                    "invalid code point " + std::to_string(c) + " in a string");
+      }
+      append_utf8(s, static_cast<uint32_t>(c));
+    }
+    out.push_back(std::move(s));
   }
   return out;
 }

@@ -219,3 +219,72 @@ FileBytes NpzArchive::member(std::string_view array, int64_t max_bytes) const {
 }
 
 }  // namespace attn
+
+namespace attn {
+
+namespace {
+
+void put_le(std::string& out, uint64_t v, size_t n) {
+  for (size_t i = 0; i < n; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+}  // namespace
+
+std::string format_npz(const std::vector<std::pair<std::string, std::string>>& members) {
+  // Stored members, no ZIP64: each member and the whole archive under 4 GiB.
+  constexpr uint64_t kLimit = 0xFFFFFFFFu;
+  constexpr uint32_t kDosDate = (0u << 9) | (1u << 5) | 1u;  // 1980-01-01: same bytes every run
+  uint64_t total = 22;
+  for (const auto& [name, data] : members) total += 30 + 46 + 2 * (name.size() + 4) + data.size();
+  if (total > kLimit || members.size() > 0xFFFF) {
+    throw_usage("an .npz result holds at most 4 GiB (this one would be " + std::to_string(total) +
+                " bytes); write the output and weights as .npy files (-o FILE.npy, --weights-out "
+                "W.npy)");
+  }
+  std::string out, directory;
+  out.reserve(static_cast<size_t>(total));
+  for (const auto& member : members) {
+    const std::string name = member.first + ".npy";
+    const std::string& data = member.second;
+    const uint32_t crc = crc32(data);
+    const uint64_t offset = out.size();
+    auto common = [&](std::string& s) {  // version needed .. file name length
+      put_le(s, 20, 2);                  // version needed: 2.0
+      put_le(s, 0, 2);                   // flags
+      put_le(s, 0, 2);                   // method: stored
+      put_le(s, 0, 2);                   // time
+      put_le(s, kDosDate, 2);
+      put_le(s, crc, 4);
+      put_le(s, data.size(), 4);  // compressed
+      put_le(s, data.size(), 4);  // uncompressed
+      put_le(s, name.size(), 2);
+      put_le(s, 0, 2);  // extra field length
+    };
+    put_le(out, 0x04034b50, 4);
+    common(out);
+    out += name;
+    out += data;
+    put_le(directory, 0x02014b50, 4);
+    put_le(directory, 20, 2);  // version made by
+    common(directory);
+    put_le(directory, 0, 2);  // comment length
+    put_le(directory, 0, 2);  // disk number
+    put_le(directory, 0, 2);  // internal attributes
+    put_le(directory, 0, 4);  // external attributes
+    put_le(directory, offset, 4);
+    directory += name;
+  }
+  const uint64_t directory_at = out.size();
+  out += directory;
+  put_le(out, 0x06054b50, 4);
+  put_le(out, 0, 2);  // this disk
+  put_le(out, 0, 2);  // disk with the directory
+  put_le(out, members.size(), 2);
+  put_le(out, members.size(), 2);
+  put_le(out, directory.size(), 4);
+  put_le(out, directory_at, 4);
+  put_le(out, 0, 2);  // comment length
+  return out;
+}
+
+}  // namespace attn

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "attn/escape.h"
+#include "attn/npy.h"
+#include "attn/npz.h"
 #include "attn/number_text.h"
 #include "base/elide.h"
 
@@ -73,6 +75,25 @@ std::string json_list(const std::vector<std::string>& items) {
   return out + "]";
 }
 
+// The axes of the weights as a result stores them.
+std::vector<std::string> weights_axes(const Problem& p, const Tensor<double>& weights) {
+  const int64_t rank = weights.rank();
+  const bool batched = p.batched || p.four_d;
+  std::vector<std::string> axes;
+  if (rank == 4 || (rank == 3 && batched)) axes.push_back("batch");
+  if (rank == 4 || (rank == 3 && !batched)) axes.push_back("heads");
+  axes.push_back("queries");
+  axes.push_back("keys");
+  return axes;
+}
+
+// The weights' masked flags when some cell is masked; null otherwise.
+const uint8_t* some_masked(const Result& r) {
+  if (!r.weights || !r.masked || r.masked->size() != r.weights->size()) return nullptr;
+  const uint8_t* m = r.masked->data();
+  return std::find(m, m + r.masked->size(), uint8_t{1}) != m + r.masked->size() ? m : nullptr;
+}
+
 std::string json_result(const Problem& p, const Result& r, const OutputOptions& o,
                         const Similarity* sim) {
   std::string out = "{\n";
@@ -91,19 +112,10 @@ std::string json_result(const Problem& p, const Result& r, const OutputOptions& 
   if (o.weights && r.weights) {
     out += ",\n  \"weights\": ";
     append_json_tensor(out, *r.weights, r.dtype, 2);
-    const int64_t rank = r.weights->rank();
-    const bool batched = p.batched || p.four_d;
-    std::vector<std::string> axes;
-    if (rank == 4 || (rank == 3 && batched)) axes.push_back("batch");
-    if (rank == 4 || (rank == 3 && !batched)) axes.push_back("heads");
-    axes.push_back("queries");
-    axes.push_back("keys");
-    out += ",\n  \"weights_axes\": " + json_list(axes);
-    const uint8_t* mask =
-        r.masked && r.masked->size() == r.weights->size() ? r.masked->data() : nullptr;
-    if (mask && std::find(mask, mask + r.masked->size(), uint8_t{1}) != mask + r.masked->size()) {
+    out += ",\n  \"weights_axes\": " + json_list(weights_axes(p, *r.weights));
+    if (const uint8_t* mask = some_masked(r)) {
       Tensor<double> m(r.weights->shape());
-      for (int64_t i = 0; i < m.size(); ++i) m.data()[i] = mask[i] ? 1 : 0;
+      for (int64_t i = 0; i < m.size(); ++i) m.data()[i] = mask[i];
       out += ",\n  \"masked\": ";
       append_json_tensor(out, m, DType::kF64, 2);
     }
@@ -343,6 +355,32 @@ std::string format_result(const Problem& p, const Result& r, const OutputOptions
       return table_result(p, r, o);
   }
   return "";
+}
+
+std::string format_result_npz(const Problem& p, const Result& r, const OutputOptions& o,
+                              const Similarity* sim) {
+  // The members of the JSON result, under the same names; labels split in
+  // two lists, strings as NumPy's '<U' arrays, masked cells as booleans.
+  std::vector<std::pair<std::string, std::string>> members;
+  if (!p.query_labels.empty() || !p.key_labels.empty()) {
+    members.emplace_back("labels_queries", format_npy_strings(p.query_labels, false));
+    members.emplace_back("labels_keys", format_npy_strings(p.key_labels, false));
+  }
+  if (!p.title.empty()) members.emplace_back("title", format_npy_strings({p.title}, true));
+  members.emplace_back("settings", format_npy_strings({describe_run(p)}, true));
+  members.emplace_back("output", format_npy(r.output, r.dtype));
+  if (o.weights && r.weights) {
+    members.emplace_back("weights", format_npy(*r.weights, r.dtype));
+    members.emplace_back("weights_axes", format_npy_strings(weights_axes(p, *r.weights), false));
+    if (const uint8_t* mask = some_masked(r)) {
+      members.emplace_back("masked", format_npy_bool(mask, r.weights->shape()));
+    }
+  }
+  if (sim) {
+    members.emplace_back("similarity_input", format_npy(sim->input, DType::kF64));
+    members.emplace_back("similarity_output", format_npy(sim->output, DType::kF64));
+  }
+  return format_npz(members);
 }
 
 }  // namespace attn
