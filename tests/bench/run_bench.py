@@ -24,7 +24,8 @@ throughput is also shown as a percentage of it.
 
 The machine is shared and noisy: compare numbers within one run, and read
 the ratios rather than the absolutes. A full run takes about 15 minutes on
-the 2-core VM, --quick (n = 512 and 2048 only) 2 to 4 minutes.
+the 2-core VM, --quick (n = 512 and 2048 only) 2 to 4 minutes (with OpenBLAS
+under NumPy and PyTorch; see tests/bench/README.md).
 """
 import argparse
 import ctypes
@@ -337,6 +338,16 @@ def ort_peers(ort, n, d, heads, dtype, threads):
     return out
 
 
+def loaded_blas():
+    """The BLAS libraries NumPy and PyTorch were given (Debian's alternatives)."""
+    try:
+        with open("/proc/self/maps") as f:
+            return sorted({os.path.basename(line.split()[-1]) for line in f
+                           if re.search(r"/lib[^/]*blas[^/]*\.so", line)})
+    except OSError:
+        return []
+
+
 def machine():
     info = {"python": platform.python_version()}
     try:
@@ -350,6 +361,7 @@ def machine():
         info["cpu"] = "?"
     info["cores"] = os.cpu_count()
     info["blas_pinned"] = set_blas_threads(os.cpu_count() or 1)
+    info["blas"] = loaded_blas()
     info["torch"] = torch.__version__ if torch else "not installed"
     info["numpy"] = np.__version__ if np else "not installed"
     try:
@@ -380,6 +392,11 @@ def main():
     # The limit, and the ORT models checked, before anything long.
     peaks, peaks_why = fma_peaks(args.fma_peak)
     print(json.dumps({"fma_peak": peaks["all"] if peaks else peaks_why}), flush=True)
+    blas = loaded_blas()
+    if blas and not any("openblas" in b for b in blas):
+        print(f"run_bench: NumPy and PyTorch run on {', '.join(blas)}, not OpenBLAS: their rows will be "
+              "slow and the run long (an hour or more in full); apt-get install libopenblas0-pthread",
+              file=sys.stderr, flush=True)
     ort_dir = tempfile.TemporaryDirectory()
     ort = ort_setup(args.node, ort_dir.name)
     # The long sequence, start-up and the file readers first, while the
@@ -471,8 +488,15 @@ def write_report(path, rows, attn_results, big, e2e, io, mach, ns, peaks, peaks_
     L.append(f"- date: {datetime.date.today()}; machine: {mach.get('cpu')}, {mach.get('cores')} cores, "
              f"{mach.get('simd')}; load average at the end {mach.get('load', '?')}; "
              f"the run took {mach['minutes']:.0f} min")
-    L.append(f"- peers: PyTorch {mach['torch']}, NumPy {mach['numpy']} (Debian packages); their OpenBLAS "
-             f"{'pinned to the thread count of each row (openblas_set_num_threads)' if mach.get('blas_pinned') else 'NOT pinned: peer rows may use every core'}")
+    if mach.get("blas_pinned"):
+        blas = "their OpenBLAS pinned to the thread count of each row (openblas_set_num_threads)"
+    elif mach.get("blas") and not any("openblas" in b for b in mach["blas"]):
+        blas = (f"**their BLAS is {', '.join(mach['blas'])}, not OpenBLAS**: Debian's reference BLAS "
+                "(libblas3) is an order of magnitude slower, so these rows say little about NumPy and "
+                "PyTorch (`apt-get install libopenblas0-pthread` selects OpenBLAS)")
+    else:
+        blas = "their OpenBLAS NOT pinned: peer rows may use every core"
+    L.append(f"- peers: PyTorch {mach['torch']}, NumPy {mach['numpy']} (Debian packages); {blas}")
     if ort["version"]:
         checks = ", ".join(f"{name} {err:.1e}" for name, err in ort["check"].items())
         L.append(f"- ONNX Runtime {ort['version']} (onnxruntime-node, CPU, `tests/bench/ort_bench.js`): one "
