@@ -3,15 +3,29 @@
 docs/performance.md.
 
     /usr/bin/python3 tests/bench/run_bench.py [--attn build/attn] [--io-bench build/io_bench]
-                                        [--quick] [--out docs/performance.md]
+                                        [--fma-peak build/fma_peak] [--node node]
+                                        [--quick] [--min-seconds 1] [--out docs/performance.md]
 
 Peers, when Debian's python3-torch / python3-numpy are installed:
 PyTorch bmm + softmax + bmm, PyTorch's fused scaled-dot-product attention
 (torch.nn.functional._scaled_dot_product_attention in 1.13), and NumPy
-(matmul + softmax + matmul). Every timing is the median of at least 3
+(matmul + softmax + matmul). ONNX Runtime (float32 only), when node, the
+onnxruntime-node package (see tests/bench/README.md; this script installs
+nothing) and python3-onnx are there: one com.microsoft MultiHeadAttention
+node, and one opset-23 Attention node when the installed onnx knows that
+op; tests/bench/ort_bench.js times them, after their output has been
+checked against NumPy at n = 64. Every timing is the median of at least 3
 repeats lasting at least 1 s after a warm-up, as `attn bench` does. FLOPs
-are counted as 4·n²·d per head. The machine is shared and noisy: compare
-numbers within one run, and read the ratios rather than the absolutes.
+are counted as 4·n²·d per head.
+
+The limit: build/fma_peak measures the FMA peak of the machine (f32, f64,
+the widest vectors the CPU has, 1 and 2 threads) in the same run, and every
+throughput is also shown as a percentage of it.
+
+The machine is shared and noisy: compare numbers within one run, and read
+the ratios rather than the absolutes. A full run takes about 15 minutes on
+the 2-core VM, --quick (n = 512 and 2048 only) 2 to 4 minutes (with OpenBLAS
+under NumPy and PyTorch; see tests/bench/README.md).
 """
 import argparse
 import ctypes
@@ -36,6 +50,14 @@ try:
     import torch.nn.functional as F
 except ImportError:
     torch = None
+try:
+    import onnx
+    from onnx import TensorProto, helper
+except ImportError:
+    onnx = None
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MIN_SECONDS = 1  # every timing lasts at least this long (--min-seconds)
 
 
 def set_blas_threads(threads):
@@ -59,11 +81,11 @@ def set_blas_threads(threads):
     return False
 
 
-def timed(fn, min_reps=3, min_seconds=1.0):
+def timed(fn, min_reps=3):
     fn()  # warm-up
     times = []
     start = time.perf_counter()
-    while len(times) < min_reps or time.perf_counter() - start < min_seconds:
+    while len(times) < min_reps or time.perf_counter() - start < MIN_SECONDS:
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
@@ -88,8 +110,29 @@ def attn_bench(attn, n, d, heads, dtype, weights, threads, extra=()):
            "--threads", str(threads), "--json"] + list(extra)
     if not weights:
         cmd.append("--no-weights")
+    if MIN_SECONDS != 1:
+        cmd += ["--seconds", str(MIN_SECONDS)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
+
+
+def fma_peaks(path):
+    """The machine's FMA peak from build/fma_peak: (peaks, why not).
+
+    peaks maps (dtype, threads) to the entry of the widest vectors the CPU
+    has ("gflops_cpu" is the rate over the threads' own CPU time, which a
+    busy machine does not lower, "gflops" over wall time); the list of all
+    entries, available or not, is under "all".
+    """
+    if not os.path.exists(path):
+        return None, f"{path} not found (cmake --build build --target fma_peak)"
+    out = json.loads(subprocess.run([path], check=True, capture_output=True, text=True).stdout)
+    peaks = {"all": out["peaks"], "chains": out["chains"]}
+    for p in out["peaks"]:
+        key = (p["dtype"], p["threads"])
+        if p["gflops"] is not None and (key not in peaks or p["bits"] > peaks[key]["bits"]):
+            peaks[key] = p
+    return peaks, None
 
 
 def torch_peers(n, d, heads, dtype, threads):
@@ -137,6 +180,174 @@ def numpy_peer(n, d, heads, dtype, threads):
     return {"numpy": timed(run)}
 
 
+# ONNX Runtime, through node: one-node models built here with onnx.helper,
+# timed by tests/bench/ort_bench.js. Each op says how to build its model and
+# how its tensors map to and from attn's [heads][n][d].
+ORT_MHA, ORT_ATT23 = "ORT MHA", "ORT Attention-23"
+ORT_CHECK_N, ORT_CHECK_HEADS, ORT_TOLERANCE = 64, 2, 1e-4
+
+
+def mha_op():
+    """com.microsoft MultiHeadAttention: query, key, value [1][n][heads·d]."""
+
+    def build(path, n, heads, d):
+        dims = [1, n, heads * d]
+        names = ["query", "key", "value"]
+        node = helper.make_node("MultiHeadAttention", names, ["output"], domain="com.microsoft",
+                                num_heads=heads)
+        graph = helper.make_graph([node], "mha", [helper.make_tensor_value_info(x, TensorProto.FLOAT, dims)
+                                                  for x in names],
+                                  [helper.make_tensor_value_info("output", TensorProto.FLOAT, dims)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                        helper.make_opsetid("com.microsoft", 1)])
+        model.ir_version = 8
+        onnx.save(model, path)
+        return [(x, dims) for x in names]
+
+    return {"build": build,
+            "to_model": lambda x: x.transpose(1, 0, 2).reshape(1, x.shape[1], -1),
+            "from_model": lambda y, heads, n, d: y.reshape(n, heads, d).transpose(1, 0, 2)}
+
+
+# What the opset-23 Attention op must take for the model below: 4-D inputs,
+# its schema's own words for Q in onnx 1.18 and later.
+ATT23_LAYOUT = "4D tensor with shape (batch_size, q_num_heads, q_sequence_length, head_size)"
+
+
+def attention23_op():
+    """The standard opset-23 Attention on [1][heads][n][d], or why not.
+
+    The installed onnx's schema decides: its input and output names, and
+    that Q may be 4-D (batch, heads, sequence, head size). No attribute is
+    set: the scale defaults to 1/√head_size, and q_num_heads/kv_num_heads
+    are only for 3-D inputs.
+    """
+    if onnx is None:
+        return None, "python3-onnx is not installed"
+    try:
+        schema = onnx.defs.get_schema("Attention", 23, "")
+    except onnx.defs.SchemaError:
+        return None, (f"the installed python3-onnx {onnx.__version__} has no opset-23 Attention "
+                      f"(its newest opset is {onnx.defs.onnx_opset_version()}; the op came with "
+                      "opset 23, onnx 1.18)")
+    q = schema.inputs[0].description.replace("`", "")
+    if ATT23_LAYOUT not in q:
+        return None, f"opset-23 Attention's Q is not described as a {ATT23_LAYOUT} in onnx {onnx.__version__}: {q!r}"
+    names = [x.name for x in schema.inputs[:3]]
+    out = schema.outputs[0].name
+
+    def build(path, n, heads, d):
+        dims = [1, heads, n, d]
+        node = helper.make_node("Attention", names, [out])
+        graph = helper.make_graph([node], "attention23", [helper.make_tensor_value_info(x, TensorProto.FLOAT, dims)
+                                                          for x in names],
+                                  [helper.make_tensor_value_info(out, TensorProto.FLOAT, dims)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+        model.ir_version = 11  # the IR version of opset 23
+        onnx.save(model, path)
+        return [(x, dims) for x in names]
+
+    return {"build": build, "to_model": lambda x: x[None],
+            "from_model": lambda y, heads, n, d: y.reshape(heads, n, d)}, None
+
+
+def ort_run(ort, spec):
+    path = os.path.join(ort["dir"], "spec.json")
+    with open(path, "w") as f:
+        json.dump(spec, f)
+    r = subprocess.run([ort["node"], os.path.join(HERE, "ort_bench.js"), path], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"run_bench: ort_bench.js failed on {spec['model']}: {r.stderr.strip()}")
+    return json.loads(r.stdout)
+
+
+def reference_attention(q, k, v):
+    """softmax(QKᵀ/√d)·V in float64, per head, on [heads][n][d]."""
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    s = np.matmul(q, k.transpose(0, 2, 1)) / np.sqrt(q.shape[-1])
+    s = np.exp(s - s.max(axis=-1, keepdims=True))
+    return np.matmul(s / s.sum(axis=-1, keepdims=True), v)
+
+
+def ort_setup(node, tmp):
+    """What of ONNX Runtime can be measured here, each op checked once.
+
+    Returns {"version", "ops": {name: op}, "why": {name: reason not
+    measured}, "check": {name: max error at n = 64}}. An op whose output
+    does not match NumPy's stops the run: its numbers would mean nothing.
+    """
+    ort = {"version": None, "ops": {}, "why": {}, "check": {}, "node": node, "dir": tmp}
+    why = None
+    if np is None:
+        why = "NumPy, which checks ORT's output, is not installed"
+    elif onnx is None:
+        why = "python3-onnx, which builds the models, is not installed (apt-get install python3-onnx)"
+    elif shutil.which(node) is None:
+        why = f"{node} not found (apt-get install nodejs)"
+    else:
+        r = subprocess.run([node, os.path.join(HERE, "ort_bench.js"), "--version"], capture_output=True, text=True)
+        if r.returncode != 0:
+            why = (f"{r.stderr.strip()}: install it with `npm install --ignore-scripts` in tests/bench "
+                   "(see tests/bench/README.md)")
+        else:
+            ort["version"] = json.loads(r.stdout)["ort"]
+    if why:
+        ort["why"] = {ORT_MHA: why, ORT_ATT23: why}
+        return ort
+    ort["ops"][ORT_MHA] = mha_op()
+    op, why = attention23_op()
+    if op:
+        ort["ops"][ORT_ATT23] = op
+    else:
+        ort["why"][ORT_ATT23] = why
+    n, heads, d = ORT_CHECK_N, ORT_CHECK_HEADS, 64
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.uniform(-1, 1, (heads, n, d)).astype(np.float32) for _ in range(3))
+    want = reference_attention(q, k, v)
+    for name, op in ort["ops"].items():
+        model = os.path.join(tmp, "check.onnx")
+        inputs = op["build"](model, n, heads, d)
+        spec = {"model": model, "threads": 1, "inputs": [], "min_reps": 1, "min_seconds": 0,
+                "output_file": os.path.join(tmp, "check.out")}
+        for (input_name, dims), x in zip(inputs, (q, k, v)):
+            spec["inputs"].append({"name": input_name, "dims": dims, "file": os.path.join(tmp, input_name)})
+            np.ascontiguousarray(op["to_model"](x), dtype="<f4").tofile(spec["inputs"][-1]["file"])
+        ort_run(ort, spec)
+        got = op["from_model"](np.fromfile(spec["output_file"], dtype="<f4"), heads, n, d)
+        err = float(np.abs(got - want).max())
+        if not err <= ORT_TOLERANCE:
+            sys.exit(f"run_bench: {name} does not compute softmax(QKᵀ/√d)·V: max |error| {err:.3g} "
+                     f"against NumPy at n = {n}, {heads} heads, d = {d} (tolerance {ORT_TOLERANCE}); "
+                     "its model in tests/bench/run_bench.py is wrong")
+        ort["check"][name] = err
+        print(json.dumps({"ort_check": name, "n": n, "heads": heads, "max_abs_error": err}), flush=True)
+    return ort
+
+
+def ort_peers(ort, n, d, heads, dtype, threads):
+    """Seconds per session.run of each op; MultiHeadAttention takes float32 only."""
+    out = {}
+    if dtype != "f32":
+        return out
+    for name, op in ort["ops"].items():
+        model = os.path.join(ort["dir"], "bench.onnx")
+        inputs = op["build"](model, n, heads, d)
+        r = ort_run(ort, {"model": model, "threads": threads, "min_reps": 3, "min_seconds": MIN_SECONDS,
+                          "inputs": [{"name": x, "dims": dims} for x, dims in inputs]})
+        out[name] = r["seconds"]
+    return out
+
+
+def loaded_blas():
+    """The BLAS libraries NumPy and PyTorch were given (Debian's alternatives)."""
+    try:
+        with open("/proc/self/maps") as f:
+            return sorted({os.path.basename(line.split()[-1]) for line in f
+                           if re.search(r"/lib[^/]*blas[^/]*\.so", line)})
+    except OSError:
+        return []
+
+
 def machine():
     info = {"python": platform.python_version()}
     try:
@@ -150,6 +361,7 @@ def machine():
         info["cpu"] = "?"
     info["cores"] = os.cpu_count()
     info["blas_pinned"] = set_blas_threads(os.cpu_count() or 1)
+    info["blas"] = loaded_blas()
     info["torch"] = torch.__version__ if torch else "not installed"
     info["numpy"] = np.__version__ if np else "not installed"
     try:
@@ -163,12 +375,30 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--attn", default="build/attn")
     ap.add_argument("--io-bench", default="build/io_bench")
+    ap.add_argument("--fma-peak", default="build/fma_peak")
+    ap.add_argument("--node", default="node", help="the node that runs tests/bench/ort_bench.js")
     ap.add_argument("--out", default="docs/performance.md")
     ap.add_argument("--quick", action="store_true", help="small sizes only (a smoke run)")
+    ap.add_argument("--min-seconds", type=int, default=1,
+                    help="shortest timing of each row, whole seconds as `attn bench --seconds` takes "
+                         "(default 1; 0, just 3 runs, only for development)")
     args = ap.parse_args()
+    global MIN_SECONDS
+    MIN_SECONDS = args.min_seconds
+    started = time.time()
 
     ns = [512, 2048] if args.quick else [512, 2048, 8192]
     d = 64
+    # The limit, and the ORT models checked, before anything long.
+    peaks, peaks_why = fma_peaks(args.fma_peak)
+    print(json.dumps({"fma_peak": peaks["all"] if peaks else peaks_why}), flush=True)
+    blas = loaded_blas()
+    if blas and not any("openblas" in b for b in blas):
+        print(f"run_bench: NumPy and PyTorch run on {', '.join(blas)}, not OpenBLAS: their rows will be "
+              "slow and the run long (an hour or more in full); apt-get install libopenblas0-pthread",
+              file=sys.stderr, flush=True)
+    ort_dir = tempfile.TemporaryDirectory()
+    ort = ort_setup(args.node, ort_dir.name)
     # The long sequence, start-up and the file readers first, while the
     # machine is fresh: measured after the grid (whose peers hold gigabytes),
     # the readers once came out 30% below a quiet run minutes later.
@@ -224,41 +454,123 @@ def main():
                     peers = {}
                     peers.update(torch_peers(n, d, heads, dtype, threads))
                     peers.update(numpy_peer(n, d, heads, dtype, threads))
+                    peers.update(ort_peers(ort, n, d, heads, dtype, threads))
                     for what, s in peers.items():
                         rows.append((n, heads, dtype, threads, what, s, gflops(n, d, heads, s)))
                         print(json.dumps({"peer": what, "n": n, "heads": heads, "dtype": dtype,
                                           "threads": threads, "seconds": s,
                                           "gflops": gflops(n, d, heads, s)}), flush=True)
 
-    write_report(args.out, rows, attn_results, big, e2e, io, machine(), ns)
+    ort_dir.cleanup()
+    mach = machine()
+    mach["minutes"] = (time.time() - started) / 60
+    mach["min_seconds"] = MIN_SECONDS
+    write_report(args.out, rows, attn_results, big, e2e, io, mach, ns, peaks, peaks_why, ort)
 
 
-def write_report(path, rows, attn_results, big, e2e, io, mach, ns):
+# The columns of the throughput tables, in this order; other peers follow.
+COLUMNS = ["attn (output only)", "attn (weights kept)", ORT_MHA, ORT_ATT23, "torch fused SDPA",
+           "torch bmm+softmax+bmm", "numpy"]
+
+
+def write_report(path, rows, attn_results, big, e2e, io, mach, ns, peaks, peaks_why, ort):
+    def peak(dtype, threads):
+        return peaks.get((dtype, threads)) if peaks else None
+
+    def pct(gflops, dtype, threads):
+        p = peak(dtype, threads)
+        return f"{100 * gflops / p['gflops_cpu']:.0f}%" if p else None
+
     L = []
     L.append("# Performance\n")
     L.append("Measured by `tests/bench/run_bench.py` (this file is its output; rerun with "
              "`/usr/bin/python3 tests/bench/run_bench.py` after `scripts/dev.sh demo`).\n")
     L.append(f"- date: {datetime.date.today()}; machine: {mach.get('cpu')}, {mach.get('cores')} cores, "
-             f"{mach.get('simd')}; load average at the end {mach.get('load', '?')}")
-    L.append(f"- peers: PyTorch {mach['torch']}, NumPy {mach['numpy']} (Debian packages); their OpenBLAS "
-             f"{'pinned to the thread count of each row (openblas_set_num_threads)' if mach.get('blas_pinned') else 'NOT pinned: peer rows may use every core'}")
+             f"{mach.get('simd')}; load average at the end {mach.get('load', '?')}; "
+             f"the run took {mach['minutes']:.0f} min")
+    if mach.get("blas_pinned"):
+        blas = "their OpenBLAS pinned to the thread count of each row (openblas_set_num_threads)"
+    elif mach.get("blas") and not any("openblas" in b for b in mach["blas"]):
+        blas = (f"**their BLAS is {', '.join(mach['blas'])}, not OpenBLAS**: Debian's reference BLAS "
+                "(libblas3) is an order of magnitude slower, so these rows say little about NumPy and "
+                "PyTorch (`apt-get install libopenblas0-pthread` selects OpenBLAS)")
+    else:
+        blas = "their OpenBLAS NOT pinned: peer rows may use every core"
+    L.append(f"- peers: PyTorch {mach['torch']}, NumPy {mach['numpy']} (Debian packages); {blas}")
+    if ort["version"]:
+        checks = ", ".join(f"{name} {err:.1e}" for name, err in ort["check"].items())
+        L.append(f"- ONNX Runtime {ort['version']} (onnxruntime-node, CPU, `tests/bench/ort_bench.js`): one "
+                 "com.microsoft `MultiHeadAttention` node on query, key, value [1, n, heads·64] (\"ORT MHA\") "
+                 "and one opset-23 `Attention` node on [1, heads, n, 64] (\"ORT Attention-23\"), float32 only; "
+                 "intraOpNumThreads = the row's threads, interOpNumThreads = 1, every graph optimization; "
+                 f"output checked against NumPy at n = {ORT_CHECK_N}, {ORT_CHECK_HEADS} heads "
+                 f"(max |error|: {checks}; tolerance {ORT_TOLERANCE})")
+    for name in (ORT_MHA, ORT_ATT23):
+        if name in ort["why"]:
+            L.append(f"- **{name} not measured**: {ort['why'][name]}")
     L.append("- self-attention on random inputs, head width d = 64, FLOPs counted as 4·n²·d per head; "
-             "median of ≥3 runs and ≥1 s after a warm-up; attn numbers from `attn bench` "
+             f"median of ≥3 runs and ≥{mach['min_seconds']:g} s after a warm-up; attn numbers from `attn bench` "
              "(the kernels of `attn run`, no file I/O)\n")
+
+    L.append("\n## The limit: the FMA peak\n")
+    if peaks:
+        L.append(f"`build/fma_peak` in the same run: {peaks['chains']} independent FMA chains in registers, "
+                 "2 flops per lane per FMA, best of 5; the 2-thread figure runs two threads at once. "
+                 "The percentages below divide a row's GFLOP/s (wall time) by the CPU-time peak of its "
+                 "dtype and thread count, widest vectors: a busy machine lowers the rows, not the "
+                 "peak. Wall-time peak in brackets: far below the CPU-time one, the machine was busy.\n")
+        L.append("| dtype | vectors | 1 thread | 2 threads |")
+        L.append("|---|---|---:|---:|")
+        for dtype in ("f32", "f64"):
+            for bits in (256, 512):
+                cells = []
+                for threads in (1, 2):
+                    p = [x for x in peaks["all"] if x["dtype"] == dtype and x["bits"] == bits and x["threads"] == threads]
+                    if not p:
+                        cells.append("–")
+                    elif p[0]["gflops"] is None:
+                        cells.append(p[0]["why"])
+                    else:
+                        used = peak(dtype, threads) is p[0]
+                        cell = f"{p[0]['gflops_cpu']:.1f} ({p[0]['gflops']:.1f})"
+                        cells.append(f"**{cell}**" if used else cell)
+                isa = "AVX-512F" if bits == 512 else "AVX2+FMA"
+                L.append(f"| {dtype} | {bits}-bit ({isa}) | " + " | ".join(cells) + " |")
+        L.append("\nGFLOP/s; in bold the peak the percentages use.")
+    else:
+        L.append(f"**Not measured**: {peaks_why}. The tables show no percentages.")
+
+    names = [c for c in COLUMNS if c in {r[4] for r in rows} or c in (ORT_MHA, ORT_ATT23)]
+    names += sorted({r[4] for r in rows} - set(names))
+
+    def find(n, heads, dtype, threads, name):
+        m = [r for r in rows if r[0] == n and r[1] == heads and r[2] == dtype and r[3] == threads and r[4] == name]
+        return m[0] if m else None
 
     def table(dtype, heads, threads):
         L.append(f"\n### {dtype}, {heads} head{'s' if heads > 1 else ''}, {threads} thread{'s' if threads > 1 else ''}\n")
-        L.append("| n | " + " | ".join(sorted({r[4] for r in rows})) + " |")
-        names = sorted({r[4] for r in rows})
-        L.append("|---:|" + "---:|" * len(names))
+        cols = [c for c in names if dtype == "f32" or c not in (ORT_MHA, ORT_ATT23)]
+        ratio = dtype == "f32"
+        L.append("| n | " + " | ".join(cols) + (" | attn / ORT MHA |" if ratio else " |"))
+        L.append("|---:|" + "---:|" * (len(cols) + ratio))
         for n in ns:
             cells = []
-            for name in names:
-                m = [r for r in rows if r[0] == n and r[1] == heads and r[2] == dtype and r[3] == threads and r[4] == name]
-                cells.append(f"{m[0][6]:.1f}" if m else "–")
+            for name in cols:
+                r = find(n, heads, dtype, threads, name)
+                p = r and pct(r[6], dtype, threads)
+                cells.append("–" if not r else f"{r[6]:.1f} ({p})" if p else f"{r[6]:.1f}")
+            if ratio:
+                a, o = find(n, heads, dtype, threads, "attn (output only)"), find(n, heads, dtype, threads, ORT_MHA)
+                cells.append(f"{a[6] / o[6]:.2f}×" if a and o else "–")
             L.append(f"| {n} | " + " | ".join(cells) + " |")
 
-    L.append("\n## Throughput (GFLOP/s, higher is better)\n")
+    L.append("\n## Throughput (GFLOP/s, higher is better; % of the FMA peak)\n")
+    L.append("ONNX Runtime runs in float32 only (its `MultiHeadAttention` takes no float64), so the "
+             "f64 tables have no ORT columns. \"attn / ORT MHA\" divides attn's output-only throughput "
+             "by ORT's.")
+    for name in (ORT_MHA, ORT_ATT23):
+        if name in ort["why"]:
+            L.append(f"\nThe {name} column is empty: {ort['why'][name]}.")
     for dtype in ("f32", "f64"):
         for heads in (1, 8):
             for threads in (1, 2):
@@ -270,16 +582,29 @@ def write_report(path, rows, attn_results, big, e2e, io, mach, ns):
     def best_torch(n, heads, dtype, threads):
         m = [r for r in rows if r[0] == n and r[1] == heads and r[2] == dtype and r[3] == threads and r[4].startswith("torch")]
         return max(m, key=lambda r: r[6]) if m else None
+    def of_peak(r):
+        p = pct(r["gflops"], r["dtype"], r["threads"])
+        return f", {p} of the {r['dtype']} peak" if p else ""
     nbig = max(ns)
     t = get(nbig, 1, "f32", 1, False)
     if t:
         bt = best_torch(nbig, 1, "f32", 1)
         ratio = f"{t['gflops'] / bt[6]:.2f}× {bt[4]} ({bt[6]:.1f})" if bt else "no PyTorch"
-        L.append(f"- f32, 1 thread, n = {nbig}, output only: **{t['gflops']:.1f} GFLOP/s** (target ≥ 55), "
+        L.append(f"- f32, 1 thread, n = {nbig}, output only: **{t['gflops']:.1f} GFLOP/s**{of_peak(t)} (target ≥ 55), "
                  f"{ratio} (target ≥ 2.5×)")
     t = get(nbig, 1, "f64", 1, False)
     if t:
-        L.append(f"- f64, 1 thread, n = {nbig}, output only: **{t['gflops']:.1f} GFLOP/s** (target ≥ 27)")
+        L.append(f"- f64, 1 thread, n = {nbig}, output only: **{t['gflops']:.1f} GFLOP/s**{of_peak(t)} (target ≥ 27)")
+    for heads in (1, 8):
+        for n in ns:
+            if n < 2048:
+                continue
+            for threads in (1, 2):
+                a, o = get(n, heads, "f32", threads, False), find(n, heads, "f32", threads, ORT_MHA)
+                if a and o:
+                    L.append(f"- f32, {heads} head{'s' if heads > 1 else ''}, {threads} thread{'s' if threads > 1 else ''}, "
+                             f"n = {n}, output only: attn {a['gflops']:.1f}{of_peak(a)}, ORT MHA {o[6]:.1f}: "
+                             f"**{a['gflops'] / o[6]:.2f}×** ORT")
     for n in ns:
         if n < 2048:
             continue
@@ -292,7 +617,7 @@ def write_report(path, rows, attn_results, big, e2e, io, mach, ns):
         if w and o:
             L.append(f"- weights kept vs output only, n = 2048, {dtype}: **{w['seconds'] / o['seconds']:.2f}×** the time (target ≤ 1.4×)")
     if big:
-        L.append(f"- n = 32768, f32, output only: {big['seconds']:.2f} s ({big['gflops']:.1f} GFLOP/s), "
+        L.append(f"- n = 32768, f32, output only: {big['seconds']:.2f} s ({big['gflops']:.1f} GFLOP/s{of_peak(big)}), "
                  f"peak RSS **{big['peak_rss_mb']:.1f} MB** (target ≤ 100 MB; the weights alone would be 4 GB)")
     for cmd, (med, sd) in e2e.items():
         L.append(f"- `{cmd}`: median **{med * 1e3:.1f} ms** ± {sd * 1e3:.1f} (hyperfine)")
@@ -305,15 +630,15 @@ def write_report(path, rows, attn_results, big, e2e, io, mach, ns):
         L.append("\n| reader | MB/s |\n|---|---:|")
         for name, mbs in io:
             L.append(f"| {name} | {mbs:.0f} |")
-    notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "performance_notes.md")
+    notes = os.path.join(HERE, "performance_notes.md")
     if os.path.exists(notes):  # hand-written: what the numbers mean, what is left
         with open(notes) as f:
             L.append("\n" + f.read().rstrip("\n"))
     L.append("\n## Raw numbers\n")
-    L.append("| n | heads | dtype | threads | what | seconds | GFLOP/s |")
-    L.append("|---:|---:|---|---:|---|---:|---:|")
+    L.append("| n | heads | dtype | threads | what | seconds | GFLOP/s | % of peak |")
+    L.append("|---:|---:|---|---:|---|---:|---:|---:|")
     for r in rows:
-        L.append(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]} | {r[5]:.4f} | {r[6]:.1f} |")
+        L.append(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]} | {r[5]:.4f} | {r[6]:.1f} | {pct(r[6], r[2], r[3]) or '–'} |")
     with open(path, "w") as f:
         f.write("\n".join(L) + "\n")
     print(f"wrote {path}")
