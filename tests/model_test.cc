@@ -14,6 +14,7 @@
 #include "attn/heatmap.h"
 #include "attn/npy.h"
 #include "attn/npz.h"
+#include "attn/output.h"
 #include "attn/safetensors.h"
 #include "test_util.h"
 
@@ -384,13 +385,21 @@ TEST(Stack, PanelsAreTheChosenSlicesAndTheirBlockMeans) {
 TEST(StackCli, EveryFileKindDrawsTheSameModelView) {
   const std::string dir = model("tiny-llama");
   const std::string t = dir + "/tokens.json";
+  // JSON too: json.dump(np.stack(attentions).tolist()), bare or in a document.
+  std::string array;
+  append_json_tensor(array, load_npy5(dir + "/attentions.npy"), DType::kF64, 0);
+  const std::string bare = temp_dir() + "/attentions.json", doc = temp_dir() + "/doc.json";
+  std::ofstream(bare) << array;
+  std::ofstream(doc) << "{\"attentions\": " << array << "}";
   std::vector<std::string> pngs;
   for (const std::string& in :
        {dir + "/attentions.npy", dir + "/attentions.npz:attentions",
-        dir + "/attentions.safetensors:attentions", dir + "/attentions.safetensors"}) {
+        dir + "/attentions.safetensors:attentions", dir + "/attentions.safetensors", bare, doc}) {
     const std::string out = temp_dir() + "/mv" + std::to_string(pngs.size()) + ".svg";
-    const test::Run r =
-        run_attn({"heatmap", in, "--tokens", t, "--title", "tiny llama", "-o", out});
+    std::vector<std::string> args = {"heatmap", in,           "--tokens", t,
+                                     "--title", "tiny llama", "-o",       out};
+    if (in == doc) args.insert(args.end(), {"--key", "attentions"});
+    const test::Run r = run_attn(args);
     ASSERT_EQ(r.code, 0) << in << ": " << r.err;
     pngs.push_back(read_text(out));
   }

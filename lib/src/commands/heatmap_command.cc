@@ -1,6 +1,7 @@
 #include "commands/heatmap_command.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "attn/error.h"
 #include "attn/file_io.h"
@@ -59,7 +60,7 @@ int draw(const HeatmapCommandRequest& req, const HeatmapData& d, const HeatmapOp
 
 // The figure of a stack: one panel, a layer's heads, or the model view.
 int draw_stack(const HeatmapCommandRequest& req, BinaryArray a, const std::string& name,
-               Console& console) {
+               Console& console, const std::vector<std::string>& file_labels = {}) {
   if (a.shape.size() == 4) a.shape.insert(a.shape.begin() + 1, 1);  // [layers][1][heads][q][k]
   StackChoice c;
   c.layer = req.layer;
@@ -82,6 +83,7 @@ int draw_stack(const HeatmapCommandRequest& req, BinaryArray a, const std::strin
     throw_usage("give --tokens or --labels, not both");
   }
   std::vector<std::string> labels;
+  if (static_cast<int64_t>(file_labels.size()) == q) labels = file_labels;
   if (!req.tokens.empty()) labels = tokens_for(req, q);
   if (!req.labels.empty()) labels = labels_for("--labels", req.labels, q, "queries");
   if (!labels.empty() && d.rows == q) {
@@ -138,12 +140,26 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
     }
     l.values = read_binary_matrix(*a, name, req.max_input_bytes);
   } else {
-    if (req.layer || req.stack_layers) {
-      throw_usage(std::string(req.layer ? "--layer" : "--stack layers") +
-                  " picks from a stack of attention weights in .npy, .npz or .safetensors; " +
-                  name + " is text");
+    l = read_text_matrix(req.input, req.key, name, req.max_input_bytes, req.progress, 5);
+    const int64_t rank = l.values.rank();
+    if (rank == 5 || (rank == 4 && req.stack_layers)) {
+      // A stack written as JSON (json.dump(np.stack(attentions).tolist())):
+      // its numbers as the binary stacks are drawn.
+      std::string cells(static_cast<size_t>(l.values.size()) * sizeof(double), '\0');
+      if (!cells.empty()) std::memcpy(&cells[0], l.values.data(), cells.size());
+      BinaryArray a;
+      a.type = ElementType::kF64;
+      a.shape = l.values.shape();
+      a.keep = FileBytes::from_string(std::move(cells));
+      a.data = reinterpret_cast<const unsigned char*>(a.keep.view().data());
+      const std::string place = l.key.empty() ? name : name + ": " + l.key;
+      return draw_stack(req, std::move(a), place, console, l.row_labels);
     }
-    l = read_text_matrix(req.input, req.key, name, req.max_input_bytes, req.progress);
+    if (req.layer || req.stack_layers) {
+      throw_usage(std::string(req.layer ? "--layer" : "--stack layers") + ": " + name +
+                  " has shape " + shape_string(l.values.shape()) +
+                  ", not a stack of attention weights (rank 5, or rank 4 with --stack layers)");
+    }
   }
   if (l.values.size() == 0) {
     // [] or [[]] would be drawn as a frame around nothing.

@@ -44,7 +44,7 @@ Tensor<double> read_binary_matrix(const BinaryArray& a, const std::string& name,
 
 MatrixInput read_text_matrix(const std::string& path, const std::string& key,
                              const std::string& name, int64_t max_input_bytes,
-                             ProgressSink* progress) {
+                             ProgressSink* progress, int max_rank) {
   const std::string text = read_file(
       path, progress_task(progress, "reading " + name, ProgressUnit::kBytes), max_input_bytes);
   MatrixInput l;
@@ -59,7 +59,7 @@ MatrixInput read_text_matrix(const std::string& path, const std::string& key,
   const json::Value v = json::parse(text, name);
   if (!v.is_object()) {
     if (!key.empty()) throw_usage("--key " + key + ": " + name + " holds an array, not a document");
-    l.values = json_to_tensor(v, name, "", CellKind::kExtended, 4);
+    l.values = json_to_tensor(v, name, "", CellKind::kExtended, max_rank);
     return l;
   }
   std::vector<std::string> keys;
@@ -82,7 +82,7 @@ MatrixInput read_text_matrix(const std::string& path, const std::string& key,
     throw_usage("--key " + l.key + ": " + name + " has no member \"" + l.key + "\"" +
                 (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
   }
-  l.values = json_to_tensor(*member, name, l.key, CellKind::kExtended, 4);
+  l.values = json_to_tensor(*member, name, l.key, CellKind::kExtended, max_rank);
   // An attn result names its queries and keys ("labels": {"queries", "keys"}).
   if (const json::Value* labels = v.find("labels"); labels && labels->is_object()) {
     auto list = [&](const char* which) {

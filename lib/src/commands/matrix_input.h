@@ -46,9 +46,10 @@ std::optional<MatrixInput> read_npz_result(const std::string& spec, const std::s
 // A text input ("-" is stdin): a JSON array, the member `key` of a JSON
 // object (default "weights", else "output"; an attn result's "labels" name
 // its rows and, for weights and scores, its columns), or a CSV matrix with
-// its labels. `name` names the input in messages.
+// its labels. `name` names the input in messages. JSON arrays may have
+// rank 1 to max_rank (5 for stacks of attention weights).
 MatrixInput read_text_matrix(const std::string& path, const std::string& key,
                              const std::string& name, int64_t max_input_bytes,
-                             ProgressSink* progress);
+                             ProgressSink* progress, int max_rank = 4);
 
 }  // namespace attn
