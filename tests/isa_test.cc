@@ -3,7 +3,8 @@
 // the generic build's results on every golden case, to rounding (1e-12
 // relative in float64, as the kernels against the reference path, 1e-5 in
 // float32, more with scores of 1e4); ATTN_KERNEL
-// picks one or is refused; and --version names the one in use.
+// picks one or is refused; --version names the one in use; and no AVX
+// instruction leaks out of the kernels built for it (scripts/check_isa.sh).
 #include <dirent.h>
 #include <gtest/gtest.h>
 
@@ -18,6 +19,7 @@
 #include "attn/error.h"
 #include "attn/problem.h"
 #include "kernel/instruction_set.h"
+#include "shell_util.h"
 #include "test_util.h"
 
 namespace attn {
@@ -257,6 +259,22 @@ TEST(KernelEnv, BadValuesAreRefusedByEveryCommand) {
               std::string::npos)
         << r.err;
   }
+}
+
+// The built program: AVX only inside the kernels built for it.
+TEST(IsaConfinement, AvxOnlyInTheKernelsBuiltForIt) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the AVX kernels are built on x86-64 only";
+#else
+  if (ATTN_NATIVE_BUILD) GTEST_SKIP() << "-DATTN_NATIVE=ON builds everything for this CPU";
+  if (test::find_program("objdump").empty() || test::find_program("c++filt").empty()) {
+    GTEST_SKIP() << "objdump is not installed (apt-get install binutils)";
+  }
+  const test::Shell r = test::sh(test::quote(test::source_path("scripts/check_isa.sh")) + " " +
+                                 test::quote(ATTN_BINARY));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("ok: AVX in ", 0), 0u) << r.out;
+#endif
 }
 
 }  // namespace

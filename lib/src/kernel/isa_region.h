@@ -20,6 +20,7 @@
 // that a CPU without AVX2 then runs into (SIGILL). Inside the region every
 // function is in the instruction set's namespace and, but for the table
 // kKernels, in an anonymous one, so no symbol is shared with another file.
+// scripts/check_isa.sh checks the built program for exactly this.
 //
 // g++ and clang spell the region differently: #pragma GCC target (which
 // clang ignores) and #pragma clang attribute (which g++ does not know).
