@@ -21,8 +21,11 @@ constexpr int kVectorBytes = 64;
 constexpr Isa kIsa = Isa::kAvx2;
 constexpr int kVectorBytes = 32;
 #else
+// 16 bytes: the SSE2 registers of every x86-64 (and NEON's). Wider generic
+// vectors have no machine mode there; GCC kept them in memory, and the
+// kernels ran five times slower.
 constexpr Isa kIsa = Isa::kGeneric;
-constexpr int kVectorBytes = 32;
+constexpr int kVectorBytes = 16;
 #endif
 
 template <class T>
@@ -144,7 +147,10 @@ inline Vec<float> vexp(Vec<float> x) {
 #elif defined(ATTN_SIMD_AVX2)
   n = _mm256_round_ps(n, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 #else
-  for (int i = 0; i < Simd<float>::W; ++i) n[i] = std::nearbyint(n[i]);
+  // Rounded to nearest (even) as the round instructions do: adding 1.5·2^23
+  // leaves no fraction bits, |n| <= 128 stays exact. std::nearbyint per lane
+  // is a library call that saves and restores the floating-point state.
+  n = (n + 0x1.8p23f) - 0x1.8p23f;
 #endif
   Vec<float> r = fma(n, splat(-0.693359375f), t);
   r = fma(n, splat(2.12194440e-4f), r);
@@ -177,7 +183,7 @@ inline Vec<double> vexp(Vec<double> x) {
 #elif defined(ATTN_SIMD_AVX2)
   n = _mm256_round_pd(n, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 #else
-  for (int i = 0; i < Simd<double>::W; ++i) n[i] = std::nearbyint(n[i]);
+  n = (n + 0x1.8p52) - 0x1.8p52;  // as for float, with 1.5·2^52
 #endif
   Vec<double> r = fma(n, splat(-6.93145751953125e-1), t);
   r = fma(n, splat(-1.42860682030941723212e-6), r);
