@@ -15,6 +15,7 @@
 #include "attn/options.h"
 #include "commands.h"
 #include "commands/flags.h"
+#include "kernel/instruction_set.h"
 
 namespace attn::cli {
 namespace {
@@ -125,7 +126,9 @@ int run_program(int argc, char** argv) {
       "attn: compute, check and visualize attention (scaled dot-product, multi-head, "
       "additive, ...) from JSON, CSV or NumPy files"};
   app.name("attn");
-  app.set_version_flag("--version", version_text());
+  // Written when asked for: it names the kernels ATTN_KERNEL chose, and a
+  // bad ATTN_KERNEL is then an error like any other.
+  app.set_version_flag("--version", [] { return version_text(); });
   app.allow_extras();
   app.footer(
       "Run 'attn COMMAND --help' or 'attn help COMMAND' for the options of a command.\n"
@@ -166,6 +169,9 @@ int run_program(int argc, char** argv) {
         return 2;
       }
     }
+    // A bad ATTN_KERNEL is an error for every command, whether or not the
+    // input would have reached the kernels.
+    kernel::kernel_isa();
     // Test hook (docs/errors.md): fail as a bug would, through the same
     // handler, so the suite can check exit code 70 without a bug to hand.
     if (const char* hook = std::getenv("ATTN_DEBUG_INTERNAL_ERROR");

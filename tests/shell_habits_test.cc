@@ -214,7 +214,8 @@ TEST(ShellHabits, VersionNamesEigenAndTheCompiler) {
   EXPECT_EQ(v.code, 0);
   EXPECT_EQ(v.err, "");
   EXPECT_TRUE(std::regex_match(
-      v.out, std::regex(R"(attn \d+\.\d+\.\d+ \(Eigen \d+\.\d+\.\d+, (GCC|clang) [^)]*\)\n)")))
+      v.out,
+      std::regex(R"(attn \d+\.\d+\.\d+ \(Eigen \d+\.\d+\.\d+, (GCC|clang) [^)]*\([^)]*\)\)\n)")))
       << v.out;
 }
 

@@ -18,6 +18,7 @@
 #include "attn/number_text.h"
 #include "engine/mask_view.h"
 #include "kernel/attention_kernel.h"
+#include "kernel/instruction_set.h"
 #include "kernel/parallel.h"
 
 namespace attn {
@@ -154,6 +155,7 @@ BenchResult bench(const BenchOptions& o) {
   r.gflops = flops / r.seconds / 1e9;
   r.threads = threads;
   r.peak_rss_mb = peak_rss_mb();
+  r.kernels = kernel::isa_key(kernel::kernel_isa());
   return r;
 }
 
@@ -181,7 +183,7 @@ std::string bench_json(const BenchOptions& o, const BenchResult& r) {
          ", \"threads\": " + std::to_string(r.threads) + ", \"seconds\": " + num(r.seconds) +
          ", \"min_seconds\": " + num(r.min_seconds) + ", \"cpu_seconds\": " + num(r.cpu_seconds) +
          ", \"gflops\": " + num(r.gflops) + ", \"reps\": " + std::to_string(r.reps) +
-         ", \"peak_rss_mb\": " + num(r.peak_rss_mb) + "}\n";
+         ", \"peak_rss_mb\": " + num(r.peak_rss_mb) + ", \"kernels\": \"" + r.kernels + "\"}\n";
 }
 
 std::string bench_text(const BenchOptions& o, const BenchResult& r) {
@@ -189,7 +191,7 @@ std::string bench_text(const BenchOptions& o, const BenchResult& r) {
                   " heads, n " + std::to_string(o.n) + ", d " + std::to_string(o.d) + ", " +
                   std::string(name(o.dtype)) + (o.weights ? ", weights kept" : ", output only") +
                   (o.causal ? ", causal" : "") + ", " + std::to_string(r.threads) +
-                  (r.threads == 1 ? " thread\n" : " threads\n");
+                  (r.threads == 1 ? " thread" : " threads") + ", " + r.kernels + " kernels\n";
   s += "  median " + format_fixed(r.seconds * 1e3, 3) + " ms, min " +
        format_fixed(r.min_seconds * 1e3, 3) + " ms over " + std::to_string(r.reps) + " runs\n";
   s += "  CPU time " + format_fixed(r.cpu_seconds * 1e3, 3) + " ms per run (all threads)\n";

@@ -38,6 +38,7 @@ struct BenchResult {
   int reps = 0;
   int threads = 0;         // threads actually used
   double peak_rss_mb = 0;  // of the whole process
+  std::string kernels;     // the build of the kernels that ran: "avx512", "avx2", "generic"
 };
 
 BenchResult run_bench(const BenchOptions& o);

@@ -6,6 +6,9 @@
 //   optionally the scores and mask flags) for the caller.
 // Both apply the same score rules (scale, temperature, bias, masks, fill)
 // through one function, so they mask the same cells and agree to rounding.
+// They are built once per instruction set (attention_kernel_<isa>.cc, from
+// attention_kernel_impl.h); these entry points run the build kernel_isa()
+// chose for this CPU (kernel/instruction_set.h).
 #pragma once
 
 #include <cmath>

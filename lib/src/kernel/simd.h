@@ -1,32 +1,35 @@
 // A thin SIMD layer for the attention kernels: one vector of float or
-// double (256 bits: 8 floats, 4 doubles) with load, store, broadcast, fused
-// multiply-add, max and a vectorized exp. With AVX2+FMA the operations are
-// intrinsics; elsewhere GCC's generic vectors give the same code paths,
-// just slower.
-#pragma once
-
-#include <cmath>
-#include <cstdint>
-#include <cstring>
-
-#if defined(__AVX512F__) && !defined(ATTN_SIMD_256)
-#include <immintrin.h>
-#define ATTN_SIMD_AVX512 1
-#elif defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#define ATTN_SIMD_AVX2 1
+// double with load, store, broadcast, fused multiply-add, max and a
+// vectorized exp. With AVX-512 (64 bytes) or AVX2+FMA (32 bytes) the
+// operations are intrinsics; the generic build uses GCC's vector
+// extensions at the baseline flags, the same code paths, just slower.
+//
+// Not a normal header: attention_kernel_<isa>.cc includes it inside its own
+// namespace, after kernel/isa_region.h (which includes everything this
+// file uses) and with ATTN_SIMD_AVX512, ATTN_SIMD_AVX2 or neither defined.
+// The choice cannot come from the compiler's __AVX2__ and __AVX512F__: g++
+// does not define them under #pragma GCC target, clang under its attribute
+// pragma neither.
+#ifndef ATTN_KERNEL_ISA_REGION
+#error "kernel/simd.h is included by kernel/attention_kernel_<isa>.cc only"
 #endif
 
-namespace attn::kernel {
+#if defined(ATTN_SIMD_AVX512)
+constexpr Isa kIsa = Isa::kAvx512;
+constexpr int kVectorBytes = 64;
+#elif defined(ATTN_SIMD_AVX2)
+constexpr Isa kIsa = Isa::kAvx2;
+constexpr int kVectorBytes = 32;
+#else
+// 16 bytes: the SSE2 registers of every x86-64 (and NEON's). Wider generic
+// vectors have no machine mode there; GCC kept them in memory, and the
+// kernels ran five times slower.
+constexpr Isa kIsa = Isa::kGeneric;
+constexpr int kVectorBytes = 16;
+#endif
 
 template <class T>
 struct Simd;
-
-#ifdef ATTN_SIMD_AVX512
-constexpr int kVectorBytes = 64;
-#else
-constexpr int kVectorBytes = 32;
-#endif
 
 template <>
 struct Simd<float> {
@@ -61,7 +64,7 @@ inline Vec<float> splat_impl(float x) {
 #elif defined(ATTN_SIMD_AVX2)
   return _mm256_set1_ps(x);
 #else
-  return Vec<float>{x, x, x, x, x, x, x, x};
+  return Vec<float>{} + x;
 #endif
 }
 inline Vec<double> splat_impl(double x) {
@@ -70,7 +73,7 @@ inline Vec<double> splat_impl(double x) {
 #elif defined(ATTN_SIMD_AVX2)
   return _mm256_set1_pd(x);
 #else
-  return Vec<double>{x, x, x, x};
+  return Vec<double>{} + x;
 #endif
 }
 template <class T>
@@ -144,7 +147,10 @@ inline Vec<float> vexp(Vec<float> x) {
 #elif defined(ATTN_SIMD_AVX2)
   n = _mm256_round_ps(n, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 #else
-  for (int i = 0; i < Simd<float>::W; ++i) n[i] = std::nearbyint(n[i]);
+  // Rounded to nearest (even) as the round instructions do: adding 1.5·2^23
+  // leaves no fraction bits, |n| <= 128 stays exact. std::nearbyint per lane
+  // is a library call that saves and restores the floating-point state.
+  n = (n + 0x1.8p23f) - 0x1.8p23f;
 #endif
   Vec<float> r = fma(n, splat(-0.693359375f), t);
   r = fma(n, splat(2.12194440e-4f), r);
@@ -177,7 +183,7 @@ inline Vec<double> vexp(Vec<double> x) {
 #elif defined(ATTN_SIMD_AVX2)
   n = _mm256_round_pd(n, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 #else
-  for (int i = 0; i < Simd<double>::W; ++i) n[i] = std::nearbyint(n[i]);
+  n = (n + 0x1.8p52) - 0x1.8p52;  // as for float, with 1.5·2^52
 #endif
   Vec<double> r = fma(n, splat(-6.93145751953125e-1), t);
   r = fma(n, splat(-1.42860682030941723212e-6), r);
@@ -203,5 +209,3 @@ inline Vec<double> vexp(Vec<double> x) {
   Vec<double> e = p * scale;
   return underflow != 0 ? splat(0.0) : e;
 }
-
-}  // namespace attn::kernel

@@ -1,0 +1,647 @@
+// The attention kernels. Work is split into tasks of one (batch, head) and
+// one block of queries; each task packs its queries, computes score tiles
+// with a register-blocked micro-kernel against keys packed transposed, and
+// accumulates weights·values with a second micro-kernel, so both products
+// run from registers at close to the FMA rate while the exponentials, the
+// masks and the running maxima are done in between on a tile that stays in
+// the L1/L2 caches.
+//
+// Not a normal header: attention_kernel_<isa>.cc includes it inside its own
+// namespace, after kernel/simd.h, once per instruction set. Everything here
+// but the table kKernels at the end has internal linkage, so no function
+// compiled for one instruction set can stand in for another's.
+#ifndef ATTN_KERNEL_ISA_REGION
+#error "kernel/attention_kernel_impl.h is included by kernel/attention_kernel_<isa>.cc only"
+#endif
+
+namespace {
+
+// Register tiles: S += Q·Kᵀ on kSRows queries x kSCols vectors of keys,
+// O += P·V on kPRows queries x up to kPCols vectors of value columns. With
+// AVX-512 there are 32 vector registers, otherwise 16.
+#if defined(ATTN_SIMD_AVX512)
+constexpr int kSRows = 8, kSCols = 3;
+constexpr int kPRows = 4, kPCols = 4;
+#else
+constexpr int kSRows = 6, kSCols = 2;
+constexpr int kPRows = 2, kPCols = 4;
+#endif
+// Queries per task: multiples of kSRows and kPRows. Long key ranges take
+// the larger blocks: each block streams all of K and V once, so doubling
+// the block halves that traffic (f64, n = 8192, one thread: +8%). Short
+// ones keep the smaller blocks, which balance better across threads.
+constexpr int64_t kBlockQ = 48;
+constexpr int64_t kBlockQLong = 96;
+constexpr int64_t kLongKeys = 4096;  // len_k from which kBlockQLong is used
+
+template <class T>
+constexpr int kW = Simd<T>::W;
+template <class T>
+constexpr int kPanel = kSCols* kW<T>;  // keys per packed panel
+template <class T>
+constexpr int64_t kBlockK = 8 * kPanel<T>;  // keys per tile
+
+int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+// Rows of a block's scratch: the block's queries rounded up to whole
+// register tiles of both products, never the block size itself. A block
+// holds the queries' full width, so a short, wide input (X of 1 x 3,000,000)
+// would otherwise reserve kBlockQ rows of it: 48 x 3,000,000 values for one
+// query.
+constexpr int64_t kRowPad = std::lcm(kSRows, kPRows);
+static_assert(kBlockQ % kRowPad == 0 && kBlockQLong % kRowPad == 0,
+              "blocks are whole register tiles");
+
+// S[r][0..kPanel) = q_r · k_j for the kSRows rows of q (ld d) and one panel
+// of keys packed as [d][kPanel].
+// The tile loops are unrolled so the accumulators live in registers.
+#define ATTN_UNROLL _Pragma("GCC unroll 16")
+
+template <class T>
+[[gnu::always_inline]] inline void s_tile(const T* q, int64_t d, const T* kp, T* s, int64_t lds) {
+  Vec<T> acc[kSRows][kSCols];
+  ATTN_UNROLL for (int r = 0; r < kSRows; ++r) {
+    ATTN_UNROLL for (int c = 0; c < kSCols; ++c) acc[r][c] = splat<T>(0);
+  }
+  for (int64_t k = 0; k < d; ++k) {
+    Vec<T> kv[kSCols];
+    ATTN_UNROLL for (int c = 0; c < kSCols; ++c) kv[c] = load(kp + k * kPanel<T> + c * kW<T>);
+    ATTN_UNROLL for (int r = 0; r < kSRows; ++r) {
+      const Vec<T> b = splat(q[r * d + k]);
+      ATTN_UNROLL for (int c = 0; c < kSCols; ++c) acc[r][c] = fma(b, kv[c], acc[r][c]);
+    }
+  }
+  ATTN_UNROLL for (int r = 0; r < kSRows; ++r) {
+    ATTN_UNROLL for (int c = 0; c < kSCols; ++c) store(s + r * lds + c * kW<T>, acc[r][c]);
+  }
+}
+
+// O[r][0..CV·W) += Σ_j P[r][j] · V[j][0..CV·W) for kPRows rows.
+template <class T, int CV>
+[[gnu::always_inline]] inline void pv_tile(const T* p, int64_t ldp, int64_t nk, const T* v,
+                                           int64_t ldv, T* o, int64_t ldo) {
+  Vec<T> acc[kPRows][CV];
+  ATTN_UNROLL for (int r = 0; r < kPRows; ++r) {
+    ATTN_UNROLL for (int c = 0; c < CV; ++c) acc[r][c] = splat<T>(0);
+  }
+  for (int64_t j = 0; j < nk; ++j) {
+    Vec<T> vv[CV];
+    ATTN_UNROLL for (int c = 0; c < CV; ++c) vv[c] = load(v + j * ldv + c * kW<T>);
+    ATTN_UNROLL for (int r = 0; r < kPRows; ++r) {
+      const Vec<T> b = splat(p[r * ldp + j]);
+      ATTN_UNROLL for (int c = 0; c < CV; ++c) acc[r][c] = fma(b, vv[c], acc[r][c]);
+    }
+  }
+  ATTN_UNROLL for (int r = 0; r < kPRows; ++r) {
+    ATTN_UNROLL for (int c = 0; c < CV; ++c) {
+      T* dst = o + r * ldo + c * kW<T>;
+      store(dst, load(dst) + acc[r][c]);
+    }
+  }
+}
+
+// O[rows][0..dvp) += P[rows][0..nk) · V[0..nk)[0..dvp), rows a multiple of kPRows.
+template <class T>
+void pv_block(const T* p, int64_t ldp, int64_t rows, int64_t nk, const T* v, int64_t ldv, T* o,
+              int64_t ldo, int64_t dvp) {
+  for (int64_t r0 = 0; r0 < rows; r0 += kPRows) {
+    int64_t c0 = 0;
+    for (; c0 + kPCols * kW<T> <= dvp; c0 += kPCols * kW<T>) {
+      pv_tile<T, kPCols>(p + r0 * ldp, ldp, nk, v + c0, ldv, o + r0 * ldo + c0, ldo);
+    }
+    // The remaining vectors of columns in one tile of their width.
+    const T* pr = p + r0 * ldp;
+    T* orow = o + r0 * ldo + c0;
+    switch ((dvp - c0) / kW<T>) {
+      case 0:
+        break;
+      case 1:
+        pv_tile<T, 1>(pr, ldp, nk, v + c0, ldv, orow, ldo);
+        break;
+      case 2:
+        pv_tile<T, 2>(pr, ldp, nk, v + c0, ldv, orow, ldo);
+        break;
+      case 3:
+        pv_tile<T, 3>(pr, ldp, nk, v + c0, ldv, orow, ldo);
+        break;
+      default:
+        for (; c0 < dvp; c0 += kW<T>) {
+          pv_tile<T, 1>(p + r0 * ldp, ldp, nk, v + c0, ldv, o + r0 * ldo + c0, ldo);
+        }
+    }
+  }
+}
+
+// A head's keys packed as panels [d][kPanel] (zero beyond len_k), and its
+// values with rows padded to whole vectors.
+template <class T>
+struct Packed {
+  std::vector<T> k;       // [panels][d][kPanel]
+  std::vector<T> v;       // [len_k][dvp] when padding was needed
+  const T* vp = nullptr;  // the values to read, ld dvp
+  int64_t dvp = 0;
+  std::vector<double> v_mean;  // mean of the value rows (fully_masked uniform)
+};
+
+template <class T>
+void pack(const HeadTask<T>& t, Packed<T>& pk) {
+  const int64_t panels = round_up(t.len_k, kPanel<T>) / kPanel<T>;
+  pk.k.assign(static_cast<size_t>(panels * t.d * kPanel<T>), T(0));
+  for (int64_t j = 0; j < t.len_k; ++j) {
+    T* dst = pk.k.data() + (j / kPanel<T>)*t.d * kPanel<T> + j % kPanel<T>;
+    const T* src = t.k + j * t.d;
+    for (int64_t k = 0; k < t.d; ++k) dst[k * kPanel<T>] = src[k];
+  }
+  pk.dvp = round_up(t.dv, kW<T>);
+  if (pk.dvp == t.dv) {
+    pk.vp = t.v;
+  } else {
+    pk.v.assign(static_cast<size_t>(t.len_k * pk.dvp), T(0));
+    for (int64_t j = 0; j < t.len_k; ++j) {
+      std::memcpy(pk.v.data() + j * pk.dvp, t.v + j * t.dv, sizeof(T) * static_cast<size_t>(t.dv));
+    }
+    pk.vp = pk.v.data();
+  }
+}
+
+// Per-thread scratch.
+template <class T>
+struct Scratch {
+  std::vector<T> q, s, o, drop;
+  std::vector<T> m, l;
+};
+
+// One block of queries: rows [i0, i0 + rows) of task t.
+template <class T>
+class Block {
+ public:
+  // `cap` is the run's block size (kBlockQ or kBlockQLong).
+  // `mult` is the head's score multiplier (per head with scale "norm").
+  Block(const HeadTask<T>& t, const Packed<T>& pk, const ScoreRules& rules, Scratch<T>& sc,
+        int64_t i0, int64_t cap, double mult)
+      : t_(t),
+        pk_(pk),
+        rules_(rules),
+        sc_(sc),
+        i0_(i0),
+        rows_(std::min(cap, t.len_q - i0)),
+        ldo_(pk.dvp),
+        mult_(static_cast<T>(mult)),
+        fill_(static_cast<T>(rules.mask_fill)) {
+    const int64_t d = t.d;
+    const int64_t pad = round_up(rows_, kRowPad);
+    sc.q.assign(static_cast<size_t>(pad * d), T(0));
+    std::memcpy(sc.q.data(), t.q + i0 * d, sizeof(T) * static_cast<size_t>(rows_ * d));
+    // The score multiplier goes into the packed queries, (q·m)·k instead of
+    // (q·k)·m: one multiply per query element instead of one per score.
+    if (mult_ != T(1)) {
+      for (int64_t i = 0; i < rows_ * d; ++i) sc.q[static_cast<size_t>(i)] *= mult_;
+      mult_ = T(1);
+    }
+    sc.s.resize(static_cast<size_t>(pad * kBlockK<T>));
+    sc.o.assign(static_cast<size_t>(pad * pk.dvp), T(0));
+    sc.m.assign(static_cast<size_t>(pad), -std::numeric_limits<T>::infinity());
+    sc.l.assign(static_cast<size_t>(pad), T(0));
+    if (rules.dropout > 0) sc.drop.resize(static_cast<size_t>(pad * kBlockK<T>));
+  }
+
+  // The streaming kernel: online softmax over key tiles.
+  // stream and rows stay functions of their own: everything here has
+  // internal linkage, and GCC would inline both into run_heads (the only
+  // caller), one function of 6000 instructions that ran up to 15% slower
+  // (f32, n = 8192, one thread).
+  [[gnu::noinline]] void stream(std::vector<FullyMaskedRow>& fully) {
+    // With an infinite fill, keys past every row's limit (valid_lens,
+    // causal) contribute nothing: the tiles stop there.
+    // The window's left edge likewise lets them start late, at the tile
+    // holding the first key any row of the block may see.
+    int64_t begin = 0, end = t_.len_k;
+    if (t_.masks && std::isinf(rules_.mask_fill)) {
+      end = 0;
+      begin = t_.len_k;
+      for (int64_t r = 0; r < rows_; ++r) {
+        end = std::max(end, t_.masks->key_limit(i0_ + r));
+        begin = std::min(begin, t_.masks->key_start(i0_ + r));
+      }
+      begin = begin / kBlockK<T> * kBlockK<T>;
+    }
+    const int64_t ld = kBlockK<T>;
+    for (int64_t jb = begin; jb < end; jb += kBlockK<T>) {
+      const int64_t nk = std::min(kBlockK<T>, end - jb);
+      scores_tile(jb, nk, sc_.s.data(), ld);
+      for (int64_t r = 0; r < rows_; ++r) {
+        T* s = sc_.s.data() + r * ld;
+        rules_row(s, i0_ + r, jb, nk, nullptr, nullptr);
+        online_row(r, s, nk);
+      }
+      const T* p = sc_.s.data();
+      if (rules_.dropout > 0) p = dropped(sc_.s.data(), ld, jb, nk);
+      pv_block(p, ld, round_up(rows_, kPRows), nk, pk_.vp + jb * pk_.dvp, pk_.dvp, sc_.o.data(),
+               ldo_, pk_.dvp);
+    }
+    for (int64_t r = 0; r < rows_; ++r) {
+      T* out = t_.out + (i0_ + r) * t_.dv;
+      const T* acc = sc_.o.data() + r * ldo_;
+      if (sc_.m[r] == -std::numeric_limits<T>::infinity()) {
+        if (t_.has_sink) {  // the sink takes the whole row
+          std::fill(out, out + t_.dv, T(0));
+          continue;
+        }
+        fully.push_back(FullyMaskedRow{t_.batch, t_.head, i0_ + r});
+        fill_fully_masked_output(out, i0_ + r);
+        continue;
+      }
+      T c_acc = T(1), l = sc_.l[r];
+      if (t_.has_sink) {
+        // The sink joins the denominator: rescale to max(m, sink) first.
+        const T sink = static_cast<T>(t_.sink), m = sc_.m[r];
+        const T top = std::max(m, sink);
+        c_acc = std::exp(m - top);
+        l = l * c_acc + std::exp(sink - top);
+      }
+      const T inv = c_acc / l;
+      const T om = static_cast<T>(rules_.out_mult);
+      for (int64_t c = 0; c < t_.dv; ++c) out[c] = acc[c] * inv * om;
+    }
+  }
+
+  // The rows kernel: full rows of scores into the weights, then W·V.
+  [[gnu::noinline]] void rows(std::vector<FullyMaskedRow>& fully) {
+    const int64_t n = t_.len_k;
+    const int64_t ld = kBlockK<T>;
+    for (int64_t jb = 0; jb < n; jb += kBlockK<T>) {
+      const int64_t nk = std::min(kBlockK<T>, n - jb);
+      scores_tile(jb, nk, sc_.s.data(), ld);
+      for (int64_t r = 0; r < rows_; ++r) {
+        const int64_t i = i0_ + r;
+        T* s = sc_.s.data() + r * ld;
+        rules_row(s, i, jb, nk, t_.scores ? t_.scores + i * n + jb : nullptr,
+                  t_.masked ? t_.masked + i * n + jb : nullptr);
+        std::memcpy(t_.weights + i * n + jb, s, sizeof(T) * static_cast<size_t>(nk));
+      }
+    }
+    for (int64_t r = 0; r < rows_; ++r) {
+      T* w = t_.weights + (i0_ + r) * n;
+      if (!softmax_full_row(w, n)) {
+        if (t_.has_sink) {  // the sink takes the whole row: no report
+          std::fill(w, w + n, T(0));
+          continue;
+        }
+        fully.push_back(FullyMaskedRow{t_.batch, t_.head, i0_ + r});
+        T v = 0;
+        if (rules_.fully_masked == FullyMasked::kUniform) v = T(1) / static_cast<T>(n);
+        if (rules_.fully_masked == FullyMasked::kNan) v = std::numeric_limits<T>::quiet_NaN();
+        std::fill(w, w + n, v);
+      }
+    }
+    // Rows past the block end read as zeros in the value product.
+    const int64_t prow = round_up(rows_, kPRows);
+    for (int64_t jb = 0; jb < n; jb += kBlockK<T>) {
+      const int64_t nk = std::min(kBlockK<T>, n - jb);
+      T* tile = sc_.s.data();
+      for (int64_t r = 0; r < prow; ++r) {
+        if (r < rows_) {
+          std::memcpy(tile + r * ld, t_.weights + (i0_ + r) * n + jb,
+                      sizeof(T) * static_cast<size_t>(nk));
+        } else {
+          std::fill(tile + r * ld, tile + r * ld + nk, T(0));
+        }
+      }
+      const T* p = tile;
+      if (rules_.dropout > 0) p = dropped(tile, ld, jb, nk);
+      pv_block(p, ld, prow, nk, pk_.vp + jb * pk_.dvp, pk_.dvp, sc_.o.data(), ldo_, pk_.dvp);
+    }
+    const T om = static_cast<T>(rules_.out_mult);
+    for (int64_t r = 0; r < rows_; ++r) {
+      T* out = t_.out + (i0_ + r) * t_.dv;
+      const T* acc = sc_.o.data() + r * ldo_;
+      for (int64_t c = 0; c < t_.dv; ++c) out[c] = acc[c] * om;
+    }
+  }
+
+ private:
+  // S[r][0..nk) for every row of the block and keys [jb, jb + nk).
+  void scores_tile(int64_t jb, int64_t nk, T* s, int64_t lds) {
+    const int64_t d = t_.d;
+    const int64_t p0 = jb / kPanel<T>, p1 = round_up(jb + nk, kPanel<T>) / kPanel<T>;
+    const int64_t qrows = round_up(rows_, kSRows);
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* kp = pk_.k.data() + p * d * kPanel<T>;
+      for (int64_t r0 = 0; r0 < qrows; r0 += kSRows) {
+        s_tile(sc_.q.data() + r0 * d, d, kp, s + r0 * lds + (p - p0) * kPanel<T>, lds);
+      }
+    }
+  }
+
+  // The score rules of docs/spec.md on one row of a tile: scale (and
+  // temperature), bias, then masked cells set to mask_fill. Columns past
+  // nk are tile padding and never part of the softmax.
+  void rules_row(T* s, int64_t i, int64_t jb, int64_t nk, T* scores_out, uint8_t* masked_out) {
+    const int64_t npad = round_up(nk, kW<T>);
+    if (mult_ != T(1)) {
+      const Vec<T> m = splat(mult_);
+      for (int64_t j = 0; j < npad; j += kW<T>) store(s + j, load(s + j) * m);
+    }
+    if (rules_.softcap > 0) {
+      const T cap = static_cast<T>(rules_.softcap), inv = T(1) / cap;
+      for (int64_t j = 0; j < nk; ++j) s[j] = cap * std::tanh(s[j] * inv);
+    }
+    const detail::MaskView* mv = t_.masks;
+    if (mv && mv->has_bias()) {
+      const double* b = mv->bias_row(i) + jb;
+      for (int64_t j = 0; j < nk; ++j) s[j] += static_cast<T>(b[j]);
+    }
+    if (t_.alibi != 0.0) {
+      // Computed in double, as the reference's bias matrix is.
+      for (int64_t j = 0; j < nk; ++j) {
+        const int64_t dist = i > jb + j ? i - (jb + j) : jb + j - i;
+        s[j] += static_cast<T>(-t_.alibi * static_cast<double>(dist));
+      }
+    }
+    if (scores_out) std::memcpy(scores_out, s, sizeof(T) * static_cast<size_t>(nk));
+    if (mv) {
+      const int64_t lim = mv->key_limit(i);
+      const int64_t start = mv->key_start(i);
+      const uint8_t* mrow = mv->mask_row(i);
+      const uint8_t* kpm = mv->key_padding();
+      for (int64_t j = 0; j < nk; ++j) {
+        const int64_t jj = jb + j;
+        const bool masked = jj >= lim || jj < start || (mrow && mrow[jj]) || (kpm && kpm[jj]);
+        if (masked) s[j] = fill_;
+        if (masked_out) masked_out[j] = masked || s[j] == -std::numeric_limits<T>::infinity();
+      }
+    } else if (masked_out) {
+      for (int64_t j = 0; j < nk; ++j) masked_out[j] = s[j] == -std::numeric_limits<T>::infinity();
+    }
+    for (int64_t j = nk; j < npad; ++j) s[j] = -std::numeric_limits<T>::infinity();
+  }
+
+  // Online softmax of row r on one tile: new running maximum, the tile's
+  // exponentials (in place), the running sum and the accumulator rescaled.
+  void online_row(int64_t r, T* s, int64_t nk) {
+    const int64_t npad = round_up(nk, kW<T>);
+    Vec<T> vm = splat(-std::numeric_limits<T>::infinity());
+    for (int64_t j = 0; j < npad; j += kW<T>) vm = vmax(vm, load(s + j));
+    const T tile_max = hmax(vm);
+    const T old = sc_.m[r];
+    const T m = std::max(old, tile_max);
+    if (m == -std::numeric_limits<T>::infinity()) {
+      std::fill(s, s + npad, T(0));  // nothing unmasked yet
+      return;
+    }
+    const Vec<T> sum = exp_shifted(s, npad, splat(m));
+    if (old != m) {
+      const T c = old == -std::numeric_limits<T>::infinity() ? T(0) : std::exp(old - m);
+      sc_.l[r] *= c;
+      T* o = sc_.o.data() + r * ldo_;
+      const Vec<T> vc = splat(c);
+      for (int64_t k = 0; k < pk_.dvp; k += kW<T>) store(o + k, load(o + k) * vc);
+      sc_.m[r] = m;
+    }
+    sc_.l[r] += hsum(sum);
+  }
+
+  // p[j] = exp(p[j] - m) for j < n (a multiple of the vector width), and
+  // the vector of partial sums: the exponentials of both softmax paths.
+  static Vec<T> exp_shifted(T* p, int64_t n, Vec<T> m) {
+    Vec<T> sum = splat<T>(0);
+    for (int64_t j = 0; j < n; j += kW<T>) {
+      const Vec<T> e = vexp(load(p + j) - m);
+      store(p + j, e);
+      sum += e;
+    }
+    return sum;
+  }
+
+  // Softmax of a whole row in place; false when every key is masked.
+  bool softmax_full_row(T* w, int64_t n) {
+    const int64_t nv = n / kW<T> * kW<T>;
+    Vec<T> vm = splat(-std::numeric_limits<T>::infinity());
+    for (int64_t j = 0; j < nv; j += kW<T>) vm = vmax(vm, load(w + j));
+    T m = hmax(vm);
+    for (int64_t j = nv; j < n; ++j) m = std::max(m, w[j]);
+    if (m == -std::numeric_limits<T>::infinity()) return false;
+    T sink_term = 0;
+    if (t_.has_sink && m != std::numeric_limits<T>::infinity()) {
+      m = std::max(m, static_cast<T>(t_.sink));
+      sink_term = std::exp(static_cast<T>(t_.sink) - m);
+    }
+    const Vec<T> vmv = splat(m);
+    T total = hsum(exp_shifted(w, nv, vmv)) + sink_term;
+    if (nv < n) {
+      // The tail through one padded vector, so it gets the same exp.
+      T tmp[kW<T>];
+      for (int k = 0; k < kW<T>; ++k)
+        tmp[k] = nv + k < n ? w[nv + k] : -std::numeric_limits<T>::infinity();
+      const Vec<T> e = vexp(load(tmp) - vmv);
+      store(tmp, e);
+      for (int64_t j = nv; j < n; ++j) {
+        w[j] = tmp[j - nv];
+        total += w[j];
+      }
+    }
+    const Vec<T> vt = splat(total);
+    for (int64_t j = 0; j < nv; j += kW<T>) store(w + j, load(w + j) / vt);
+    for (int64_t j = nv; j < n; ++j) w[j] /= total;
+    return true;
+  }
+
+  // Inverted dropout on a tile of weights (kept for the value product only).
+  const T* dropped(const T* p, int64_t ld, int64_t jb, int64_t nk) {
+    const T scale = static_cast<T>(1.0 / (1.0 - rules_.dropout));
+    T* out = sc_.drop.data();
+    for (int64_t r = 0; r < round_up(rows_, kPRows); ++r) {
+      const int64_t i = i0_ + r;
+      const uint64_t base = static_cast<uint64_t>((t_.batch * t_.heads + t_.head) * t_.len_q + i) *
+                            static_cast<uint64_t>(t_.len_k);
+      for (int64_t j = 0; j < nk; ++j) {
+        const bool keep =
+            r < rows_ &&
+            dropout_keep(rules_.seed, base + static_cast<uint64_t>(jb + j), rules_.dropout);
+        out[r * ld + j] = keep ? p[r * ld + j] * scale : T(0);
+      }
+    }
+    return out;
+  }
+
+  void fill_fully_masked_output(T* out, int64_t i) {
+    switch (rules_.fully_masked) {
+      case FullyMasked::kUniform: {
+        const T om = static_cast<T>(rules_.out_mult);
+        if (rules_.dropout == 0) {
+          for (int64_t c = 0; c < t_.dv; ++c)
+            out[c] = static_cast<T>(pk_.v_mean[static_cast<size_t>(c)]) * om;
+          break;
+        }
+        // Equal weights 1/len_k, then dropout on them, as for any row.
+        const T w = static_cast<T>(1.0 / (static_cast<double>(t_.len_k) * (1.0 - rules_.dropout)));
+        const uint64_t base =
+            static_cast<uint64_t>((t_.batch * t_.heads + t_.head) * t_.len_q + i) *
+            static_cast<uint64_t>(t_.len_k);
+        std::fill(out, out + t_.dv, T(0));
+        for (int64_t j = 0; j < t_.len_k; ++j) {
+          if (!dropout_keep(rules_.seed, base + static_cast<uint64_t>(j), rules_.dropout)) continue;
+          for (int64_t c = 0; c < t_.dv; ++c) out[c] += w * t_.v[j * t_.dv + c];
+        }
+        for (int64_t c = 0; c < t_.dv; ++c) out[c] *= om;
+        break;
+      }
+      case FullyMasked::kNan:
+        std::fill(out, out + t_.dv, std::numeric_limits<T>::quiet_NaN());
+        break;
+      case FullyMasked::kZero:
+      case FullyMasked::kError:
+        std::fill(out, out + t_.dv, T(0));
+        break;
+    }
+  }
+
+  const HeadTask<T>& t_;
+  const Packed<T>& pk_;
+  const ScoreRules& rules_;
+  Scratch<T>& sc_;
+  int64_t i0_, rows_, ldo_;
+  T mult_, fill_;
+};
+
+// ‖S‖_F² of a block of rows of a head (raw scores), for scale "norm".
+template <class T>
+double frobenius_block(const HeadTask<T>& t, const Packed<T>& pk, Scratch<T>& sc, int64_t i0,
+                       int64_t cap) {
+  const int64_t rows = std::min(cap, t.len_q - i0);
+  const int64_t pad = round_up(rows, kRowPad);
+  sc.q.assign(static_cast<size_t>(pad * t.d), T(0));
+  std::memcpy(sc.q.data(), t.q + i0 * t.d, sizeof(T) * static_cast<size_t>(rows * t.d));
+  sc.s.resize(static_cast<size_t>(pad * kPanel<T>));
+  double sum = 0;
+  const int64_t panels = round_up(t.len_k, kPanel<T>) / kPanel<T>;
+  for (int64_t p = 0; p < panels; ++p) {
+    for (int64_t r0 = 0; r0 < round_up(rows, kSRows); r0 += kSRows) {
+      s_tile(sc.q.data() + r0 * t.d, t.d, pk.k.data() + p * t.d * kPanel<T>,
+             sc.s.data() + r0 * kPanel<T>, kPanel<T>);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < kPanel<T> && p * kPanel<T> + j < t.len_k; ++j) {
+        const double x = static_cast<double>(sc.s[static_cast<size_t>(r * kPanel<T> + j)]);
+        sum += x * x;
+      }
+    }
+  }
+  return sum;
+}
+
+template <class T>
+int64_t packed_key_elements(int64_t len_k, int64_t d) {
+  return round_up(len_k, kPanel<T>) * d;
+}
+
+template <class T>
+void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
+               std::vector<FullyMaskedRow>* fully_masked, const ProgressFn& progress) {
+  const int64_t H = static_cast<int64_t>(tasks.size());
+  // One packed copy per distinct (K, V): grouped query heads read theirs once.
+  std::vector<size_t> pack_of(static_cast<size_t>(H));
+  std::vector<size_t> first_task;
+  {
+    std::map<std::pair<const T*, const T*>, size_t> seen;
+    for (int64_t h = 0; h < H; ++h) {
+      const HeadTask<T>& t = tasks[static_cast<size_t>(h)];
+      auto [it, fresh] = seen.emplace(std::make_pair(t.k, t.v), first_task.size());
+      if (fresh) first_task.push_back(static_cast<size_t>(h));
+      pack_of[static_cast<size_t>(h)] = it->second;
+    }
+  }
+  std::vector<Packed<T>> packed(first_task.size());
+  std::vector<double> mult(static_cast<size_t>(H), rules.mult);
+  parallel_for(static_cast<int64_t>(first_task.size()), threads, [&](int64_t u, int) {
+    const HeadTask<T>& t = tasks[first_task[static_cast<size_t>(u)]];
+    Packed<T>& pk = packed[static_cast<size_t>(u)];
+    pack(t, pk);
+    if (rules.fully_masked == FullyMasked::kUniform) {
+      pk.v_mean.assign(static_cast<size_t>(t.dv), 0.0);
+      for (int64_t j = 0; j < t.len_k; ++j) {
+        for (int64_t c = 0; c < t.dv; ++c) pk.v_mean[static_cast<size_t>(c)] += t.v[j * t.dv + c];
+      }
+      for (double& x : pk.v_mean) x /= static_cast<double>(t.len_k);
+    }
+  });
+  // Blocks of queries of every head, in (head, block) order. The block size
+  // depends on the shapes only, never on the thread count, so the blocks
+  // (and the order of the norm's partial sums) are the same for any thread
+  // count. Large blocks need long keys, and enough of them to share out.
+  int64_t max_len_k = 0, queries = 0;
+  for (const HeadTask<T>& t : tasks) {
+    max_len_k = std::max(max_len_k, t.len_k);
+    queries += t.len_q;
+  }
+  const int64_t cap = max_len_k >= kLongKeys && queries >= 16 * kBlockQLong ? kBlockQLong : kBlockQ;
+  std::vector<std::pair<int64_t, int64_t>> blocks;
+  for (int64_t h = 0; h < H; ++h) {
+    for (int64_t i0 = 0; i0 < tasks[static_cast<size_t>(h)].len_q; i0 += cap) {
+      blocks.emplace_back(h, i0);
+    }
+  }
+  const int nthreads = std::max(1, threads);
+  std::vector<Scratch<T>> scratch(static_cast<size_t>(nthreads));
+  if (rules.norm) {
+    std::vector<double> partial(blocks.size(), 0.0);
+    parallel_for(static_cast<int64_t>(blocks.size()), nthreads, [&](int64_t b, int id) {
+      const auto [h, i0] = blocks[static_cast<size_t>(b)];
+      partial[static_cast<size_t>(b)] =
+          frobenius_block(tasks[static_cast<size_t>(h)], packed[pack_of[static_cast<size_t>(h)]],
+                          scratch[static_cast<size_t>(id)], i0, cap);
+    });
+    std::vector<double> sums(static_cast<size_t>(H), 0.0);
+    for (size_t b = 0; b < blocks.size(); ++b)
+      sums[static_cast<size_t>(blocks[b].first)] += partial[b];
+    for (int64_t h = 0; h < H; ++h) {
+      mult[static_cast<size_t>(h)] =
+          rules.mult / std::max(std::sqrt(sums[static_cast<size_t>(h)]), 1e-12);
+    }
+  }
+  std::vector<std::vector<FullyMaskedRow>> found(blocks.size());
+  std::atomic<int64_t> done{0};
+  int64_t reported = 0;  // written by thread 0 only, read after the join
+  const int64_t total = static_cast<int64_t>(blocks.size());
+  parallel_for(total, nthreads, [&](int64_t b, int id) {
+    const auto [h, i0] = blocks[static_cast<size_t>(b)];
+    const HeadTask<T>& t = tasks[static_cast<size_t>(h)];
+    Block<T> blk(t, packed[pack_of[static_cast<size_t>(h)]], rules,
+                 scratch[static_cast<size_t>(id)], i0, cap, mult[static_cast<size_t>(h)]);
+    if (t.weights) {
+      blk.rows(found[static_cast<size_t>(b)]);
+    } else {
+      blk.stream(found[static_cast<size_t>(b)]);
+    }
+    const int64_t now = ++done;
+    if (progress && id == 0) {  // one reporting thread
+      progress(now, total);
+      reported = now;
+    }
+  });
+  if (progress && reported != total) progress(total, total);
+  if (fully_masked) {
+    for (auto& f : found) fully_masked->insert(fully_masked->end(), f.begin(), f.end());
+  }
+}
+
+// y = exp(x) through vexp, the tail through one padded vector.
+template <class T>
+void exp_array(const T* x, T* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kW<T> <= n; i += kW<T>) store(y + i, vexp(load(x + i)));
+  if (i == n) return;
+  T tmp[kW<T>] = {};
+  std::memcpy(tmp, x + i, sizeof(T) * static_cast<size_t>(n - i));
+  store(tmp, vexp(load(tmp)));
+  std::memcpy(y + i, tmp, sizeof(T) * static_cast<size_t>(n - i));
+}
+
+}  // namespace
+
+const Kernels kKernels = {
+    kIsa,
+    kVectorBytes,
+    {&run_heads<float>, &packed_key_elements<float>, &exp_array<float>},
+    {&run_heads<double>, &packed_key_elements<double>, &exp_array<double>},
+};

@@ -1,0 +1,57 @@
+// The kernels of one instruction set, as a table of entry points. Each
+// attention_kernel_<isa>.cc compiles attention_kernel_impl.h inside its own
+// namespace (attn::kernel::generic, ::avx2, ::avx512) and exports only its
+// table; attention_kernel.cc calls the table of kernel_isa().
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "attn/progress.h"
+#include "kernel/attention_kernel.h"
+#include "kernel/instruction_set.h"
+
+namespace attn::kernel {
+
+template <class T>
+struct TypedKernels {
+  void (*run_heads)(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
+                    std::vector<FullyMaskedRow>* fully_masked, const ProgressFn& progress);
+  int64_t (*packed_key_elements)(int64_t len_k, int64_t d);
+  // y[i] = exp(x[i]) for i < n by the kernels' vectorized exp (for tests).
+  void (*exp)(const T* x, T* y, int64_t n);
+};
+
+struct Kernels {
+  Isa isa;
+  int vector_bytes;  // the width of the kernels' vectors
+  TypedKernels<float> f32;
+  TypedKernels<double> f64;
+
+  template <class T>
+  const TypedKernels<T>& of() const {
+    if constexpr (std::is_same_v<T, float>) {
+      return f32;
+    } else {
+      return f64;
+    }
+  }
+};
+
+namespace generic {
+extern const Kernels kKernels;
+}
+#if defined(__x86_64__)
+namespace avx2 {
+extern const Kernels kKernels;
+}
+namespace avx512 {
+extern const Kernels kKernels;
+}
+#endif
+
+// The table of `isa`, which must be one of built_isas().
+const Kernels& kernels_for(Isa isa);
+
+}  // namespace attn::kernel
