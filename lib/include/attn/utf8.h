@@ -14,6 +14,13 @@ namespace attn {
 // surrogate, a value past U+10FFFF, or a sequence cut by end).
 size_t utf8_sequence_length(const unsigned char* p, const unsigned char* end);
 
+// The code point of the valid sequence of n bytes at p (n as
+// utf8_sequence_length gave it).
+char32_t decode_utf8_sequence(const unsigned char* p, size_t n);
+
+// Appends code point c (at most U+10FFFF, not a surrogate) as UTF-8.
+void append_utf8(std::string& out, char32_t c);
+
 // Byte offset of the first byte that is not part of valid UTF-8, or npos.
 size_t invalid_utf8_offset(std::string_view text);
 

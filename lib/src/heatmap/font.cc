@@ -119,9 +119,7 @@ uint32_t next_code_point(std::string_view s, size_t& i) {
     ++i;
     return 0xFFFD;
   }
-  static const unsigned char kLeadMask[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
-  uint32_t cp = p[0] & kLeadMask[n];
-  for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (p[k] & 0x3Fu);
+  const uint32_t cp = decode_utf8_sequence(p, n);
   i += n;
   if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0)) return ' ';
   return cp;

@@ -404,24 +404,6 @@ std::string npy_header(const std::string& descr, const Shape& shape) {
   return out + header;
 }
 
-void append_utf8(std::string& out, uint32_t c) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
-}
-
 // The code points of valid UTF-8 text.
 std::vector<uint32_t> code_points(const std::string& s) {
   std::vector<uint32_t> out;
@@ -430,9 +412,7 @@ std::vector<uint32_t> code_points(const std::string& s) {
   while (p < end) {
     const size_t n = utf8_sequence_length(p, end);
     if (n == 0) throw_input("text", "not UTF-8");  // labels and titles were checked on input
-    uint32_t c = n == 1 ? p[0] : p[0] & (0xFF >> (n + 1));
-    for (size_t i = 1; i < n; ++i) c = (c << 6) | (p[i] & 0x3F);
-    out.push_back(c);
+    out.push_back(decode_utf8_sequence(p, n));
     p += n;
   }
   return out;
@@ -521,7 +501,7 @@ std::vector<std::string> parse_npy_strings(std::string_view bytes, const std::st
         throw_input(name + "[" + std::to_string(i) + "]",
                     "invalid code point " + std::to_string(c) + " in a string");
       }
-      append_utf8(s, static_cast<uint32_t>(c));
+      append_utf8(s, static_cast<char32_t>(c));
     }
     out.push_back(std::move(s));
   }
