@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "attn/observer.h"
+#include "attn/trace.h"
 #include "test_util.h"
 
 namespace attn {
@@ -160,7 +161,8 @@ TEST(ModernTrace, ShowsEveryNewStep) {
     EXPECT_NE(obs.find(id), nullptr) << id;
   }
   // Head 1 reads the one K/V head.
-  EXPECT_EQ(obs.find("head_k", 1)->note, "query head 1 reads key/value head 0 of 1 (kv_heads)");
+  EXPECT_EQ(step_words(*obs.find("head_k", 1), 4).note,
+            "query head 1 reads key/value head 0 of 1 (kv_heads)");
   // Angles: positions 0..5 (queries start at 2), one frequency (head width 2).
   const TraceStep* angles = obs.find("rope_angles", 0);
   EXPECT_EQ(angles->values.rows(), 6);
@@ -171,7 +173,8 @@ TEST(ModernTrace, ShowsEveryNewStep) {
   const TraceStep* masked = obs.find("masked", 0);
   EXPECT_EQ(std::vector<uint8_t>(masked->masked.begin() + 12, masked->masked.end()),
             (std::vector<uint8_t>{1, 1, 0, 0}));
-  EXPECT_NE(masked->note.find("window: query i sees keys i − 1 … i + 0"), std::string::npos);
+  EXPECT_NE(step_words(*masked, 4).note.find("window: query i sees keys i − 1 … i + 0"),
+            std::string::npos);
   // Capped scores lie in (-1, 1) and are tanh of the raw ones.
   EXPECT_DOUBLE_EQ(obs.find("softcap", 0)->values(1, 1),
                    std::tanh(obs.find("softcap_raw", 0)->values(1, 1)));

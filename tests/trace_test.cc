@@ -225,13 +225,23 @@ TEST(Trace, LatexIsBalancedAndCompiles) {
   EXPECT_EQ(rc, 0) << test::read_text(dir + "/pdflatex.log");
 }
 
+// A step's formula in LaTeX, built from its data as its plain text is.
+std::string latex_of(const std::string& id, const StepFacts& f) {
+  TraceStep s;
+  s.id = id;
+  s.facts = f;
+  return step_words(s, 4).latex;
+}
+
 TEST(Trace, LatexFormulas) {
-  EXPECT_EQ(latex_formula("S = Q·Kᵀ"), "S = Q \\cdot K^\\top");
-  EXPECT_EQ(latex_formula("E_ij = exp(S'_ij − m_i)"), "E_{ij} = \\exp(S'_{ij} - m_i)");
-  EXPECT_EQ(latex_formula("z_i = Σ_j E_ij"), "z_i = \\sum_j  E_{ij}");
-  EXPECT_EQ(latex_formula("t_i = x_i·w_in"), "t_i = x_i \\cdot w_{in}");
-  EXPECT_EQ(latex_formula("Ã = A ⊙ keep / (1 − p)"),
-            "\\tilde{A} = A \\odot \\mathrm{keep} / (1 - p)");
+  StepFacts f;
+  f.source = "S'";
+  EXPECT_EQ(latex_of("scores", f), "S = Q \\cdot K^\\top");
+  EXPECT_EQ(latex_of("exp", f), "E_{ij} = \\exp(S'_{ij} - m_i)");
+  EXPECT_EQ(latex_of("row_sum", f), "z_i = \\sum_j  E_{ij}");
+  EXPECT_EQ(latex_of("bi_input_dot", f), "t_i = x_i \\cdot w_{in}");
+  f.dropout = 0.1;
+  EXPECT_EQ(latex_of("dropout", f), "\\tilde{A} = A \\odot \\mathrm{keep} / (1 - p), p = 0.1");
 }
 
 TEST(Check, FailureUnderTheFormulasPlacementIsExplained) {

@@ -1,30 +1,74 @@
 // Observers: the engine reports each step of a computation (projections,
 // scores, scaling, masking, softmax parts, weighted sums, output) to an
-// Observer. Traces are written from these reports, so they show exactly what
-// was computed and cannot drift from the engine.
+// Observer. A step is data: what was computed (its id, the symbols and
+// quantities involved) and the numbers. The trace renderers word it
+// (step_words in attn/trace.h), so traces show exactly what was computed
+// and cannot drift from the engine.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/problem.h"
 
 namespace attn {
 
+// What a step computed besides its numbers: the symbols and quantities its
+// title, formula and note are worded from. A step sets the members its id
+// uses; the others keep their defaults.
+struct StepFacts {
+  // The names that vary from run to run (the others belong to the step's
+  // kind): the matrix a step shows or defines ("Q" of projection_Q, head_q
+  // and input_Q), and the one it is computed from ("X" or "Y" of a
+  // projection; "S" or "S'", the scores so far, of the bias, masks and
+  // softmax; "C" or "O" of the output projection; the rows of a similarity).
+  std::string symbol, source;
+  // sources: each unprojected matrix and what it is, {"K", "X"} for K = X.
+  std::vector<std::pair<std::string, std::string>> aliases;
+  Mode mode = Mode::kSelf;
+  Variant variant = Variant::kScaledDot;
+  bool cosine = false;  // scores of L2-normalised rows, Q̂ and K̂
+  bool weight = false;  // output_projection: through W_o
+  bool bias = false;    // projections: a bias added
+  // Heads: how many (concat); the columns [first_col, end_col) of a head
+  // block; the key/value head a grouped query head reads, of kv_heads
+  // (-1: the heads are not grouped).
+  int64_t heads = 1, first_col = 0, end_col = 0, kv_head = -1, kv_heads = 0;
+  // Scaling (scaled, output_scaled, expected_reading): the factor, its kind
+  // and what it is computed from, and the temperature.
+  ScaleKind scale = ScaleKind::kSqrtDk;
+  double factor = 1, temperature = 1;
+  int64_t d_k = 0, len_k = 0;
+  double softcap = 0;          // softcap: c
+  double slope = 0;            // alibi_bias: m
+  std::optional<double> sink;  // row_max, row_sum, weights: the sink logit
+  double mask_fill = 0;        // masked: what masked scores become
+  bool window = false;         // masked: a sliding window, keys i - left .. i + right
+  int64_t window_left = -1, window_right = -1;  // -1: unbounded
+  double dropout = 0;                           // dropout, weighted_sum: p
+  uint64_t seed = 0;                            // dropout: the generator's seed
+  // weights: whether some row had every key masked, and what it got.
+  bool fully_masked_rows = false;
+  FullyMasked fully_masked = FullyMasked::kZero;
+  Rope rope;               // rope_angles
+  int64_t rope_width = 0;  // rope_angles: the features of a head
+  // expected, expected_reading: whether the output matches the expected
+  // numbers; when not, why (attn/check.h) and the setting that gives them.
+  bool matches = false;
+  std::string explanation, setting;
+};
+
 struct TraceStep {
   std::string id;               // stable identifier: "scores", "scaled", "weights", ...
-  std::string title;            // human title: "Scores Q·Kᵀ"
-  std::string formula;          // "S = Q·Kᵀ"
+  StepFacts facts;              // what the step computed, for its words
   int64_t batch = -1;           // -1: not per batch
   int64_t head = -1;            // -1: not per head
   MatrixR values;               // the numbers (rows x cols); empty for text-only steps
   std::vector<uint8_t> masked;  // optional: one flag per value, 1 = masked cell
   std::vector<std::string> row_labels, col_labels;
-  std::string note;  // one line of explanation ("factor 1/√4 = {0}")
-  // The numbers "{0}", "{1}", ... of formula and note stand for: the trace
-  // writers print them with the trace's precision (all digits in JSON).
-  std::vector<double> numbers;
   // For the weighted sum: weights (rows x keys) and the value rows; the
   // trace writes out row i as sum_j w_ij · v_j.
   MatrixR weights, value_rows;

@@ -2,8 +2,8 @@
 // lecture does it — inputs, projections, QKᵀ, the scale factor, bias and
 // masks, row maxima, exponentials, row sums, weights, the weighted sum of
 // each query written out, the output — in text, Markdown, LaTeX or JSON.
-// The steps are those the engine reports to its Observer; writers only
-// format them.
+// The steps are those the engine reports to its Observer, as data; the
+// writers word them (step_words) and format them.
 #pragma once
 
 #include <optional>
@@ -61,7 +61,20 @@ std::string format_trace(const Problem& p, const std::vector<TraceStep>& steps,
 // as the similarity steps of the self-attention blog post (sim(it, milk) vs sim(it, cat)).
 MatrixR row_similarity(const double* rows, int64_t n, int64_t width);
 
-// LaTeX for the engine's formula text ("S = Q·Kᵀ" -> "S = Q \cdot K^\top").
-std::string latex_formula(std::string_view formula);
+// A step in words, written from its data: what every trace format says
+// about it.
+struct StepWords {
+  std::string title;    // "Scores Q·Kᵀ"
+  std::string formula;  // "S = Q·Kᵀ"
+  std::string latex;    // the formula in LaTeX: "S = Q \cdot K^\top"
+  // Of a formula that defines a matrix element by element ("E_ij = ..."):
+  // the matrix's name in LaTeX ("E"), which names its table. Else empty.
+  std::string latex_name;
+  std::string note;  // one line of explanation ("factor 1/√d_k = 1/√4 = 0.5"), or empty
+};
+
+// digits: of the numbers a step computed (the scale factor), after the
+// point; < 0 writes every digit.
+StepWords step_words(const TraceStep& s, int digits);
 
 }  // namespace attn

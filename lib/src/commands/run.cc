@@ -143,14 +143,11 @@ std::vector<TraceStep> similarity_steps(const Problem& p, const Result& r) {
     s.head = p.four_d ? b % p.heads : -1;
     s.row_labels = s.col_labels = p.query_labels;
     s.id = "similarity_input";
-    s.title = "Similarity of input rows";
-    s.formula = "sim(i, j) = " + p.query_name + "_i·" + p.query_name + "_j";
+    s.facts.source = p.query_name;
     s.values = row_similarity(in.data() + b * rows * in_w, rows, in_w);
     steps.push_back(s);
     s.id = "similarity_output";
-    s.title = "Similarity of output rows";
-    s.formula = "sim(i, j) = o_i·o_j";
-    s.note = "how alike the rows are after attention (compare with the inputs)";
+    s.facts.source = "o";
     s.values = row_similarity(r.output.data() + b * rows * out_w, rows, out_w);
     steps.push_back(s);
   }
@@ -175,7 +172,8 @@ Similarity similarity_tensors(const std::vector<TraceStep>& steps) {
 std::string similarity_text(const std::vector<TraceStep>& steps, const OutputOptions& o) {
   std::string out;
   for (const TraceStep& s : steps) {
-    out += "\n" + s.title + " (" + s.formula + ")";
+    const StepWords w = step_words(s, o.precision);
+    out += "\n" + w.title + " (" + w.formula + ")";
     if (s.batch >= 0) out += ", batch " + std::to_string(s.batch);
     if (s.head >= 0) out += ", head " + std::to_string(s.head);
     out += "\n" + format_table_matrix(s.values.data(), s.values.rows(), s.values.cols(),
@@ -192,33 +190,23 @@ void append_expected_steps(const Problem& p, const Result& r, const Expected& e,
   if (e.output->tensor.shape() != r.output.shape() || r.output.rank() != 2) return;
   TraceStep s;
   s.id = "expected";
-  s.title = "Expected output (the input's expected block)";
-  s.formula = "expected";
   s.values = Eigen::Map<const MatrixR>(e.output->tensor.data(), r.output.dim(0), r.output.dim(1));
   s.row_labels = p.query_labels;
   Expected only_output = e;
   only_output.weights.reset();
-  const bool ok = check_result(r, only_output).passed();
-  if (ok) {
-    s.note = "the output above matches these numbers";
+  s.facts.matches = check_result(r, only_output).passed();
+  if (s.facts.matches) {
     steps.push_back(s);
     return;
   }
   auto alt = explain_mismatch(p, only_output, dtype);
-  s.note = alt ? "these differ from the output above: " + alt->explanation
-               : "these differ from the output above, and no common misreading of the formula "
-                 "explains them";
+  if (alt) s.facts.explanation = alt->explanation;
   steps.push_back(s);
   if (alt) {
     TraceStep a;
     a.id = "expected_reading";
-    a.title = "Output under " + alt->setting + " (reproduces the expected numbers)";
-    if (alt->setting == "--scale-at output") {
-      a.formula = "O = softmax(Q·Kᵀ)·V·f, f = {0}";
-      a.numbers = {scale_factor(p)};
-    } else {
-      a.formula = "O = softmax(Q·Kᵀ)·V";
-    }
+    a.facts.setting = alt->setting;
+    a.facts.factor = scale_factor(p);  // applied to the output under --scale-at output
     a.values =
         Eigen::Map<const MatrixR>(alt->result.output.data(), r.output.dim(0), r.output.dim(1));
     a.row_labels = p.query_labels;

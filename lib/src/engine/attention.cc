@@ -8,7 +8,6 @@
 
 #include "attn/dropout.h"
 #include "attn/error.h"
-#include "attn/number_text.h"
 #include "engine/engine.h"
 #include "engine/score_range.h"
 
@@ -160,31 +159,51 @@ class Engine {
   const std::vector<std::string>& qlabels() const { return p_.query_labels; }
   const std::vector<std::string>& klabels() const { return p_.key_labels; }
 
-  template <class M>
-  void emit(const std::string& id, const std::string& title, const std::string& formula, int64_t b,
-            int64_t h, const M& values, const std::vector<std::string>& rows,
-            const std::vector<std::string>& cols = {}, const std::string& note = "",
-            const std::vector<uint8_t>* masked = nullptr, std::vector<double> numbers = {}) {
+  // A step as data: its id, what it computed (facts; the run's mode and
+  // variant are filled in), where (batch b, head h) and the numbers. The
+  // trace renderers word it.
+  TraceStep step(const std::string& id, StepFacts facts, int64_t b, int64_t h) const {
     TraceStep s;
     s.id = id;
-    s.title = title;
-    s.formula = formula;
+    s.facts = std::move(facts);
+    s.facts.mode = p_.mode;
+    s.facts.variant = p_.variant;
     s.batch = p_.batched ? b : -1;
     s.head = p_.heads > 1 ? h : -1;
+    return s;
+  }
+
+  template <class M>
+  void emit(const std::string& id, StepFacts facts, int64_t b, int64_t h, const M& values,
+            const std::vector<std::string>& rows, const std::vector<std::string>& cols = {},
+            const std::vector<uint8_t>* masked = nullptr) {
+    TraceStep s = step(id, std::move(facts), b, h);
     s.values = values.template cast<double>();
     s.row_labels = rows;
     s.col_labels = cols;
-    s.note = note;
     if (masked) s.masked = *masked;
-    s.numbers = std::move(numbers);
     obs_->step(s);
   }
 
-  std::string window_note() const {
-    const Masks& m = p_.masks;
-    auto side = [](int64_t w) { return w < 0 ? std::string("unbounded") : std::to_string(w); };
-    return "window: query i sees keys i − " + side(m.window_left) + " … i + " +
-           side(m.window_right);
+  // Facts naming the matrix a step shows or defines (when its id does not
+  // say it), and the one it comes from.
+  static StepFacts symbols(std::string symbol, std::string source = "") {
+    StepFacts f;
+    f.symbol = std::move(symbol);
+    f.source = std::move(source);
+    return f;
+  }
+  static StepFacts reading(std::string source) { return symbols("", std::move(source)); }
+
+  // Of a key or value block: the key/value head query head h reads, when
+  // the heads are grouped.
+  StepFacts kv_block(std::string symbol, int64_t h) const {
+    StepFacts f = symbols(std::move(symbol));
+    if (p_.grouped()) {
+      f.kv_head = p_.kv_head(h);
+      f.kv_heads = p_.kv();
+    }
+    return f;
   }
 
   // RoPE on one head's queries and keys (before any scoring).
@@ -214,35 +233,27 @@ class Engine {
         sines(t - first, p) = static_cast<T>(std::sin(a));
       }
     }
-    const std::string layout = std::string(name(r.layout));
-    const std::string note = "theta " + format_shortest(r.theta) + ", " + std::to_string(r.dims) +
-                             " of " + std::to_string(q.cols()) + " features rotate, layout " +
-                             layout + "; query i is at position " + std::to_string(r.q_offset) +
-                             " + i, key j at " + std::to_string(r.k_offset) + " + j";
-    emit("rope_angles", "RoPE angles", "θ_tp = t·theta^(−2p/dims)", b, h, angles, rows, cols, note);
-    emit("rope_cos", "RoPE cosines", "cos θ_tp", b, h, cosines, rows, cols);
-    emit("rope_sin", "RoPE sines", "sin θ_tp", b, h, sines, rows, cols);
-    emit("rope_q", "Rotated queries", "(a, b) → (a·cos θ − b·sin θ, b·cos θ + a·sin θ)", b, h, q,
-         qlabels());
-    emit("rope_k", "Rotated keys", "(a, b) → (a·cos θ − b·sin θ, b·cos θ + a·sin θ)", b, h, k,
-         klabels());
+    StepFacts f;
+    f.rope = r;
+    f.rope_width = q.cols();
+    emit("rope_angles", f, b, h, angles, rows, cols);
+    emit("rope_cos", {}, b, h, cosines, rows, cols);
+    emit("rope_sin", {}, b, h, sines, rows, cols);
+    emit("rope_q", {}, b, h, q, qlabels());
+    emit("rope_k", {}, b, h, k, klabels());
   }
-
-  // Head suffix for formulas: "" with one head, "_h" otherwise.
-  std::string hs(int64_t h) const { return p_.heads > 1 ? "_" + std::to_string(h) : std::string(); }
 
   // ---- projections -------------------------------------------------------
   Mat<T> project(const Mat<T>& x, const std::optional<Mat<T>>& W, const std::optional<Vec<T>>& bias,
-                 const char* out_name, const std::string& src_name, const char* w_name, int64_t b,
+                 const char* out_name, const std::string& src_name, int64_t b,
                  const std::vector<std::string>& labels) {
     if (!W) return x;
     Mat<T> y = x * *W;
     if (bias) y.rowwise() += bias->transpose();
     if (observing()) {
-      std::string formula = std::string(out_name) + " = " + src_name + "·" + w_name;
-      if (bias) formula += std::string(" + b_") + static_cast<char>(std::tolower(out_name[0]));
-      emit(std::string("projection_") + out_name, std::string("Projection ") + out_name, formula, b,
-           -1, y, labels);
+      StepFacts f = symbols(out_name, src_name);
+      f.bias = bias.has_value();
+      emit(std::string("projection_") + out_name, f, b, -1, y, labels);
     }
     return y;
   }
@@ -256,9 +267,9 @@ class Engine {
     const Mat<T> xv = slice<T>(vi, b, vi.dim(1), vi.dim(2));
     if (observing()) emit_inputs(b, xq, xk, xv);
     const bool dot_family = p_.variant != Variant::kAdditive;
-    Mat<T> q = dot_family ? project(xq, Wq_, bq_, "Q", p_.query_name, "W_q", b, qlabels()) : xq;
-    Mat<T> k = dot_family ? project(xk, Wk_, bk_, "K", p_.key_name, "W_k", b, klabels()) : xk;
-    Mat<T> v = project(xv, Wv_, bv_, "V", p_.value_name, "W_v", b, klabels());
+    Mat<T> q = dot_family ? project(xq, Wq_, bq_, "Q", p_.query_name, b, qlabels()) : xq;
+    Mat<T> k = dot_family ? project(xk, Wk_, bk_, "K", p_.key_name, b, klabels()) : xk;
+    Mat<T> v = project(xv, Wv_, bv_, "V", p_.value_name, b, klabels());
     if (observing() && b == 0) emit_sources(dot_family && Wq_, dot_family && Wk_, Wv_.has_value());
 
     const int64_t H = p_.heads;
@@ -273,23 +284,9 @@ class Engine {
       Mat<T> kh = k.middleCols(g * dk, dk);
       Mat<T> vh = v.middleCols(g * dv, dv);
       if (observing() && H > 1) {
-        std::string note;
-        if (p_.grouped()) {
-          note = "query head " + std::to_string(h) + " reads key/value head " + std::to_string(g) +
-                 " of " + std::to_string(KV) + " (kv_heads)";
-        }
-        emit("head_q", "Query block",
-             "Q" + hs(h) + " = Q[:, " + std::to_string(h * dq) + ":" +
-                 std::to_string((h + 1) * dq) + "]",
-             b, h, qh, qlabels());
-        emit("head_k", "Key block",
-             "K" + hs(h) + " = K[:, " + std::to_string(g * dk) + ":" +
-                 std::to_string((g + 1) * dk) + "]",
-             b, h, kh, klabels(), {}, note);
-        emit("head_v", "Value block",
-             "V" + hs(h) + " = V[:, " + std::to_string(g * dv) + ":" +
-                 std::to_string((g + 1) * dv) + "]",
-             b, h, vh, klabels(), {}, note);
+        emit("head_q", block("Q", h, h, dq), b, h, qh, qlabels());
+        emit("head_k", block("K", h, g, dk), b, h, kh, klabels());
+        emit("head_v", block("V", h, g, dv), b, h, vh, klabels());
       }
       Mat<T> oh = attend(b, h, qh, kh, vh);
       concat.middleCols(h * dv, dv) = oh;
@@ -297,21 +294,29 @@ class Engine {
     }
     Mat<T> out = concat;
     if (observing() && H > 1) {
-      std::string blocks = "O_0";
-      for (int64_t h = 1; h < std::min<int64_t>(H, 4); ++h) blocks += " | O_" + std::to_string(h);
-      if (H > 4) blocks += " | ... | O_" + std::to_string(H - 1);
-      emit("concat", "Concatenated heads", "C = [" + blocks + "]", b, -1, concat, qlabels());
+      StepFacts f;
+      f.heads = H;
+      emit("concat", f, b, -1, concat, qlabels());
     }
     if (Wo_) out = concat * *Wo_;
     if (bo_) out.rowwise() += bo_->transpose();
     if (observing() && (Wo_ || bo_)) {
-      std::string src = H > 1 ? "C" : "O";
-      // Z, not Y: Y is the context of cross attention.
-      std::string formula = "Z = " + src + (Wo_ ? "·W_o" : "") + (bo_ ? " + b_o" : "");
-      emit("output_projection", "Output projection", formula, b, -1, out, qlabels());
+      StepFacts f = reading(H > 1 ? "C" : "O");
+      f.weight = Wo_.has_value();
+      f.bias = bo_.has_value();
+      emit("output_projection", f, b, -1, out, qlabels());
     }
-    if (observing()) emit("output", "Output", "output", b, -1, out, qlabels());
+    if (observing()) emit("output", {}, b, -1, out, qlabels());
     store_output(b, -1, out);
+  }
+
+  // Head h's block of Q, K or V: the columns of head g (h, or the
+  // key/value head h reads) of width w.
+  StepFacts block(const char* symbol, int64_t h, int64_t g, int64_t w) const {
+    StepFacts f = symbol[0] == 'Q' ? symbols(symbol) : kv_block(symbol, h);
+    f.first_col = g * w;
+    f.end_col = (g + 1) * w;
+    return f;
   }
 
   void four_d_item(int64_t b) {
@@ -325,17 +330,12 @@ class Engine {
       Mat<T> kh = slice<T>(ki, bg, ki.dim(2), ki.dim(3));
       Mat<T> vh = slice<T>(vi, bg, vi.dim(2), vi.dim(3));
       if (observing()) {
-        std::string note;
-        if (p_.grouped()) {
-          note = "query head " + std::to_string(h) + " reads key/value head " +
-                 std::to_string(p_.kv_head(h)) + " of " + std::to_string(p_.kv()) + " (kv_heads)";
-        }
-        emit("input_Q", "Input Q", "Q" + hs(h), b, h, qh, qlabels());
-        emit("input_K", "Input K", "K" + hs(h), b, h, kh, klabels(), {}, note);
-        emit("input_V", "Input V", "V" + hs(h), b, h, vh, klabels(), {}, note);
+        emit("input_Q", symbols("Q"), b, h, qh, qlabels());
+        emit("input_K", kv_block("K", h), b, h, kh, klabels());
+        emit("input_V", kv_block("V", h), b, h, vh, klabels());
       }
       const Mat<T> out = attend(b, h, qh, kh, vh);
-      if (observing()) emit("output", "Output", "output" + hs(h), b, h, out, qlabels());
+      if (observing()) emit("output", {}, b, h, out, qlabels());
       store_output(b, h, out);
       report_progress(b, h, p_.heads);
     }
@@ -344,16 +344,16 @@ class Engine {
   void emit_inputs(int64_t b, const Mat<T>& xq, const Mat<T>& xk, const Mat<T>& xv) {
     switch (p_.mode) {
       case Mode::kSelf:
-        emit("input_X", "Input X", "X", b, -1, xq, qlabels());
+        emit("input_X", symbols("X"), b, -1, xq, qlabels());
         break;
       case Mode::kCross:
-        emit("input_X", "Input X (queries)", "X", b, -1, xq, qlabels());
-        emit("input_Y", "Input Y (keys and values)", "Y", b, -1, xk, klabels());
+        emit("input_X", symbols("X"), b, -1, xq, qlabels());
+        emit("input_Y", symbols("Y"), b, -1, xk, klabels());
         break;
       case Mode::kQkv:
-        emit("input_Q", "Input Q", "Q", b, -1, xq, qlabels());
-        emit("input_K", "Input K", "K", b, -1, xk, klabels());
-        if (p_.value_name == "V") emit("input_V", "Input V", "V", b, -1, xv, klabels());
+        emit("input_Q", symbols("Q"), b, -1, xq, qlabels());
+        emit("input_K", symbols("K"), b, -1, xk, klabels());
+        if (p_.value_name == "V") emit("input_V", symbols("V"), b, -1, xv, klabels());
         break;
     }
   }
@@ -362,30 +362,16 @@ class Engine {
   // mode), so that the scores' formula names nothing undefined. Said once,
   // for every batch entry.
   void emit_sources(bool q_projected, bool k_projected, bool v_projected) {
-    std::vector<std::pair<std::string, std::string>> groups;  // source, "Q = K = V"
-    auto add = [&](const std::string& name, const std::string& src) {
-      if (name == src) return;  // qkv mode: Q is the given Q
-      for (auto& g : groups) {
-        if (g.first == src) {
-          g.second += " = " + name;
-          return;
-        }
-      }
-      groups.emplace_back(src, name);
+    StepFacts f;
+    auto add = [&](const char* name, const std::string& src) {
+      if (src != name) f.aliases.emplace_back(name, src);  // qkv mode: Q is the given Q
     };
     if (!q_projected) add("Q", p_.query_name);
     if (!k_projected) add("K", p_.key_name);
     if (!v_projected) add("V", p_.value_name);
-    if (groups.empty()) return;
-    TraceStep s;
-    s.id = "sources";
-    s.title = "Queries, keys and values";
-    for (const auto& [src, names] : groups) {
-      s.formula += (s.formula.empty() ? "" : ", ") + names + " = " + src;
-    }
-    if (p_.mode == Mode::kSelf && groups.size() == 1 && groups[0].second == "Q = K = V") {
-      s.note = "self-attention: every row of X is a query, a key and a value";
-    }
+    if (f.aliases.empty()) return;
+    TraceStep s = step("sources", std::move(f), 0, -1);
+    s.batch = -1;  // said once, for every batch entry
     obs_->step(s);
   }
 
@@ -405,10 +391,8 @@ class Engine {
       detail::normalize_rows(q);
       detail::normalize_rows(k);
       if (observing()) {
-        emit("cosine_q", "Normalized queries", "Q̂ = Q / max(‖q_i‖, 1e-12)", b, h, q, qlabels(), {},
-             "each row q_i of Q divided by its length");
-        emit("cosine_k", "Normalized keys", "K̂ = K / max(‖k_j‖, 1e-12)", b, h, k, klabels(), {},
-             "each row k_j of K divided by its length");
+        emit("cosine_q", {}, b, h, q, qlabels());
+        emit("cosine_k", {}, b, h, k, klabels());
       }
     }
     switch (p_.variant) {
@@ -417,10 +401,9 @@ class Engine {
         Mat<T> s(Lq, Lk);
         s.noalias() = q * k.transpose();
         if (observing()) {
-          const bool cos = p_.scale.kind == ScaleKind::kCosine;
-          emit("scores", cos ? "Scores Q̂·K̂ᵀ" : "Scores Q·Kᵀ",
-               cos ? "S = Q̂" + hs(h) + "·K̂" + hs(h) + "ᵀ" : "S = Q" + hs(h) + "·K" + hs(h) + "ᵀ", b,
-               h, s, qlabels(), klabels());
+          StepFacts f;
+          f.cosine = p_.scale.kind == ScaleKind::kCosine;
+          emit("scores", f, b, h, s, qlabels(), klabels());
         }
         return s;
       }
@@ -428,8 +411,8 @@ class Engine {
         const Mat<T> a = q * *aWq_;  // [Lq][hidden]
         const Mat<T> c = k * *aWk_;  // [Lk][hidden]
         if (observing()) {
-          emit("additive_q", "Query features", "F = Q·W_q", b, h, a, qlabels());
-          emit("additive_k", "Key features", "G = K·W_k", b, h, c, klabels());
+          emit("additive_q", {}, b, h, a, qlabels());
+          emit("additive_k", {}, b, h, c, klabels());
         }
         const int64_t hid = a.cols();
         Mat<T> s(Lq, Lk);
@@ -441,8 +424,7 @@ class Engine {
           }
         }
         if (observing()) {
-          emit("scores", "Additive scores", "S_ij = w_vᵀ·tanh(f_i + g_j)", b, h, s, qlabels(),
-               klabels(), "f_i: row i of F, g_j: row j of G");
+          emit("scores", {}, b, h, s, qlabels(), klabels());
         }
         return s;
       }
@@ -454,10 +436,8 @@ class Engine {
         }
         Mat<T> s = pre.unaryExpr([](T x) { return x >= 0 ? x : T(0.01) * x; });
         if (observing()) {
-          emit("single_layer_pre", "Differences projected on w", "D_ij = (q_i − k_j)·w", b, h, pre,
-               qlabels(), klabels());
-          emit("scores", "Single-layer scores", "S_ij = LeakyReLU_0.01(D_ij)", b, h, s, qlabels(),
-               klabels());
+          emit("single_layer_pre", {}, b, h, pre, qlabels(), klabels());
+          emit("scores", {}, b, h, s, qlabels(), klabels());
         }
         return s;
       }
@@ -477,34 +457,15 @@ class Engine {
     return scale_factor(p_);
   }
 
-  std::string factor_note() const {
-    const double dk = static_cast<double>(p_.head_dim_q());
-    std::string what;
-    switch (p_.scale.kind) {
-      case ScaleKind::kSqrtDk:
-        what = "1/√d_k = 1/√" + format_shortest(dk);
-        break;
-      case ScaleKind::kDk:
-        what = "1/d_k = 1/" + format_shortest(dk);
-        break;
-      case ScaleKind::kLongSeq:
-        what = "1/√(d_k·len_k) = 1/√(" + format_shortest(dk) + "·" + std::to_string(p_.len_k) + ")";
-        break;
-      case ScaleKind::kNorm:
-        what = "1/‖S‖_F";
-        break;
-      case ScaleKind::kValue:
-        what = "scale";
-        break;
-      case ScaleKind::kNone:
-      case ScaleKind::kCosine:
-        what = "1";
-        break;
-    }
-    // "{0}" is the factor: the trace writers print it with --precision.
-    std::string s = what == "scale" ? "factor {0}" : "factor " + what + " = {0}";
-    if (p_.temperature != 1.0) s += ", temperature " + format_shortest(p_.temperature);
-    return s;
+  // The scale factor of a head and what it is computed from.
+  StepFacts scaling(double factor) const {
+    StepFacts f;
+    f.scale = p_.scale.kind;
+    f.factor = factor;
+    f.temperature = p_.temperature;
+    f.d_k = p_.head_dim_q();
+    f.len_k = p_.len_k;
+    return f;
   }
 
   // Attention of one head; returns the head output [Lq][dv].
@@ -527,24 +488,18 @@ class Engine {
     // that every formula names a matrix an earlier step defined.
     std::string sn = "S";
     if (observing() && at_scores && mult != 1.0) {
-      std::string f = "S' = S";
-      if (factor != 1.0) f += "·{0}";
-      if (p_.temperature != 1.0) f += " / " + format_shortest(p_.temperature);
-      emit("scaled", "Scaled scores", f, b, h, s, qlabels(), klabels(), factor_note(), nullptr,
-           {factor});
+      emit("scaled", scaling(factor), b, h, s, qlabels(), klabels());
       sn = "S'";
     }
 
     if (p_.softcap > 0) {
-      if (observing()) {
-        emit("softcap_raw", "Scores before capping", "S' (uncapped)", b, h, s, qlabels(),
-             klabels());
-      }
+      if (observing()) emit("softcap_raw", {}, b, h, s, qlabels(), klabels());
       const T cap = static_cast<T>(p_.softcap);
       s = s.unaryExpr([cap](T x) { return detail::softcap_score(x, cap); });
       if (observing()) {
-        emit("softcap", "Capped scores", "S' = c·tanh(S'/c), c = " + format_shortest(p_.softcap), b,
-             h, s, qlabels(), klabels(), "every score is pulled into (−c, c)");
+        StepFacts f;
+        f.softcap = p_.softcap;
+        emit("softcap", f, b, h, s, qlabels(), klabels());
       }
     }
 
@@ -555,8 +510,7 @@ class Engine {
         for (int64_t j = 0; j < Lk; ++j) s(i, j) += static_cast<T>(br[j]);
       }
       if (observing()) {
-        emit("biased", "Scores plus bias", "S' = " + sn + " + attn_bias", b, h, s, qlabels(),
-             klabels());
+        emit("biased", reading(sn), b, h, s, qlabels(), klabels());
         sn = "S'";
       }
     }
@@ -570,10 +524,10 @@ class Engine {
       }
       s += bias;
       if (observing()) {
-        emit("alibi_bias", "ALiBi bias", "B_ij = −m·|i − j|, m = " + format_shortest(m), b, h, bias,
-             qlabels(), klabels(),
-             "head " + std::to_string(h) + "'s slope m = " + format_shortest(m));
-        emit("alibi", "Scores plus ALiBi", "S' = S' + B", b, h, s, qlabels(), klabels());
+        StepFacts f;
+        f.slope = m;
+        emit("alibi_bias", f, b, h, bias, qlabels(), klabels());
+        emit("alibi", {}, b, h, s, qlabels(), klabels());
       }
     }
 
@@ -596,14 +550,7 @@ class Engine {
           }
         }
       }
-      if (observing()) {
-        std::string note = std::isinf(p_.mask_fill) ? "masked cells are set to -inf"
-                                                    : "masked cells are set to mask_fill = " +
-                                                          format_shortest(p_.mask_fill);
-        if (p_.masks.window) note += "; " + window_note();
-        emit("masked", "Masked scores", sn + "_ij = mask_fill where masked", b, h, s, qlabels(),
-             klabels(), note, &flags);
-      }
+      if (observing()) emit("masked", mask_facts(sn), b, h, s, qlabels(), klabels(), &flags);
     }
     // Cells with a score of -inf (from the bias) count as masked for display.
     if (want_flags) {
@@ -644,28 +591,16 @@ class Engine {
       }
     }
     if (observing()) {
-      if (sinks) {
-        const std::string sv = format_shortest(static_cast<double>(sink));
-        emit("row_max", "Row maxima", "m_i = max(max_j " + sn + "_ij, s), s = " + sv, b, h, row_max,
-             qlabels(), {}, "the sink logit s takes part in the maximum");
-        emit("exp", "Exponentials", "E_ij = exp(" + sn + "_ij − m_i)", b, h, exps, qlabels(),
-             klabels(), "", display_flags(flags));
-        emit("row_sum", "Row sums with the sink", "z_i = exp(s − m_i) + Σ_j E_ij", b, h, row_sum,
-             qlabels());
-        emit("sink_share", "Sink's share of each row", "σ_i = exp(s − m_i) / z_i", b, h, sink_share,
-             qlabels(), {}, "the weight the sink takes; row i of A sums to 1 − σ_i");
-        emit("weights", "Attention weights", "A_ij = E_ij / z_i", b, h, s, qlabels(), klabels(),
-             "each row sums to 1 minus the sink's share", display_flags(flags));
-      } else {
-        // A, not W: W_q, W_k, W_v and W_o are the projections.
-        emit("row_max", "Row maxima", "m_i = max_j " + sn + "_ij", b, h, row_max, qlabels(), {},
-             "subtracted before exp so that exp never overflows");
-        emit("exp", "Exponentials", "E_ij = exp(" + sn + "_ij − m_i)", b, h, exps, qlabels(),
-             klabels(), "", display_flags(flags));
-        emit("row_sum", "Row sums", "z_i = Σ_j E_ij", b, h, row_sum, qlabels());
-        emit("weights", "Attention weights", "A_ij = E_ij / z_i", b, h, s, qlabels(), klabels(),
-             weights_note(dead_rows), display_flags(flags));
-      }
+      // The softmax of the scores sn: the same facts for each of its steps.
+      StepFacts f = reading(sn);
+      if (sinks) f.sink = static_cast<double>(sink);
+      f.fully_masked_rows = dead_rows > 0;
+      f.fully_masked = p_.fully_masked;
+      emit("row_max", f, b, h, row_max, qlabels());
+      emit("exp", f, b, h, exps, qlabels(), klabels(), display_flags(flags));
+      emit("row_sum", f, b, h, row_sum, qlabels());
+      if (sinks) emit("sink_share", f, b, h, sink_share, qlabels());
+      emit("weights", f, b, h, s, qlabels(), klabels(), display_flags(flags));
     }
     if (keep_maps_ && req_.weights) copy_map(weights_, b, h, s);
 
@@ -681,22 +616,19 @@ class Engine {
         }
       }
       if (observing()) {
-        emit("dropout", "Weights after dropout",
-             "Ã = A ⊙ keep / (1 − p), p = " + format_shortest(p_.dropout), b, h, s, qlabels(),
-             klabels(),
-             "keep: cells kept by the dropout generator (seed " + std::to_string(p_.seed) + ")");
+        StepFacts f;
+        f.dropout = p_.dropout;
+        f.seed = p_.seed;
+        emit("dropout", f, b, h, s, qlabels(), klabels());
       }
     }
 
     Mat<T> o = s * v;
     const bool at_output = p_.scale_at == ScaleAt::kOutput && mult != 1.0;
     if (observing()) {
-      TraceStep st;
-      st.id = "weighted_sum";
-      st.title = "Weighted sum of values";
-      st.formula = "O" + hs(h) + " = " + (p_.dropout > 0 ? "Ã" : "A") + hs(h) + "·V" + hs(h);
-      st.batch = p_.batched ? b : -1;
-      st.head = p_.heads > 1 ? h : -1;
+      StepFacts f;
+      f.dropout = p_.dropout;  // of the weights after dropout, Ã
+      TraceStep st = step("weighted_sum", std::move(f), b, h);
       st.values = o.template cast<double>();
       st.weights = s.template cast<double>();
       st.value_rows = v.template cast<double>();
@@ -707,16 +639,9 @@ class Engine {
     if (at_output) {
       o *= static_cast<T>(factor);
       if (p_.temperature != 1.0) o /= static_cast<T>(p_.temperature);
-      if (observing()) {
-        std::string f = "O" + hs(h) + "' = O" + hs(h);
-        if (factor != 1.0) f += "·{0}";
-        if (p_.temperature != 1.0) f += " / " + format_shortest(p_.temperature);
-        emit("output_scaled", "Output scaled (scale_at output)", f, b, h, o, qlabels(), {},
-             factor_note(), nullptr, {factor});
-      }
+      if (observing()) emit("output_scaled", scaling(factor), b, h, o, qlabels());
     }
-    if (observing() && p_.heads > 1)
-      emit("head_output", "Head output", "O" + hs(h), b, h, o, qlabels());
+    if (observing() && p_.heads > 1) emit("head_output", {}, b, h, o, qlabels());
     return o;
   }
 
@@ -726,10 +651,14 @@ class Engine {
     return std::isinf(p_.mask_fill) ? &flags : nullptr;
   }
 
-  std::string weights_note(int64_t dead_rows) const {
-    if (dead_rows == 0) return "each row sums to 1";
-    return "each row sums to 1, except rows with every key masked (fully_masked: " +
-           std::string(name(p_.fully_masked)) + ")";
+  // The masked scores sn: what masked cells become, and the window.
+  StepFacts mask_facts(const std::string& sn) const {
+    StepFacts f = reading(sn);
+    f.mask_fill = p_.mask_fill;
+    f.window = p_.masks.window;
+    f.window_left = p_.masks.window_left;
+    f.window_right = p_.masks.window_right;
+    return f;
   }
 
   void fully_masked(int64_t b, int64_t h, int64_t i, T* row, int64_t n) {
@@ -766,8 +695,8 @@ class Engine {
     const Mat<T> y = slice<T>(yi, b, yi.dim(1), yi.dim(2));
     const int64_t Lx = x.rows(), Ly = y.rows(), d = x.cols();
     if (observing()) {
-      emit("input_X", "Input X (document)", "X", b, -1, x, qlabels());
-      emit("input_Y", "Input Y (memory)", "Y", b, -1, y, klabels());
+      emit("input_X", symbols("X"), b, -1, x, qlabels());
+      emit("input_Y", symbols("Y"), b, -1, y, klabels());
     }
     const Vec<T> input_dot = x * *w_in_;
     const Vec<T> memory_dot = y * *w_mem_;
@@ -779,12 +708,10 @@ class Engine {
       for (int64_t j = 0; j < Ly; ++j) s(i, j) = input_dot[i] + memory_dot[j] + cross(i, j);
     }
     if (observing()) {
-      emit("bi_input_dot", "Document term", "t_i = x_i·w_in", b, -1, input_dot, qlabels());
-      emit("bi_memory_dot", "Memory term", "u_j = y_j·w_mem", b, -1, memory_dot, klabels());
-      emit("bi_cross_dot", "Cross term", "D_ij = (x_i ⊙ dot_scale)·y_j", b, -1, cross, qlabels(),
-           klabels());
-      emit("scores", "BiAttention scores", "S_ij = t_i + u_j + D_ij", b, -1, s, qlabels(),
-           klabels());
+      emit("bi_input_dot", {}, b, -1, input_dot, qlabels());
+      emit("bi_memory_dot", {}, b, -1, memory_dot, klabels());
+      emit("bi_cross_dot", {}, b, -1, cross, qlabels(), klabels());
+      emit("scores", {}, b, -1, s, qlabels(), klabels());
     }
     std::vector<uint8_t> flags(static_cast<size_t>(Lx * Ly), 0);
     if (keep_maps_ && req_.scores) copy_map(scores_, b, 0, s);
@@ -799,10 +726,7 @@ class Engine {
           }
         }
       }
-      if (observing()) {
-        emit("masked", "Masked scores", "S_ij = mask_fill where memory j is padding", b, -1, s,
-             qlabels(), klabels(), "", &flags);
-      }
+      if (observing()) emit("masked", mask_facts("S"), b, -1, s, qlabels(), klabels(), &flags);
     }
     if (keep_maps_) store_flags(b, 0, flags);
     // max over memory positions for the document-side attention, taken
@@ -815,10 +739,7 @@ class Engine {
       if (st.fully_masked) fully_masked(b, 0, i, w1.data() + i * Ly, Ly);
     }
     if (keep_maps_ && req_.weights) copy_map(weights_, b, 0, w1);
-    if (observing()) {
-      emit("weights", "Document-to-memory weights", "A1 = softmax_j(S)", b, -1, w1, qlabels(),
-           klabels(), "each row sums to 1", &flags);
-    }
+    if (observing()) emit("weights", {}, b, -1, w1, qlabels(), klabels(), &flags);
     if (p_.dropout > 0) {
       const T keep_scale = static_cast<T>(1.0 / (1.0 - p_.dropout));
       const uint64_t base = static_cast<uint64_t>(b * Lx) * static_cast<uint64_t>(Ly);
@@ -834,11 +755,10 @@ class Engine {
     detail::softmax_row(w2.data(), Lx);
     const Eigen::Matrix<T, 1, Eigen::Dynamic> o2 = w2.transpose() * x;
     if (observing()) {
-      emit("bi_o1", "Attended memory", "O1 = A1·Y", b, -1, o1, qlabels());
-      emit("bi_row_max", "Best match per document position", "m_i = max_j S_ij", b, -1, row_max,
-           qlabels());
-      emit("bi_w2", "Memory-to-document weights", "a2 = softmax_i(m)", b, -1, w2, qlabels());
-      emit("bi_o2", "Attended document", "o2 = a2ᵀ·X", b, -1, o2, {});
+      emit("bi_o1", {}, b, -1, o1, qlabels());
+      emit("bi_row_max", {}, b, -1, row_max, qlabels());
+      emit("bi_w2", {}, b, -1, w2, qlabels());
+      emit("bi_o2", {}, b, -1, o2, {});
     }
     Mat<T> out(Lx, 4 * d);
     for (int64_t i = 0; i < Lx; ++i) {
@@ -847,9 +767,7 @@ class Engine {
       out.row(i).segment(2 * d, d) = x.row(i).cwiseProduct(o1.row(i));
       out.row(i).segment(3 * d, d) = o2.cwiseProduct(o1.row(i));
     }
-    if (observing()) {
-      emit("output", "Output", "[x_i, O1_i, x_i ⊙ O1_i, o2 ⊙ O1_i]", b, -1, out, qlabels());
-    }
+    if (observing()) emit("output", {}, b, -1, out, qlabels());
     store_output(b, -1, out);
     report_progress(b, 0, 1);
   }

@@ -1,7 +1,6 @@
 #include "trace/cells.h"
 
 #include <cmath>
-#include <cstdio>
 
 #include "attn/number_text.h"
 #include "attn/problem.h"
@@ -15,46 +14,6 @@ std::string number_text(double v, bool integers, bool scientific, int precision)
   if (integers) return format_fixed(v, 0);
   if (scientific) return format_scientific(v, precision);
   return format_fixed(v, precision);
-}
-
-namespace {
-
-std::string rounded(double v, int precision) {
-  if (precision < 0 || !std::isfinite(v) || v == 0) return format_shortest(v);
-  // At least one digit after the point: a factor 0.7071 must not print as 1.
-  const int digits = std::max(precision, 1);
-  std::string s = format_fixed(v, digits);
-  if (s.find('.') != std::string::npos) {
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-  }
-  if (s == "0" || s == "-0") {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-    return buf;
-  }
-  return s;
-}
-
-}  // namespace
-
-std::string fill_numbers(const std::string& text, const std::vector<double>& numbers,
-                         int precision) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const size_t close = text[i] == '{' ? text.find('}', i) : std::string::npos;
-    if (close != std::string::npos && close > i + 1 &&
-        text.find_first_not_of("0123456789", i + 1) == close) {
-      const size_t k = std::stoul(text.substr(i + 1, close - i - 1));
-      if (k < numbers.size()) {
-        out += rounded(numbers[k], precision);
-        i = close;
-        continue;
-      }
-    }
-    out += text[i];
-  }
-  return out;
 }
 
 CellGrid make_grid(const TraceStep& s, int precision, int max_rows, int max_cols,

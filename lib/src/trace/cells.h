@@ -27,13 +27,6 @@ CellGrid make_grid(const TraceStep& s, int precision, int max_rows, int max_cols
 // The number text of one value in a matrix of the given style.
 std::string number_text(double v, bool integers, bool scientific, int precision);
 
-// text with "{0}", "{1}", ... replaced by numbers[0], numbers[1], ...:
-// rounded to `precision` digits after the point (trailing zeros dropped;
-// significant digits for numbers that would round to 0), or the shortest
-// exact text when precision < 0.
-std::string fill_numbers(const std::string& text, const std::vector<double>& numbers,
-                         int precision);
-
 // "[4][4]" for a step's values; "" when it has none.
 std::string step_shape(const TraceStep& s);
 

@@ -35,13 +35,15 @@ std::string json_trace(const Problem& p, const std::vector<TraceStep>& steps,
   for (const TraceStep& s : steps) {
     out += n ? ",\n    {" : "\n    {";
     ++n;
+    // The numbers of formulas and notes (scale factors) with every digit.
+    const StepWords w = step_words(s, -1);
     out += "\"index\": " + std::to_string(n) + ", \"id\": " + json_string(s.id) +
-           ", \"title\": " + json_string(s.title) + ", \"formula\": " + json_string(s.formula);
+           ", \"title\": " + json_string(w.title) + ", \"formula\": " + json_string(w.formula);
     out += ", \"batch\": " + (s.batch >= 0 ? std::to_string(s.batch) : std::string("null"));
     out += ", \"head\": " + (s.head >= 0 ? std::to_string(s.head) : std::string("null"));
     out += ", \"shape\": [" + std::to_string(s.values.rows()) + ", " +
            std::to_string(s.values.cols()) + "]";
-    if (!s.note.empty()) out += ", \"note\": " + json_string(s.note);
+    if (!w.note.empty()) out += ", \"note\": " + json_string(w.note);
     out += ",\n     \"row_labels\": ";
     append_strings(out, s.row_labels);
     out += ", \"col_labels\": ";

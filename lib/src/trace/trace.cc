@@ -1,5 +1,6 @@
 // Text and Markdown traces, and the format dispatch. LaTeX and JSON have
-// their own files.
+// their own files; what each step is called and its formula come from
+// step_words (wording.cc).
 #include "attn/trace.h"
 
 #include <algorithm>
@@ -187,14 +188,15 @@ std::string text_trace(const Problem& p, const std::vector<TraceStep>& steps,
   int n = 0;
   for (const TraceStep& s : steps) {
     ++n;
-    std::string head = "\n" + std::to_string(n) + ". " + s.title;
+    const StepWords w = step_words(s, o.precision);
+    std::string head = "\n" + std::to_string(n) + ". " + w.title;
     const std::string scope = detail::step_scope(s);
     if (!scope.empty()) head += " (" + scope + ")";
     const std::string shape = detail::step_shape(s);
     out += st.bold(head);
     if (!shape.empty()) out += "  " + st.accent(shape);
-    out += "\n   " + s.formula + "\n";
-    if (!s.note.empty()) out += "   " + st.dim(s.note) + "\n";
+    out += "\n   " + w.formula + "\n";
+    if (!w.note.empty()) out += "   " + st.dim(w.note) + "\n";
     if (s.id == "weighted_sum" && write_terms(s)) {
       out += weighted_sum_lines(s, o, false);
       continue;
@@ -219,13 +221,14 @@ std::string markdown_trace(const Problem& p, const std::vector<TraceStep>& steps
   int n = 0;
   for (const TraceStep& s : steps) {
     ++n;
-    out += "\n## " + std::to_string(n) + ". " + markdown_text(s.title);
+    const StepWords w = step_words(s, o.precision);
+    out += "\n## " + std::to_string(n) + ". " + markdown_text(w.title);
     const std::string scope = detail::step_scope(s);
     if (!scope.empty()) out += " (" + scope + ")";
     const std::string shape = detail::step_shape(s);
     if (!shape.empty()) out += " — " + shape;
-    out += "\n\n" + markdown_code(s.formula) + "\n\n";
-    if (!s.note.empty()) out += "*" + markdown_text(s.note) + "*\n\n";
+    out += "\n\n" + markdown_code(w.formula) + "\n\n";
+    if (!w.note.empty()) out += "*" + markdown_text(w.note) + "*\n\n";
     if (s.id == "weighted_sum" && write_terms(s)) {
       out += weighted_sum_lines(s, o, true);
       continue;
@@ -250,24 +253,15 @@ std::string markdown_trace(const Problem& p, const std::vector<TraceStep>& steps
 
 std::string format_trace(const Problem& p, const std::vector<TraceStep>& steps,
                          const TraceOptions& o) {
-  // The numbers in formulas and notes (scale factors): with the precision
-  // of the tables, all digits in JSON.
-  std::vector<TraceStep> shown = steps;
-  const int digits = o.format == TraceFormat::kJson ? -1 : o.precision;
-  for (TraceStep& s : shown) {
-    if (s.numbers.empty()) continue;
-    s.formula = detail::fill_numbers(s.formula, s.numbers, digits);
-    s.note = detail::fill_numbers(s.note, s.numbers, digits);
-  }
   switch (o.format) {
     case TraceFormat::kText:
-      return text_trace(p, shown, o);
+      return text_trace(p, steps, o);
     case TraceFormat::kMarkdown:
-      return markdown_trace(p, shown, o);
+      return markdown_trace(p, steps, o);
     case TraceFormat::kLatex:
-      return detail::latex_trace(p, shown, o);
+      return detail::latex_trace(p, steps, o);
     case TraceFormat::kJson:
-      return detail::json_trace(p, shown, o);
+      return detail::json_trace(p, steps, o);
   }
   return "";
 }

@@ -1,0 +1,516 @@
+// The words of a trace: each step's title, formula and note, written from
+// the data the engine recorded (attn/observer.h). Every formula is built
+// once from pieces that know their plain text and their LaTeX, so the two
+// cannot disagree. The renderers (trace.cc, latex.cc, json.cc) only format.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+
+#include "attn/number_text.h"
+#include "attn/trace.h"
+
+namespace attn {
+
+namespace {
+
+// A piece of a formula written both ways: "·" and " \cdot ".
+struct Math {
+  std::string text, latex;
+  Math(const char* s) : text(s), latex(s) {}
+  Math(const std::string& s) : text(s), latex(s) {}
+  Math(std::string t, std::string l) : text(std::move(t)), latex(std::move(l)) {}
+};
+
+Math operator+(Math a, const Math& b) {
+  a.text += b.text;
+  a.latex += b.latex;
+  return a;
+}
+
+const Math kDot("·", " \\cdot ");
+const Math kTop("ᵀ", "^\\top");
+const Math kMinus("−", "-");
+const Math kOdot("⊙", "\\odot");
+const Math kNorm("‖", "\\|");
+const Math kSumJ("Σ_j", "\\sum_j ");
+const Math kDots("...", "\\dots");
+const Math kTildeA("Ã", "\\tilde{A}");
+const Math kMaskFill("mask_fill", "\\text{mask\\_{fill}}");
+
+// A function set upright in LaTeX: exp, max, tanh have their own command.
+Math fn(const std::string& name) { return {name, "\\" + name}; }
+Math roman(const std::string& name) { return {name, "\\mathrm{" + name + "}"}; }
+Math hat(const std::string& x) { return {x + "\u0302", "\\hat{" + x + "}"}; }
+
+// x_i, S_{ij}: LaTeX braces a subscript of more than one character.
+Math sub(const Math& base, const std::string& index) {
+  const bool word = index.size() > 1 && std::all_of(index.begin(), index.end(), [](char c) {
+                      return std::isalnum(static_cast<unsigned char>(c)) != 0;
+                    });
+  return {base.text + "_" + index, base.latex + "_" + (word ? "{" + index + "}" : index)};
+}
+
+// "Q_1" in a step of head 1; "Q" in a step not per head.
+Math at_head(const Math& base, int64_t head) {
+  return head < 0 ? base : sub(base, std::to_string(head));
+}
+
+// A number the step computed, with `digits` after the point (at least one,
+// so that a factor 0.7071 does not print as 1; significant digits for one
+// that would round to 0), or every digit when digits < 0.
+std::string number(double v, int digits) {
+  if (digits < 0 || !std::isfinite(v) || v == 0) return format_shortest(v);
+  const int d = std::max(digits, 1);
+  std::string s = format_fixed(v, d);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  if (s == "0" || s == "-0") {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.*g", d, v);
+    return buf;
+  }
+  return s;
+}
+
+std::string shortest(double v) { return format_shortest(v); }
+std::string str(int64_t v) { return std::to_string(v); }
+
+StepWords words(std::string title, const Math& formula, std::string note = {}) {
+  StepWords w;
+  w.title = std::move(title);
+  w.formula = formula.text;
+  w.latex = formula.latex;
+  w.note = std::move(note);
+  return w;
+}
+
+// A formula that defines a matrix element by element ("E_ij = ..."): its
+// LaTeX display names the matrix ("E =") above the table.
+StepWords each(std::string title, const Math& name, const std::string& index, const Math& rhs,
+               std::string note = {}) {
+  StepWords w = words(std::move(title), sub(name, index) + " = " + rhs, std::move(note));
+  w.latex_name = name.latex;
+  return w;
+}
+
+using Wording = std::function<StepWords(const TraceStep&, int digits)>;
+using WordingTable = std::map<std::string, Wording, std::less<>>;
+
+// ---- inputs, projections, heads ---------------------------------------------
+
+// Of a key or value block that a grouped query head reads.
+std::string grouped_note(const TraceStep& s) {
+  const StepFacts& f = s.facts;
+  if (f.kv_head < 0) return "";
+  return "query head " + str(s.head) + " reads key/value head " + str(f.kv_head) + " of " +
+         str(f.kv_heads) + " (kv_heads)";
+}
+
+StepWords input(const TraceStep& s, int) {
+  const StepFacts& f = s.facts;
+  std::string title = "Input " + f.symbol;
+  const bool x = f.symbol == "X";
+  if (f.variant == Variant::kBiattention) {
+    title += x ? " (document)" : " (memory)";
+  } else if (f.mode == Mode::kCross) {
+    title += x ? " (queries)" : " (keys and values)";
+  }
+  return words(title, at_head(f.symbol, s.head), grouped_note(s));
+}
+
+// "Q = K = V = X": what the unprojected matrices are, one group per source.
+StepWords sources(const TraceStep& s, int) {
+  std::vector<std::pair<std::string, std::string>> groups;  // source, "Q = K = V"
+  for (const auto& [name, src] : s.facts.aliases) {
+    auto g =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == src; });
+    if (g == groups.end()) {
+      groups.emplace_back(src, name);
+    } else {
+      g->second += " = " + name;
+    }
+  }
+  std::string formula;
+  for (const auto& [src, names] : groups)
+    formula += (formula.empty() ? "" : ", ") + names + " = " + src;
+  const bool self =
+      s.facts.mode == Mode::kSelf && groups.size() == 1 && groups[0].second == "Q = K = V";
+  return words("Queries, keys and values", formula,
+               self ? "self-attention: every row of X is a query, a key and a value" : "");
+}
+
+StepWords projection(const TraceStep& s, int) {
+  const StepFacts& f = s.facts;
+  const std::string low(1,
+                        static_cast<char>(std::tolower(static_cast<unsigned char>(f.symbol[0]))));
+  Math formula = f.symbol + " = " + f.source + kDot + "W_" + low;
+  if (f.bias) formula = formula + " + b_" + low;
+  return words("Projection " + f.symbol, formula);
+}
+
+StepWords head_block(const TraceStep& s, int) {
+  const StepFacts& f = s.facts;
+  const std::string title = f.symbol == "Q"   ? "Query block"
+                            : f.symbol == "K" ? "Key block"
+                                              : "Value block";
+  const std::string cols = "[:, " + str(f.first_col) + ":" + str(f.end_col) + "]";
+  return words(title, at_head(f.symbol, s.head) + " = " + f.symbol + cols, grouped_note(s));
+}
+
+StepWords concat(const TraceStep& s, int) {
+  const int64_t heads = s.facts.heads;
+  Math blocks = sub("O", "0");
+  for (int64_t h = 1; h < std::min<int64_t>(heads, 4); ++h)
+    blocks = blocks + " | " + sub("O", str(h));
+  if (heads > 4) blocks = blocks + " | " + kDots + " | " + sub("O", str(heads - 1));
+  return words("Concatenated heads", "C = [" + blocks + "]");
+}
+
+// Z, not Y: Y is the context of cross attention.
+StepWords output_projection(const TraceStep& s, int) {
+  Math formula = "Z = " + s.facts.source;
+  if (s.facts.weight) formula = formula + kDot + "W_o";
+  if (s.facts.bias) formula = formula + " + b_o";
+  return words("Output projection", formula);
+}
+
+StepWords output(const TraceStep& s, int) {
+  if (s.facts.variant == Variant::kBiattention) {
+    return words("Output", "[x_i, O1_i, x_i " + kOdot + " O1_i, o2 " + kOdot + " O1_i]");
+  }
+  return words("Output", at_head(roman("output"), s.head));
+}
+
+void add_input_words(WordingTable& t) {
+  for (const char* id : {"input_X", "input_Y", "input_Q", "input_K", "input_V"}) t[id] = input;
+  t["sources"] = sources;
+  for (const char* id : {"projection_Q", "projection_K", "projection_V"}) t[id] = projection;
+  for (const char* id : {"head_q", "head_k", "head_v"}) t[id] = head_block;
+  t["concat"] = concat;
+  t["output_projection"] = output_projection;
+  t["output"] = output;
+  t["head_output"] = [](const TraceStep& s, int) {
+    return words("Head output", at_head("O", s.head));
+  };
+}
+
+// ---- scores and their scaling ---------------------------------------------------
+
+StepWords normalized(const TraceStep& s, int) {
+  const bool q = s.id == "cosine_q";
+  const std::string x = q ? "Q" : "K", row = q ? "q_i" : "k_j";
+  return words(q ? "Normalized queries" : "Normalized keys",
+               hat(x) + " = " + x + " / " + fn("max") + "(" + kNorm + row + kNorm + ", 1e-12)",
+               "each row " + row + " of " + x + " divided by its length");
+}
+
+StepWords scores(const TraceStep& s, int) {
+  switch (s.facts.variant) {
+    case Variant::kAdditive:
+      return each("Additive scores", "S", "ij",
+                  sub("w", "v") + kTop + kDot + fn("tanh") + "(f_i + g_j)",
+                  "f_i: row i of F, g_j: row j of G");
+    case Variant::kSingleLayer:
+      return each(
+          "Single-layer scores", "S", "ij",
+          Math("LeakyReLU_0.01", "\\mathrm{LeakyReLU}_{0.01}") + "(" + sub("D", "ij") + ")");
+    case Variant::kBiattention:
+      return each("BiAttention scores", "S", "ij", "t_i + u_j + " + sub("D", "ij"));
+    case Variant::kScaledDot:
+    case Variant::kDot:
+      break;
+  }
+  const Math q = s.facts.cosine ? hat("Q") : Math("Q"), k = s.facts.cosine ? hat("K") : Math("K");
+  return words("Scores " + (q + kDot + k + kTop).text,
+               "S = " + at_head(q, s.head) + kDot + at_head(k, s.head) + kTop);
+}
+
+// "factor 1/√d_k = 1/√4 = 0.5, temperature 2"
+std::string factor_note(const StepFacts& f, int digits) {
+  const std::string dk = shortest(static_cast<double>(f.d_k));
+  std::string what;
+  switch (f.scale) {
+    case ScaleKind::kSqrtDk:
+      what = "1/√d_k = 1/√" + dk;
+      break;
+    case ScaleKind::kDk:
+      what = "1/d_k = 1/" + dk;
+      break;
+    case ScaleKind::kLongSeq:
+      what = "1/√(d_k·len_k) = 1/√(" + dk + "·" + str(f.len_k) + ")";
+      break;
+    case ScaleKind::kNorm:
+      what = "1/‖S‖_F";
+      break;
+    case ScaleKind::kValue:
+      break;
+    case ScaleKind::kNone:
+    case ScaleKind::kCosine:
+      what = "1";
+      break;
+  }
+  std::string note = "factor " + (what.empty() ? "" : what + " = ") + number(f.factor, digits);
+  if (f.temperature != 1.0) note += ", temperature " + shortest(f.temperature);
+  return note;
+}
+
+// "·0.5 / 2": the factor and the temperature a matrix is scaled by.
+Math scaling(const StepFacts& f, int digits) {
+  Math m = "";
+  if (f.factor != 1.0) m = kDot + number(f.factor, digits);
+  if (f.temperature != 1.0) m = m + " / " + shortest(f.temperature);
+  return m;
+}
+
+StepWords scaled(const TraceStep& s, int digits) {
+  return words("Scaled scores", "S' = S" + scaling(s.facts, digits), factor_note(s.facts, digits));
+}
+
+StepWords output_scaled(const TraceStep& s, int digits) {
+  const Math o = at_head("O", s.head);
+  return words("Output scaled (scale_at output)", o + "' = " + o + scaling(s.facts, digits),
+               factor_note(s.facts, digits));
+}
+
+void add_score_words(WordingTable& t) {
+  t["cosine_q"] = t["cosine_k"] = normalized;
+  t["scores"] = scores;
+  t["additive_q"] = [](const TraceStep&, int) {
+    return words("Query features", "F = Q" + kDot + "W_q");
+  };
+  t["additive_k"] = [](const TraceStep&, int) {
+    return words("Key features", "G = K" + kDot + "W_k");
+  };
+  t["single_layer_pre"] = [](const TraceStep&, int) {
+    return each("Differences projected on w", "D", "ij", "(q_i " + kMinus + " k_j)" + kDot + "w");
+  };
+  t["scaled"] = scaled;
+  t["output_scaled"] = output_scaled;
+}
+
+// ---- bias, masks, softcap, ALiBi, RoPE ----------------------------------------------
+
+std::string mask_note(const StepFacts& f) {
+  std::string note = std::isinf(f.mask_fill)
+                         ? "masked cells are set to -inf"
+                         : "masked cells are set to mask_fill = " + shortest(f.mask_fill);
+  if (!f.window) return note;
+  auto side = [](int64_t w) { return w < 0 ? std::string("unbounded") : str(w); };
+  return note + "; window: query i sees keys i − " + side(f.window_left) + " … i + " +
+         side(f.window_right);
+}
+
+StepWords masked(const TraceStep& s, int) {
+  if (s.facts.variant == Variant::kBiattention) {
+    return each(
+        "Masked scores", "S", "ij",
+        kMaskFill + " " + Math("where memory j is padding", "\\text{where memory $j$ is padding}"));
+  }
+  return each("Masked scores", s.facts.source, "ij",
+              kMaskFill + " " + Math("where masked", "\\text{where masked}"), mask_note(s.facts));
+}
+
+StepWords alibi_bias(const TraceStep& s, int) {
+  const std::string m = shortest(s.facts.slope);
+  // One head: the step is not per head, and the slope is head 0's.
+  return each("ALiBi bias", "B", "ij", kMinus + "m" + kDot + "|i " + kMinus + " j|, m = " + m,
+              "head " + str(std::max<int64_t>(s.head, 0)) + "'s slope m = " + m);
+}
+
+std::string rope_note(const StepFacts& f) {
+  const Rope& r = f.rope;
+  return "theta " + shortest(r.theta) + ", " + str(r.dims) + " of " + str(f.rope_width) +
+         " features rotate, layout " + std::string(name(r.layout)) + "; query i is at position " +
+         str(r.q_offset) + " + i, key j at " + str(r.k_offset) + " + j";
+}
+
+Math rotation() {
+  return "(a, b) → (a" + kDot + "cos θ " + kMinus + " b" + kDot + "sin θ, b" + kDot + "cos θ + a" +
+         kDot + "sin θ)";
+}
+
+void add_modern_words(WordingTable& t) {
+  t["biased"] = [](const TraceStep& s, int) {
+    return words("Scores plus bias",
+                 "S' = " + s.facts.source + " + " + Math("attn_bias", "\\text{attn\\_{bias}}"));
+  };
+  t["masked"] = masked;
+  t["softcap_raw"] = [](const TraceStep&, int) {
+    return words("Scores before capping", "S' (uncapped)");
+  };
+  t["softcap"] = [](const TraceStep& s, int) {
+    return words("Capped scores",
+                 "S' = c" + kDot + fn("tanh") + "(S'/c), c = " + shortest(s.facts.softcap),
+                 "every score is pulled into (−c, c)");
+  };
+  t["alibi_bias"] = alibi_bias;
+  t["alibi"] = [](const TraceStep&, int) { return words("Scores plus ALiBi", "S' = S' + B"); };
+  const Math theta = sub("θ", "tp");
+  t["rope_angles"] = [theta](const TraceStep& s, int) {
+    return words("RoPE angles", theta + " = t" + kDot + "theta^(" + kMinus + "2p/dims)",
+                 rope_note(s.facts));
+  };
+  t["rope_cos"] = [theta](const TraceStep&, int) { return words("RoPE cosines", "cos " + theta); };
+  t["rope_sin"] = [theta](const TraceStep&, int) { return words("RoPE sines", "sin " + theta); };
+  t["rope_q"] = [](const TraceStep&, int) { return words("Rotated queries", rotation()); };
+  t["rope_k"] = [](const TraceStep&, int) { return words("Rotated keys", rotation()); };
+}
+
+// ---- softmax, dropout, the weighted sum -----------------------------------------------
+
+StepWords row_max(const TraceStep& s, int) {
+  const Math sij = sub(s.facts.source, "ij");
+  if (s.facts.sink) {
+    return each("Row maxima", "m", "i",
+                fn("max") + "(" + fn("max") + "_j " + sij + ", s), s = " + shortest(*s.facts.sink),
+                "the sink logit s takes part in the maximum");
+  }
+  return each("Row maxima", "m", "i", fn("max") + "_j " + sij,
+              "subtracted before exp so that exp never overflows");
+}
+
+StepWords row_sum(const TraceStep& s, int) {
+  const Math sum = kSumJ + " " + sub("E", "ij");
+  if (s.facts.sink) {
+    return each("Row sums with the sink", "z", "i", fn("exp") + "(s " + kMinus + " m_i) + " + sum);
+  }
+  return each("Row sums", "z", "i", sum);
+}
+
+std::string weights_note(const StepFacts& f) {
+  if (f.sink) return "each row sums to 1 minus the sink's share";
+  if (!f.fully_masked_rows) return "each row sums to 1";
+  return "each row sums to 1, except rows with every key masked (fully_masked: " +
+         std::string(name(f.fully_masked)) + ")";
+}
+
+// A, not W: W_q, W_k, W_v and W_o are the projections.
+StepWords weights(const TraceStep& s, int) {
+  if (s.facts.variant == Variant::kBiattention) {
+    return words("Document-to-memory weights", "A1 = " + roman("softmax") + "_j(S)",
+                 "each row sums to 1");
+  }
+  return each("Attention weights", "A", "ij", sub("E", "ij") + " / z_i", weights_note(s.facts));
+}
+
+StepWords dropout(const TraceStep& s, int) {
+  const StepFacts& f = s.facts;
+  return words("Weights after dropout",
+               kTildeA + " = A " + kOdot + " " + roman("keep") + " / (1 " + kMinus +
+                   " p), p = " + shortest(f.dropout),
+               "keep: cells kept by the dropout generator (seed " + std::to_string(f.seed) + ")");
+}
+
+StepWords weighted_sum(const TraceStep& s, int) {
+  const Math a = s.facts.dropout > 0 ? kTildeA : Math("A");
+  return words("Weighted sum of values",
+               at_head("O", s.head) + " = " + at_head(a, s.head) + kDot + at_head("V", s.head));
+}
+
+void add_softmax_words(WordingTable& t) {
+  t["row_max"] = row_max;
+  t["exp"] = [](const TraceStep& s, int) {
+    return each("Exponentials", "E", "ij",
+                fn("exp") + "(" + sub(s.facts.source, "ij") + " " + kMinus + " m_i)");
+  };
+  t["row_sum"] = row_sum;
+  t["sink_share"] = [](const TraceStep&, int) {
+    return each("Sink's share of each row", "σ", "i", fn("exp") + "(s " + kMinus + " m_i) / z_i",
+                "the weight the sink takes; row i of A sums to 1 − σ_i");
+  };
+  t["weights"] = weights;
+  t["dropout"] = dropout;
+  t["weighted_sum"] = weighted_sum;
+}
+
+// ---- BiAttention ------------------------------------------------------------------------
+
+void add_biattention_words(WordingTable& t) {
+  t["bi_input_dot"] = [](const TraceStep&, int) {
+    return each("Document term", "t", "i", "x_i" + kDot + sub("w", "in"));
+  };
+  t["bi_memory_dot"] = [](const TraceStep&, int) {
+    return each("Memory term", "u", "j", "y_j" + kDot + sub("w", "mem"));
+  };
+  t["bi_cross_dot"] = [](const TraceStep&, int) {
+    return each("Cross term", "D", "ij",
+                "(x_i " + kOdot + " " + sub("dot", "scale") + ")" + kDot + "y_j");
+  };
+  t["bi_o1"] = [](const TraceStep&, int) {
+    return words("Attended memory", "O1 = A1" + kDot + "Y");
+  };
+  t["bi_row_max"] = [](const TraceStep&, int) {
+    return each("Best match per document position", "m", "i", fn("max") + "_j " + sub("S", "ij"));
+  };
+  t["bi_w2"] = [](const TraceStep&, int) {
+    return words("Memory-to-document weights", "a2 = " + roman("softmax") + "_i(m)");
+  };
+  t["bi_o2"] = [](const TraceStep&, int) {
+    return words("Attended document", "o2 = a2" + kTop + kDot + "X");
+  };
+}
+
+// ---- what attn run adds: similarity, expected numbers ---------------------------------------
+
+std::string expected_note(const StepFacts& f) {
+  if (f.matches) return "the output above matches these numbers";
+  if (!f.explanation.empty()) return "these differ from the output above: " + f.explanation;
+  return "these differ from the output above, and no common misreading of the formula explains "
+         "them";
+}
+
+// The reading of the formula that gives the expected numbers.
+StepWords expected_reading(const TraceStep& s, int digits) {
+  const StepFacts& f = s.facts;
+  Math formula = "O = " + roman("softmax") + "(Q" + kDot + "K" + kTop + ")" + kDot + "V";
+  if (f.setting == "--scale-at output")
+    formula = formula + kDot + "f, f = " + number(f.factor, digits);
+  return words("Output under " + f.setting + " (reproduces the expected numbers)", formula);
+}
+
+void add_run_words(WordingTable& t) {
+  // The dot products between rows: of the inputs X, or of the outputs o.
+  t["similarity_input"] = t["similarity_output"] = [](const TraceStep& s, int) {
+    const bool in = s.id == "similarity_input";
+    const std::string& x = s.facts.source;
+    return words(in ? "Similarity of input rows" : "Similarity of output rows",
+                 "sim(i, j) = " + x + "_i" + kDot + x + "_j",
+                 in ? "" : "how alike the rows are after attention (compare with the inputs)");
+  };
+  t["expected"] = [](const TraceStep& s, int) {
+    return words("Expected output (the input's expected block)", "expected",
+                 expected_note(s.facts));
+  };
+  t["expected_reading"] = expected_reading;
+}
+
+const WordingTable& wording_table() {
+  static const WordingTable table = [] {
+    WordingTable t;
+    add_input_words(t);
+    add_score_words(t);
+    add_modern_words(t);
+    add_softmax_words(t);
+    add_biattention_words(t);
+    add_run_words(t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+StepWords step_words(const TraceStep& s, int digits) {
+  const WordingTable& table = wording_table();
+  const auto it = table.find(s.id);
+  // A step attn does not know (an observer's own) is shown under its id.
+  if (it == table.end()) return words(s.id, "");
+  return it->second(s, digits);
+}
+
+}  // namespace attn
