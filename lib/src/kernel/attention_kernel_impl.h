@@ -24,7 +24,7 @@ constexpr int kSRows = 8, kSCols = 3;
 constexpr int kPRows = 4, kPCols = 4;
 #else
 constexpr int kSRows = 6, kSCols = 2;
-constexpr int kPRows = 2, kPCols = 4;
+constexpr int kPRows = 6, kPCols = 2;
 #endif
 // Queries per task: multiples of kSRows and kPRows. Long key ranges take
 // the larger blocks: each block streams all of K and V once, so doubling
@@ -380,9 +380,7 @@ class Block {
   // exponentials (in place), the running sum and the accumulator rescaled.
   void online_row(int64_t r, T* s, int64_t nk) {
     const int64_t npad = round_up(nk, kW<T>);
-    Vec<T> vm = splat(-std::numeric_limits<T>::infinity());
-    for (int64_t j = 0; j < npad; j += kW<T>) vm = vmax(vm, load(s + j));
-    const T tile_max = hmax(vm);
+    const T tile_max = max_of(s, npad);
     const T old = sc_.m[r];
     const T m = std::max(old, tile_max);
     if (m == -std::numeric_limits<T>::infinity()) {
@@ -401,6 +399,13 @@ class Block {
     sc_.l[r] += hsum(sum);
   }
 
+  // The largest of s[0..n), n a multiple of the vector width.
+  static T max_of(const T* s, int64_t n) {
+    Vec<T> vm = splat(-std::numeric_limits<T>::infinity());
+    for (int64_t j = 0; j < n; j += kW<T>) vm = vmax(vm, load(s + j));
+    return hmax(vm);
+  }
+
   // p[j] = exp(p[j] - m) for j < n (a multiple of the vector width), and
   // the vector of partial sums: the exponentials of both softmax paths.
   static Vec<T> exp_shifted(T* p, int64_t n, Vec<T> m) {
@@ -416,9 +421,7 @@ class Block {
   // Softmax of a whole row in place; false when every key is masked.
   bool softmax_full_row(T* w, int64_t n) {
     const int64_t nv = n / kW<T> * kW<T>;
-    Vec<T> vm = splat(-std::numeric_limits<T>::infinity());
-    for (int64_t j = 0; j < nv; j += kW<T>) vm = vmax(vm, load(w + j));
-    T m = hmax(vm);
+    T m = max_of(w, nv);
     for (int64_t j = nv; j < n; ++j) m = std::max(m, w[j]);
     if (m == -std::numeric_limits<T>::infinity()) return false;
     T sink_term = 0;
