@@ -182,17 +182,6 @@ Result compute_fast(const Problem& p, const ComputeRequest& req) {
   std::vector<kernel::FullyMaskedRow> fully;
   const int threads = req.threads > 0 ? req.threads : kernel::hardware_threads();
   kernel::run_heads(tasks, rules, threads, &fully, req.progress);
-  if (keep) {
-    // The output comes from the streaming kernel whatever else is kept, so
-    // asking for the weights, the scores or a heatmap never changes its
-    // digits: the rows kernel normalizes the weights before multiplying by
-    // V, the streaming one divides at the end, and the two round apart in
-    // the last bits. Costs a second pass over the scores when maps are kept.
-    std::vector<kernel::HeadTask<T>> output_only = tasks;
-    for (kernel::HeadTask<T>& t : output_only) t.weights = t.scores = nullptr, t.masked = nullptr;
-    std::vector<kernel::FullyMaskedRow> again;
-    kernel::run_heads(output_only, rules, threads, &again);
-  }
   if (p.fully_masked == FullyMasked::kError && !fully.empty()) {
     raise_fully_masked(p, fully[0].batch, fully[0].head, fully[0].query);
   }

@@ -1,12 +1,10 @@
-// The fast scaled dot-product attention kernels, per (batch, head):
-// - streaming: FlashAttention-style online softmax over blocks of queries x
-//   blocks of keys (running max and sum, rescaled accumulators); it never
-//   allocates len_q x len_k and skips key ranges that masks rule out;
-// - rows: blocks of queries against all keys, writing the weights (and
-//   optionally the scores and mask flags) for the caller.
-// Both apply the same score rules (scale, temperature, bias, masks, fill)
-// through one function, so they mask the same cells and agree to rounding.
-// They are built once per instruction set (attention_kernel_<isa>.cc, from
+// The fast scaled dot-product attention kernel, per (batch, head):
+// FlashAttention-style online softmax over blocks of queries x blocks of
+// keys (running max and sum, rescaled accumulators). Output only, it never
+// allocates len_q x len_k and skips key ranges that masks rule out; asked
+// for the weights (and optionally the scores and mask flags) it writes them
+// as it goes in the same pass, and the output's digits do not change.
+// It is built once per instruction set (attention_kernel_<isa>.cc, from
 // attention_kernel_impl.h); these entry points run the build kernel_isa()
 // chose for this CPU (kernel/instruction_set.h).
 #pragma once
@@ -65,9 +63,8 @@ struct FullyMaskedRow {
 template <class T>
 int64_t packed_key_elements(int64_t len_k, int64_t d);
 
-// Runs every task; with weights requested the rows kernel is used, the
-// streaming one otherwise. Tasks with the same k and v pointers (query
-// heads of one grouped-query group) share one packed copy of them. Rows with every key masked are
+// Runs every task. Tasks with the same k and v pointers (query heads of one
+// grouped-query group) share one packed copy of them. Rows with every key masked are
 // appended to `fully_masked` in (task, query) order and filled as rules.fully_masked says (kError
 // is reported the same way; the caller raises it). `progress`, when set, is called from one thread
 // with (blocks done, blocks).

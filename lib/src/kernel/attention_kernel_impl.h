@@ -205,20 +205,25 @@ class Block {
     if (rules.dropout > 0) sc.drop.resize(static_cast<size_t>(pad * kBlockK<T>));
   }
 
-  // The streaming kernel: online softmax over key tiles.
-  // stream and rows stay functions of their own: everything here has
-  // internal linkage, and GCC would inline both into run_heads (the only
-  // caller), one function of 6000 instructions that ran up to 15% slower
-  // (f32, n = 8192, one thread).
+  // The kernel: online softmax over key tiles. With maps requested, each
+  // tile's scores are also written to the weights (and the scores and mask
+  // flags kept), and once the row's last tile is done the softmax of the
+  // whole row turns them into the weights; the output is computed the same
+  // way whether maps are kept or not, to the bit.
+  // Kept a function of its own: everything here has internal linkage, and
+  // GCC would inline it into run_heads (the only caller), one function of
+  // 6000 instructions that ran up to 15% slower (f32, n = 8192, one thread).
   [[gnu::noinline]] void stream(std::vector<FullyMaskedRow>& fully) {
+    const int64_t n = t_.len_k;
     // With an infinite fill, keys past every row's limit (valid_lens,
-    // causal) contribute nothing: the tiles stop there.
-    // The window's left edge likewise lets them start late, at the tile
-    // holding the first key any row of the block may see.
-    int64_t begin = 0, end = t_.len_k;
-    if (t_.masks && std::isinf(rules_.mask_fill)) {
+    // causal) contribute nothing: the tiles stop there. The window's left
+    // edge likewise lets them start late, at the tile holding the first key
+    // any row of the block may see. Kept maps need every tile.
+    int64_t begin = 0, end = n;
+    const bool maps = t_.weights || t_.scores || t_.masked;
+    if (t_.masks && std::isinf(rules_.mask_fill) && !maps) {
       end = 0;
-      begin = t_.len_k;
+      begin = n;
       for (int64_t r = 0; r < rows_; ++r) {
         end = std::max(end, t_.masks->key_limit(i0_ + r));
         begin = std::min(begin, t_.masks->key_start(i0_ + r));
@@ -230,8 +235,11 @@ class Block {
       const int64_t nk = std::min(kBlockK<T>, end - jb);
       scores_tile(jb, nk, sc_.s.data(), ld);
       for (int64_t r = 0; r < rows_; ++r) {
+        const int64_t i = i0_ + r;
         T* s = sc_.s.data() + r * ld;
-        rules_row(s, i0_ + r, jb, nk, nullptr, nullptr);
+        rules_row(s, i, jb, nk, t_.scores ? t_.scores + i * n + jb : nullptr,
+                  t_.masked ? t_.masked + i * n + jb : nullptr);
+        if (t_.weights) copy_row(s, t_.weights + i * n + jb, nk);
         online_row(r, s, nk);
       }
       const T* p = sc_.s.data();
@@ -240,6 +248,7 @@ class Block {
                ldo_, pk_.dvp);
     }
     for (int64_t r = 0; r < rows_; ++r) {
+      if (t_.weights) weights_row(t_.weights + (i0_ + r) * n);
       T* out = t_.out + (i0_ + r) * t_.dv;
       const T* acc = sc_.o.data() + r * ldo_;
       if (sc_.m[r] == -std::numeric_limits<T>::infinity()) {
@@ -262,60 +271,6 @@ class Block {
       const T inv = c_acc / l;
       const T om = static_cast<T>(rules_.out_mult);
       for (int64_t c = 0; c < t_.dv; ++c) out[c] = acc[c] * inv * om;
-    }
-  }
-
-  // The rows kernel: full rows of scores into the weights, then W·V.
-  [[gnu::noinline]] void rows(std::vector<FullyMaskedRow>& fully) {
-    const int64_t n = t_.len_k;
-    const int64_t ld = kBlockK<T>;
-    for (int64_t jb = 0; jb < n; jb += kBlockK<T>) {
-      const int64_t nk = std::min(kBlockK<T>, n - jb);
-      scores_tile(jb, nk, sc_.s.data(), ld);
-      for (int64_t r = 0; r < rows_; ++r) {
-        const int64_t i = i0_ + r;
-        T* s = sc_.s.data() + r * ld;
-        rules_row(s, i, jb, nk, t_.scores ? t_.scores + i * n + jb : nullptr,
-                  t_.masked ? t_.masked + i * n + jb : nullptr);
-        std::memcpy(t_.weights + i * n + jb, s, sizeof(T) * static_cast<size_t>(nk));
-      }
-    }
-    for (int64_t r = 0; r < rows_; ++r) {
-      T* w = t_.weights + (i0_ + r) * n;
-      if (!softmax_full_row(w, n)) {
-        if (t_.has_sink) {  // the sink takes the whole row: no report
-          std::fill(w, w + n, T(0));
-          continue;
-        }
-        fully.push_back(FullyMaskedRow{t_.batch, t_.head, i0_ + r});
-        T v = 0;
-        if (rules_.fully_masked == FullyMasked::kUniform) v = T(1) / static_cast<T>(n);
-        if (rules_.fully_masked == FullyMasked::kNan) v = std::numeric_limits<T>::quiet_NaN();
-        std::fill(w, w + n, v);
-      }
-    }
-    // Rows past the block end read as zeros in the value product.
-    const int64_t prow = round_up(rows_, kPRows);
-    for (int64_t jb = 0; jb < n; jb += kBlockK<T>) {
-      const int64_t nk = std::min(kBlockK<T>, n - jb);
-      T* tile = sc_.s.data();
-      for (int64_t r = 0; r < prow; ++r) {
-        if (r < rows_) {
-          std::memcpy(tile + r * ld, t_.weights + (i0_ + r) * n + jb,
-                      sizeof(T) * static_cast<size_t>(nk));
-        } else {
-          std::fill(tile + r * ld, tile + r * ld + nk, T(0));
-        }
-      }
-      const T* p = tile;
-      if (rules_.dropout > 0) p = dropped(tile, ld, jb, nk);
-      pv_block(p, ld, prow, nk, pk_.vp + jb * pk_.dvp, pk_.dvp, sc_.o.data(), ldo_, pk_.dvp);
-    }
-    const T om = static_cast<T>(rules_.out_mult);
-    for (int64_t r = 0; r < rows_; ++r) {
-      T* out = t_.out + (i0_ + r) * t_.dv;
-      const T* acc = sc_.o.data() + r * ldo_;
-      for (int64_t c = 0; c < t_.dv; ++c) out[c] = acc[c] * om;
     }
   }
 
@@ -416,6 +371,28 @@ class Block {
       sum += e;
     }
     return sum;
+  }
+
+  // dst[0..n) = src[0..n) in vectors: GCC turns the memcpy of a row of a
+  // tile (a few hundred bytes) into rep movs, which starts slowly.
+  static void copy_row(const T* src, T* dst, int64_t n) {
+    int64_t j = 0;
+    for (; j + kW<T> <= n; j += kW<T>) store(dst + j, load(src + j));
+    for (; j < n; ++j) dst[j] = src[j];
+  }
+
+  // A row of kept scores (after the rules) to its weights; a row with every
+  // key masked as rules.fully_masked says, and all zero when a sink takes
+  // it.
+  void weights_row(T* w) {
+    const int64_t n = t_.len_k;
+    if (softmax_full_row(w, n)) return;
+    T v = 0;
+    if (!t_.has_sink && rules_.fully_masked == FullyMasked::kUniform) v = T(1) / static_cast<T>(n);
+    if (!t_.has_sink && rules_.fully_masked == FullyMasked::kNan) {
+      v = std::numeric_limits<T>::quiet_NaN();
+    }
+    std::fill(w, w + n, v);
   }
 
   // Softmax of a whole row in place; false when every key is masked.
@@ -611,11 +588,7 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
     const HeadTask<T>& t = tasks[static_cast<size_t>(h)];
     Block<T> blk(t, packed[pack_of[static_cast<size_t>(h)]], rules,
                  scratch[static_cast<size_t>(id)], i0, cap, mult[static_cast<size_t>(h)]);
-    if (t.weights) {
-      blk.rows(found[static_cast<size_t>(b)]);
-    } else {
-      blk.stream(found[static_cast<size_t>(b)]);
-    }
+    blk.stream(found[static_cast<size_t>(b)]);
     const int64_t now = ++done;
     if (progress && id == 0) {  // one reporting thread
       progress(now, total);
