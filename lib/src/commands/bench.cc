@@ -12,11 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "attn/attention.h"
+#include "attn/document.h"
 #include "attn/dropout.h"
 #include "attn/error.h"
+#include "attn/escape.h"
 #include "attn/limits.h"
 #include "attn/number_text.h"
-#include "engine/mask_view.h"
+#include "attn/problem.h"
 #include "kernel/attention_kernel.h"
 #include "kernel/instruction_set.h"
 #include "kernel/parallel.h"
@@ -75,59 +78,39 @@ void check_bench_limits(const BenchOptions& o) {
   }
 }
 
-template <class T>
+// Q as [batch][heads][n][d], K and V as [batch][kv heads][n][d], uniform in
+// [-1, 1] from the project's generator (reproducible everywhere), with the
+// settings of o: the problem `attn run` would build from such a document.
+Problem bench_problem(const BenchOptions& o) {
+  InputDocument doc;
+  doc.source = "bench";
+  doc.settings = o.settings;
+  if (o.causal) doc.settings.causal = true;
+  const int64_t kv = o.settings.kv_heads.value_or(o.heads);
+  if (kv < 1 || o.heads % kv != 0) {
+    throw_usage("bench: --kv-heads " + std::to_string(kv) + " does not divide --heads " +
+                std::to_string(o.heads));
+  }
+  uint64_t counter = 0;
+  auto tensor = [&](int64_t h) {
+    Tensor<double> t({o.batch, h, o.n, o.d});
+    for (double& x : t.values()) x = 2 * dropout_uniform(o.seed, counter++) - 1;
+    return Input{std::move(t), "bench"};
+  };
+  doc.Q = tensor(o.heads);
+  doc.K = tensor(kv);
+  doc.V = tensor(kv);
+  return build_problem(doc);
+}
+
 BenchResult bench(const BenchOptions& o) {
-  const int64_t heads = o.batch * o.heads;
-  const int64_t per = o.n * o.d;
-  // Uniform in [-1, 1] from the project's generator: reproducible everywhere.
-  std::vector<T> q(static_cast<size_t>(heads * per)), k(q.size()), v(q.size()), out(q.size());
-  for (size_t i = 0; i < q.size(); ++i) {
-    q[i] = static_cast<T>(2 * dropout_uniform(o.seed, 3 * i) - 1);
-    k[i] = static_cast<T>(2 * dropout_uniform(o.seed, 3 * i + 1) - 1);
-    v[i] = static_cast<T>(2 * dropout_uniform(o.seed, 3 * i + 2) - 1);
-  }
-  std::vector<T> weights;
-  std::vector<uint8_t> masked;
-  if (o.weights) {
-    weights.assign(static_cast<size_t>(heads * o.n * o.n), T(0));
-    masked.assign(weights.size(), 0);
-  }
-  // Causal runs need a problem for the mask view; only its sizes matter.
-  Problem shape;
-  shape.len_q = shape.len_k = o.n;
-  shape.batch = o.batch;
-  shape.heads = o.heads;
-  shape.masks.causal = o.causal;
-  std::vector<detail::MaskView> views;
-  if (o.causal) {
-    for (int64_t b = 0; b < o.batch; ++b) {
-      for (int64_t h = 0; h < o.heads; ++h) views.emplace_back(shape, b, h);
-    }
-  }
-  std::vector<kernel::HeadTask<T>> tasks;
-  for (int64_t t = 0; t < heads; ++t) {
-    kernel::HeadTask<T> h;
-    h.q = q.data() + t * per;
-    h.k = k.data() + t * per;
-    h.v = v.data() + t * per;
-    h.out = out.data() + t * per;
-    h.len_q = h.len_k = o.n;
-    h.d = h.dv = o.d;
-    if (o.weights) {
-      h.weights = weights.data() + t * o.n * o.n;
-      h.masked = masked.data() + t * o.n * o.n;
-    }
-    h.masks = o.causal ? &views[static_cast<size_t>(t)] : nullptr;
-    h.batch = t / o.heads;
-    h.head = t % o.heads;
-    h.heads = o.heads;
-    tasks.push_back(h);
-  }
-  kernel::ScoreRules rules;
-  rules.mult = 1.0 / std::sqrt(static_cast<double>(o.d));
-  const int threads = o.threads > 0 ? o.threads : kernel::hardware_threads();
+  const Problem p = bench_problem(o);
+  ComputeRequest req;
+  req.weights = o.weights;
+  req.dtype = o.dtype;
+  req.threads = o.threads > 0 ? o.threads : kernel::hardware_threads();
   using clock = std::chrono::steady_clock;
-  kernel::run_heads(tasks, rules, threads, nullptr);  // warm-up
+  compute(p, req);  // warm-up
   auto cpu_now = [] {
     timespec ts{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -139,7 +122,7 @@ BenchResult bench(const BenchOptions& o) {
          std::chrono::duration<double>(clock::now() - start).count() < o.min_seconds) {
     const double c0 = cpu_now();
     const auto t0 = clock::now();
-    kernel::run_heads(tasks, rules, threads, nullptr);
+    compute(p, req);
     times.push_back(std::chrono::duration<double>(clock::now() - t0).count());
     cpu.push_back(cpu_now() - c0);
   }
@@ -150,12 +133,24 @@ BenchResult bench(const BenchOptions& o) {
   r.seconds = times[times.size() / 2];
   r.min_seconds = times.front();
   r.cpu_seconds = cpu[cpu.size() / 2];
-  const double flops = 4.0 * static_cast<double>(heads) * static_cast<double>(o.n) *
+  const double flops = 4.0 * static_cast<double>(o.batch * o.heads) * static_cast<double>(o.n) *
                        static_cast<double>(o.n) * static_cast<double>(o.d);
   r.gflops = flops / r.seconds / 1e9;
-  r.threads = threads;
+  r.threads = req.threads;
   r.peak_rss_mb = peak_rss_mb();
   r.kernels = kernel::isa_key(kernel::kernel_isa());
+  r.description = describe_run(p);
+  switch (plan_compute(p, req, false)) {
+    case ComputePath::kReference:
+      r.path = "reference";
+      break;
+    case ComputePath::kWeightsKept:
+      r.path = "weights kept";
+      break;
+    case ComputePath::kStreaming:
+      r.path = "streaming";
+      break;
+  }
   return r;
 }
 
@@ -170,7 +165,7 @@ BenchResult run_bench(const BenchOptions& o) {
   } else {
     check_bench_limits<double>(o);
   }
-  return o.dtype == DType::kF32 ? bench<float>(o) : bench<double>(o);
+  return bench(o);
 }
 
 std::string bench_json(const BenchOptions& o, const BenchResult& r) {
@@ -183,7 +178,8 @@ std::string bench_json(const BenchOptions& o, const BenchResult& r) {
          ", \"threads\": " + std::to_string(r.threads) + ", \"seconds\": " + num(r.seconds) +
          ", \"min_seconds\": " + num(r.min_seconds) + ", \"cpu_seconds\": " + num(r.cpu_seconds) +
          ", \"gflops\": " + num(r.gflops) + ", \"reps\": " + std::to_string(r.reps) +
-         ", \"peak_rss_mb\": " + num(r.peak_rss_mb) + ", \"kernels\": \"" + r.kernels + "\"}\n";
+         ", \"peak_rss_mb\": " + num(r.peak_rss_mb) + ", \"kernels\": \"" + r.kernels +
+         "\", \"path\": \"" + r.path + "\", \"run\": " + json_string(r.description) + "}\n";
 }
 
 std::string bench_text(const BenchOptions& o, const BenchResult& r) {
@@ -192,6 +188,7 @@ std::string bench_text(const BenchOptions& o, const BenchResult& r) {
                   std::string(name(o.dtype)) + (o.weights ? ", weights kept" : ", output only") +
                   (o.causal ? ", causal" : "") + ", " + std::to_string(r.threads) +
                   (r.threads == 1 ? " thread" : " threads") + ", " + r.kernels + " kernels\n";
+  s += "  " + r.description + " (" + r.path + ")\n";
   s += "  median " + format_fixed(r.seconds * 1e3, 3) + " ms, min " +
        format_fixed(r.min_seconds * 1e3, 3) + " ms over " + std::to_string(r.reps) + " runs\n";
   s += "  CPU time " + format_fixed(r.cpu_seconds * 1e3, 3) + " ms per run (all threads)\n";

@@ -1,7 +1,8 @@
-// `attn bench`: times the core attention computation (no file I/O) on
-// seeded random Q, K, V of shape [batch][heads][n][d], with a warm-up and
-// repeats (at least `min_reps` and at least `min_seconds`), through the
-// same kernels `attn run` uses.
+// `attn bench`: times the attention computation of `attn run` (no file
+// I/O): the problem a document of seeded random 4D Q, K, V ([batch][heads]
+// [n][d], K and V with the kv heads) and the given settings would make,
+// through attn::compute, with a warm-up and repeats (at least `min_reps`
+// and at least `min_seconds`).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,9 @@ struct BenchOptions {
   bool weights = true;  // materialize the weights (false: streaming, output only)
   int threads = 0;      // 0: every hardware thread
   bool causal = false;
+  // Today's attention: --kv-heads, --rope, --alibi, --window, --softcap,
+  // --sinks, as `attn run` takes them.
+  RunSettings settings;
   double min_seconds = 1.0;
   int min_reps = 3;
   uint64_t seed = 1;
@@ -36,9 +40,11 @@ struct BenchResult {
   // seconds grows but this does not, which tells the two apart.
   double cpu_seconds = 0;
   int reps = 0;
-  int threads = 0;         // threads actually used
-  double peak_rss_mb = 0;  // of the whole process
-  std::string kernels;     // the build of the kernels that ran: "avx512", "avx2", "generic"
+  int threads = 0;          // threads actually used
+  double peak_rss_mb = 0;   // of the whole process
+  std::string kernels;      // the build of the kernels that ran: "avx512", "avx2", "generic"
+  std::string description;  // describe_run() of the problem timed
+  std::string path;         // plan_compute's choice: "streaming", "weights kept", "reference"
 };
 
 BenchResult run_bench(const BenchOptions& o);

@@ -80,8 +80,16 @@ Result compute_fast(const Problem& p, const ComputeRequest& req) {
   }
   // RoPE while the heads are prepared, once per K/V head, before cosine.
   if (p.rope) {
-    for (Mat<T>& m : qh) apply_rope(m, *p.rope, p.rope->q_offset);
-    for (Mat<T>& m : kh) apply_rope(m, *p.rope, p.rope->k_offset);
+    std::vector<Mat<T>*> q_rot, k_rot;
+    for (Mat<T>& m : qh) q_rot.push_back(&m);
+    for (Mat<T>& m : kh) k_rot.push_back(&m);
+    if (p.rope->q_offset == p.rope->k_offset) {  // one angle per position for both
+      q_rot.insert(q_rot.end(), k_rot.begin(), k_rot.end());
+      apply_rope(q_rot, *p.rope, p.rope->q_offset);
+    } else {
+      apply_rope(q_rot, *p.rope, p.rope->q_offset);
+      apply_rope(k_rot, *p.rope, p.rope->k_offset);
+    }
   }
   if (p.scale.kind == ScaleKind::kCosine) {
     for (Mat<T>& m : qh) normalize_rows(m);

@@ -111,30 +111,48 @@ RowStats<T> softmax_row_sink(T* row, int64_t n, T sink, T* exps = nullptr,
   return st;
 }
 
-// Rotary position embedding of the rows of one head in place: row i sits
-// at position offset + i, and feature pair p (p, p + dims/2 in the half
-// layout, 2p, 2p + 1 interleaved) turns by (offset + i)·theta^(-2p/dims).
-// Angles and their cosines and sines are computed in double whatever T.
+// Rotary position embedding of the rows of heads in place: row i of each
+// sits at position offset + i, and feature pair p (p, p + dims/2 in the
+// half layout, 2p, 2p + 1 interleaved) turns by (offset + i)·theta^(-2p/dims).
+// Angles and their cosines and sines are computed in double whatever T,
+// once per position for all the heads given (the sines and cosines cost
+// more than the rotations).
 template <class T>
-void apply_rope(Mat<T>& x, const Rope& r, int64_t offset) {
+void apply_rope(const std::vector<Mat<T>*>& heads, const Rope& r, int64_t offset) {
   const int64_t half = r.dims / 2;
   std::vector<double> freq(static_cast<size_t>(half));
   for (int64_t p = 0; p < half; ++p) {
     freq[static_cast<size_t>(p)] =
         1.0 / std::pow(r.theta, static_cast<double>(2 * p) / static_cast<double>(r.dims));
   }
-  for (int64_t i = 0; i < x.rows(); ++i) {
+  int64_t rows = 0;
+  for (const Mat<T>* x : heads) rows = std::max<int64_t>(rows, x->rows());
+  std::vector<T> cos_row(static_cast<size_t>(half)), sin_row(cos_row.size());
+  for (int64_t i = 0; i < rows; ++i) {
     const double t = static_cast<double>(offset + i);
     for (int64_t p = 0; p < half; ++p) {
-      const double angle = t * freq[static_cast<size_t>(p)];
-      const T c = static_cast<T>(std::cos(angle)), s = static_cast<T>(std::sin(angle));
-      const int64_t ia = r.layout == RopeLayout::kHalf ? p : 2 * p;
-      const int64_t ib = r.layout == RopeLayout::kHalf ? p + half : 2 * p + 1;
-      const T a = x(i, ia), b = x(i, ib);
-      x(i, ia) = a * c - b * s;
-      x(i, ib) = b * c + a * s;
+      double sin_a, cos_a;  // glibc's sincos: one argument reduction for both
+      ::sincos(t * freq[static_cast<size_t>(p)], &sin_a, &cos_a);
+      cos_row[static_cast<size_t>(p)] = static_cast<T>(cos_a);
+      sin_row[static_cast<size_t>(p)] = static_cast<T>(sin_a);
+    }
+    for (Mat<T>* x : heads) {
+      if (i >= x->rows()) continue;
+      for (int64_t p = 0; p < half; ++p) {
+        const T c = cos_row[static_cast<size_t>(p)], s = sin_row[static_cast<size_t>(p)];
+        const int64_t ia = r.layout == RopeLayout::kHalf ? p : 2 * p;
+        const int64_t ib = r.layout == RopeLayout::kHalf ? p + half : 2 * p + 1;
+        const T a = (*x)(i, ia), b = (*x)(i, ib);
+        (*x)(i, ia) = a * c - b * s;
+        (*x)(i, ib) = b * c + a * s;
+      }
     }
   }
+}
+
+template <class T>
+void apply_rope(Mat<T>& x, const Rope& r, int64_t offset) {
+  apply_rope<T>(std::vector<Mat<T>*>{&x}, r, offset);
 }
 
 // Soft-capping of scores: c·tanh(s/c) (infinite scores go to ±c).

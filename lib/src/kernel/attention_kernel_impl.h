@@ -314,7 +314,19 @@ class Block {
       }
     }
     if (scores_out) std::memcpy(scores_out, s, sizeof(T) * static_cast<size_t>(nk));
-    if (mv) {
+    if (mv && !mv->mask_row(i) && !mv->key_padding()) {
+      // Limits only (causal, valid_lens, a window): keys [a, z) of the tile
+      // take part, the rest is filled; no test per cell.
+      const int64_t a = std::clamp<int64_t>(mv->key_start(i) - jb, 0, nk);
+      const int64_t z = std::clamp<int64_t>(mv->key_limit(i) - jb, a, nk);
+      std::fill(s, s + a, fill_);
+      std::fill(s + z, s + nk, fill_);
+      if (masked_out) {
+        std::memset(masked_out, 1, static_cast<size_t>(a));
+        for (int64_t j = a; j < z; ++j) masked_out[j] = s[j] == -std::numeric_limits<T>::infinity();
+        std::memset(masked_out + z, 1, static_cast<size_t>(nk - z));
+      }
+    } else if (mv) {
       const int64_t lim = mv->key_limit(i);
       const int64_t start = mv->key_start(i);
       const uint8_t* mrow = mv->mask_row(i);
