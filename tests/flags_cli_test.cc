@@ -234,5 +234,28 @@ TEST(Version, NamesTheKernelsInstructionSet) {
       << v.out;
 }
 
+TEST(Bench, TimesTheProblemAttnRunWouldBuild) {
+  const test::Run r =
+      run_attn({"bench", "--n",          "96",        "--d",     "8",       "--heads",
+                "4",     "--kv-heads",   "2",         "--rope",  "--alibi", "--window",
+                "16,0",  "--softcap",    "30",        "--sinks", "0.5",     "--seconds",
+                "0",     "--no-weights", "--threads", "1",       "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"path\": \"streaming\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4 heads, kv_heads 2, rope (theta 10000, half), softcap 30, alibi, "
+                       "window [16, 0], sinks"),
+            std::string::npos)
+      << r.out;
+  const test::Run kept = run_attn({"bench", "--n", "32", "--d", "4", "--seconds", "0", "--json"});
+  ASSERT_EQ(kept.code, 0) << kept.err;
+  EXPECT_NE(kept.out.find("\"path\": \"weights kept\""), std::string::npos) << kept.out;
+  const test::Run bad = run_attn({"bench", "--heads", "8", "--kv-heads", "3"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "attn: error: bench: --kv-heads 3 does not divide --heads 8\n");
+  const test::Run typo = run_attn({"bench", "--window", "x"});
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_NE(typo.err.find("--window"), std::string::npos) << typo.err;
+}
+
 }  // namespace
 }  // namespace attn

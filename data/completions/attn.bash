@@ -35,7 +35,8 @@ _attn_flags() {
       ;;
     bench)
       echo "-h --help --n --d --heads --batch --dtype --no-weights --causal --threads" \
-        "--seconds --max-elements --json"
+        "--seconds --max-elements --json --kv-heads --rope --rope-theta --rope-dims" \
+        "--rope-layout --alibi --window --softcap --sinks"
       ;;
     examples | show | help) echo "-h --help" ;;
     *) echo "-h --help --version" ;;

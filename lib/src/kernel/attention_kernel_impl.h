@@ -299,7 +299,8 @@ class Block {
     }
     if (rules_.softcap > 0) {
       const T cap = static_cast<T>(rules_.softcap), inv = T(1) / cap;
-      for (int64_t j = 0; j < nk; ++j) s[j] = cap * std::tanh(s[j] * inv);
+      const Vec<T> vcap = splat(cap), vinv = splat(inv);
+      for (int64_t j = 0; j < npad; j += kW<T>) store(s + j, vcap * vtanh(load(s + j) * vinv));
     }
     const detail::MaskView* mv = t_.masks;
     if (mv && mv->has_bias()) {
@@ -613,15 +614,15 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
   }
 }
 
-// y = exp(x) through vexp, the tail through one padded vector.
-template <class T>
-void exp_array(const T* x, T* y, int64_t n) {
+// y = f(x) through a vector function, the tail through one padded vector.
+template <class T, Vec<T> (*F)(Vec<T>)>
+void map_array(const T* x, T* y, int64_t n) {
   int64_t i = 0;
-  for (; i + kW<T> <= n; i += kW<T>) store(y + i, vexp(load(x + i)));
+  for (; i + kW<T> <= n; i += kW<T>) store(y + i, F(load(x + i)));
   if (i == n) return;
   T tmp[kW<T>] = {};
   std::memcpy(tmp, x + i, sizeof(T) * static_cast<size_t>(n - i));
-  store(tmp, vexp(load(tmp)));
+  store(tmp, F(load(tmp)));
   std::memcpy(y + i, tmp, sizeof(T) * static_cast<size_t>(n - i));
 }
 
@@ -630,6 +631,8 @@ void exp_array(const T* x, T* y, int64_t n) {
 const Kernels kKernels = {
     kIsa,
     kVectorBytes,
-    {&run_heads<float>, &packed_key_elements<float>, &exp_array<float>},
-    {&run_heads<double>, &packed_key_elements<double>, &exp_array<double>},
+    {&run_heads<float>, &packed_key_elements<float>, &map_array<float, vexp>,
+     &map_array<float, vtanh>},
+    {&run_heads<double>, &packed_key_elements<double>, &map_array<double, vexp>,
+     &map_array<double, vtanh>},
 };

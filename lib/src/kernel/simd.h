@@ -155,7 +155,14 @@ inline double hsum(Vec<double> v) { return hsum_impl<double>(v); }
 // the shift below leaves the sign bit clear). No round or convert
 // instruction: AVX2 has no double-to-int64 conversion, and GCC split that
 // one into scalar instructions.
-inline Vec<float> vexp(Vec<float> x) {
+// The parts of exp(x) both vexp and vexpm1 use: exp(x) = 2^n·(1 + r·p1)
+// with scale = 2^n, and whether x is below the smallest normal result.
+template <class T>
+struct ExpParts {
+  Vec<T> r, p1, scale, underflow;
+};
+
+inline ExpParts<float> exp_parts(Vec<float> x) {
   const Vec<float> lo = splat(-87.33654f);  // log(FLT_MIN)
   const Vec<float> hi = splat(88.72283f);
   const Vec<float> underflow = x < lo ? splat(0.0f) + 1 : splat(0.0f);
@@ -175,19 +182,16 @@ inline Vec<float> vexp(Vec<float> x) {
   Vec<float> c = fma(r, splat(0.008363774046301842f), splat(0.04166654869914055f));
   c = fma(r2, splat(0.0013926926767453551f), c);
   const Vec<float> q = fma(c, r2, b);
-  Vec<float> p = fma(q, r, splat(1.0f));
-  p = fma(p, r, splat(1.0f));
-  // Multiply by 2^n through the exponent bits.
+  // 2^n through the exponent bits.
   Simd<float>::I bits;
   std::memcpy(&bits, &shifted, sizeof bits);
   bits <<= 23;
   Vec<float> scale;
   std::memcpy(&scale, &bits, sizeof scale);
-  Vec<float> e = p * scale;
-  return underflow != 0 ? splat(0.0f) : e;
+  return {r, fma(q, r, splat(1.0f)), scale, underflow};
 }
 
-inline Vec<double> vexp(Vec<double> x) {
+inline ExpParts<double> exp_parts(Vec<double> x) {
   const Vec<double> lo = splat(-708.3964185322641);  // log(DBL_MIN)
   const Vec<double> hi = splat(709.782712893384);
   const Vec<double> underflow = x < lo ? splat(0.0) + 1 : splat(0.0);
@@ -210,13 +214,45 @@ inline Vec<double> vexp(Vec<double> x) {
   Vec<double> q_hi = fma(c89, r2, c67);
   q_hi = fma(c1011, r4, q_hi);
   const Vec<double> q = fma(q_hi, r4, q_lo);
-  Vec<double> p = fma(q, r, splat(1.0));
-  p = fma(p, r, splat(1.0));
   Simd<double>::I bits;
   std::memcpy(&bits, &shifted, sizeof bits);
   bits <<= 52;
   Vec<double> scale;
   std::memcpy(&scale, &bits, sizeof scale);
-  Vec<double> e = p * scale;
-  return underflow != 0 ? splat(0.0) : e;
+  return {r, fma(q, r, splat(1.0)), scale, underflow};
 }
+
+template <class T>
+inline Vec<T> vexp_impl(Vec<T> x) {
+  const ExpParts<T> e = exp_parts(x);
+  const Vec<T> p = fma(e.p1, e.r, splat(T(1)));
+  return e.underflow != 0 ? splat(T(0)) : p * e.scale;
+}
+
+// exp(x) - 1 for x <= 0 (or -inf: -1), without the cancellation of
+// vexp(x) - 1 near 0: 2^n·r·p1 + (2^n - 1), which is r·p1 exactly when
+// n = 0. Below the smallest normal exp(x) the result is -1 to the last bit.
+template <class T>
+inline Vec<T> vexpm1_impl(Vec<T> x) {
+  const ExpParts<T> e = exp_parts(x);
+  return fma(e.scale, e.r * e.p1, e.scale - splat(T(1)));
+}
+
+// tanh(x) = sign(x)·(-m / (2 + m)), m = exp(-2|x|) - 1: a few ulp
+// relative, also for |x| near 0 where 1 - exp(-2|x|) would cancel; ±1 for
+// |x| large and infinite.
+template <class T>
+inline Vec<T> vtanh_impl(Vec<T> x) {
+  const Vec<T> ax = vmax(x, -x);
+  const Vec<T> m = vexpm1_impl<T>(splat(T(-2)) * ax);
+  const Vec<T> t = -m / (splat(T(2)) + m);
+  return x < splat(T(0)) ? -t : t;
+}
+
+// Overloads rather than templates, as for vmax.
+inline Vec<float> vexp(Vec<float> x) { return vexp_impl<float>(x); }
+inline Vec<double> vexp(Vec<double> x) { return vexp_impl<double>(x); }
+inline Vec<float> vexpm1(Vec<float> x) { return vexpm1_impl<float>(x); }
+inline Vec<double> vexpm1(Vec<double> x) { return vexpm1_impl<double>(x); }
+inline Vec<float> vtanh(Vec<float> x) { return vtanh_impl<float>(x); }
+inline Vec<double> vtanh(Vec<double> x) { return vtanh_impl<double>(x); }
