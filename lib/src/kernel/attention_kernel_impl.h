@@ -308,10 +308,15 @@ class Block {
       for (int64_t j = 0; j < nk; ++j) s[j] += static_cast<T>(b[j]);
     }
     if (t_.alibi != 0.0) {
-      // Computed in double, as the reference's bias matrix is.
-      for (int64_t j = 0; j < nk; ++j) {
-        const int64_t dist = i > jb + j ? i - (jb + j) : jb + j - i;
-        s[j] += static_cast<T>(-t_.alibi * static_cast<double>(dist));
+      // -alibi·|i - j| in double, as the reference's bias matrix is, a
+      // vector of doubles per vector of scores; the distances are exact.
+      using Wide = typename Simd<T>::Doubles;
+      Wide dist = Wide{} + static_cast<double>(jb - i);
+      for (int k = 0; k < kW<T>; ++k) dist[k] += k;
+      const Wide slope = Wide{} - t_.alibi, step = Wide{} + kW<T>;
+      for (int64_t j = 0; j < npad; j += kW<T>, dist += step) {
+        const Wide bias = slope * (dist < 0 ? -dist : dist);
+        store(s + j, load(s + j) + __builtin_convertvector(bias, Vec<T>));
       }
     }
     if (scores_out) std::memcpy(scores_out, s, sizeof(T) * static_cast<size_t>(nk));
