@@ -46,23 +46,34 @@ bool fast_path_applies(const Problem& p, DType dtype) {
   return packed - keys <= std::max(keys, kSlack);
 }
 
+namespace {
+
+// Queries per (batch, head); keys and values per (batch, kv head): with
+// grouped-query attention a group of query heads shares one K/V head.
+// Projected and split, rotated (RoPE) and normalized (cosine) as the
+// kernels take them.
 template <class T>
-Result compute_fast(const Problem& p, const ComputeRequest& req) {
+struct Heads {
+  std::vector<Mat<T>> q, k, v;
+};
+
+template <class T>
+Heads<T> prepare_heads(const Problem& p) {
   const int64_t B = p.batch, H = p.heads, KV = p.kv(), Lq = p.len_q, Lk = p.len_k;
-  const int64_t n_heads = B * H;
-  // Queries per (batch, head); keys and values per (batch, kv head): with
-  // grouped-query attention a group of query heads shares one K/V head.
-  std::vector<Mat<T>> qh(static_cast<size_t>(n_heads));
-  std::vector<Mat<T>> kh(static_cast<size_t>(B * KV)), vh(kh.size());
+  Heads<T> x;
+  x.q.resize(static_cast<size_t>(B * H));
+  x.k.resize(static_cast<size_t>(B * KV));
+  x.v.resize(x.k.size());
   for (int64_t b = 0; b < B; ++b) {
     if (p.four_d) {
       for (int64_t h = 0; h < H; ++h) {
-        qh[static_cast<size_t>(b * H + h)] = slice<T>(p.query_in, b * H + h, Lq, p.query_in.dim(3));
+        x.q[static_cast<size_t>(b * H + h)] =
+            slice<T>(p.query_in, b * H + h, Lq, p.query_in.dim(3));
       }
       for (int64_t g = 0; g < KV; ++g) {
         const size_t bg = static_cast<size_t>(b * KV + g);
-        kh[bg] = slice<T>(p.key_in, b * KV + g, Lk, p.key_in.dim(3));
-        vh[bg] = slice<T>(p.value_in, b * KV + g, Lk, p.value_in.dim(3));
+        x.k[bg] = slice<T>(p.key_in, b * KV + g, Lk, p.key_in.dim(3));
+        x.v[bg] = slice<T>(p.value_in, b * KV + g, Lk, p.value_in.dim(3));
       }
       continue;
     }
@@ -71,18 +82,18 @@ Result compute_fast(const Problem& p, const ComputeRequest& req) {
     const Mat<T> k = project<T>(slice<T>(p.key_in, b, Lk, p.key_in.dim(2)), w.W_k, w.b_k);
     const Mat<T> v = project<T>(slice<T>(p.value_in, b, Lk, p.value_in.dim(2)), w.W_v, w.b_v);
     const int64_t dq = q.cols() / H, dk = k.cols() / KV, dv = v.cols() / KV;
-    for (int64_t h = 0; h < H; ++h) qh[static_cast<size_t>(b * H + h)] = q.middleCols(h * dq, dq);
+    for (int64_t h = 0; h < H; ++h) x.q[static_cast<size_t>(b * H + h)] = q.middleCols(h * dq, dq);
     for (int64_t g = 0; g < KV; ++g) {
       const size_t bg = static_cast<size_t>(b * KV + g);
-      kh[bg] = k.middleCols(g * dk, dk);
-      vh[bg] = v.middleCols(g * dv, dv);
+      x.k[bg] = k.middleCols(g * dk, dk);
+      x.v[bg] = v.middleCols(g * dv, dv);
     }
   }
   // RoPE while the heads are prepared, once per K/V head, before cosine.
   if (p.rope) {
     std::vector<Mat<T>*> q_rot, k_rot;
-    for (Mat<T>& m : qh) q_rot.push_back(&m);
-    for (Mat<T>& m : kh) k_rot.push_back(&m);
+    for (Mat<T>& m : x.q) q_rot.push_back(&m);
+    for (Mat<T>& m : x.k) k_rot.push_back(&m);
     if (p.rope->q_offset == p.rope->k_offset) {  // one angle per position for both
       q_rot.insert(q_rot.end(), k_rot.begin(), k_rot.end());
       apply_rope(q_rot, *p.rope, p.rope->q_offset);
@@ -92,10 +103,13 @@ Result compute_fast(const Problem& p, const ComputeRequest& req) {
     }
   }
   if (p.scale.kind == ScaleKind::kCosine) {
-    for (Mat<T>& m : qh) normalize_rows(m);
-    for (Mat<T>& m : kh) normalize_rows(m);
+    for (Mat<T>& m : x.q) normalize_rows(m);
+    for (Mat<T>& m : x.k) normalize_rows(m);
   }
+  return x;
+}
 
+kernel::ScoreRules score_rules(const Problem& p) {
   const bool at_scores = p.scale_at == ScaleAt::kScores;
   const double factor = scale_factor(p);
   kernel::ScoreRules rules;
@@ -107,78 +121,91 @@ Result compute_fast(const Problem& p, const ComputeRequest& req) {
   rules.dropout = p.dropout;
   rules.seed = p.seed;
   rules.softcap = p.softcap;
+  return rules;
+}
 
-  // |q·k| <= ‖q‖‖k‖: when a score could overflow T, the reference path,
-  // which gives infinite scores their limit, computes instead.
+// |q·k| <= ‖q‖‖k‖: whether a score could overflow T (the reference path,
+// which gives infinite scores their limit, computes those problems).
+template <class T>
+bool scores_may_overflow(const Heads<T>& x, const kernel::ScoreRules& rules) {
   T qmax = 0, kmax = 0;
-  for (const Mat<T>& m : qh) qmax = std::max(qmax, max_row_norm(m));
-  for (const Mat<T>& m : kh) kmax = std::max(kmax, max_row_norm(m));
+  for (const Mat<T>& m : x.q) qmax = std::max(qmax, max_row_norm(m));
+  for (const Mat<T>& m : x.k) kmax = std::max(kmax, max_row_norm(m));
   const double limit = static_cast<double>(std::numeric_limits<T>::max()) / 16;
   const double bound = static_cast<double>(qmax) * static_cast<double>(kmax);
   const double scaled = rules.norm ? 1.0 : bound * std::fabs(rules.mult);
-  if (!(bound < limit && scaled < limit)) {
-    ComputeRequest ref = req;
-    ref.reference = true;
-    return compute(p, ref);
-  }
+  return !(bound < limit && scaled < limit);
+}
 
-  std::vector<MaskView> views;
-  if (p.masks.any()) {
-    for (int64_t b = 0; b < B; ++b) {
-      for (int64_t h = 0; h < H; ++h) views.emplace_back(p, b, h);
-    }
-  }
-  const int64_t cells = n_heads * Lq * Lk;
-  const bool keep = req.weights || req.scores;
+// The maps the kernels write when the request keeps them: weights (and
+// scores) in T, widened to double for the result afterwards; f64 runs
+// write the result's buffers directly.
+template <class T>
+struct Maps {
   std::vector<double> weights_d, scores_d;
   std::vector<T> weights_t, scores_t;
   std::vector<uint8_t> masked;
-  T* wbuf = nullptr;
-  T* sbuf = nullptr;
-  if (keep) {
-    masked.assign(static_cast<size_t>(cells), 0);
+  T* weights = nullptr;
+  T* scores = nullptr;
+
+  Maps(const ComputeRequest& req, int64_t cells) {
+    if (!req.weights && !req.scores) return;
+    const size_t n = static_cast<size_t>(cells);
+    masked.assign(n, 0);
     if constexpr (std::is_same_v<T, double>) {
-      weights_d.assign(static_cast<size_t>(cells), 0.0);
-      wbuf = weights_d.data();
-      if (req.scores) {
-        scores_d.assign(static_cast<size_t>(cells), 0.0);
-        sbuf = scores_d.data();
-      }
+      weights_d.assign(n, 0.0);
+      weights = weights_d.data();
+      if (req.scores) scores = (scores_d.assign(n, 0.0), scores_d.data());
     } else {
-      weights_t.assign(static_cast<size_t>(cells), T(0));
-      wbuf = weights_t.data();
-      if (req.scores) {
-        scores_t.assign(static_cast<size_t>(cells), T(0));
-        sbuf = scores_t.data();
-      }
+      weights_t.assign(n, T(0));
+      weights = weights_t.data();
+      if (req.scores) scores = (scores_t.assign(n, T(0)), scores_t.data());
     }
   }
-  std::vector<Mat<T>> oh(qh.size());
+
+  // Hands the maps to the result as finish_maps() shapes them.
+  void finish(const Problem& p, const ComputeRequest& req, Result& r) {
+    if constexpr (!std::is_same_v<T, double>) {
+      weights_d.assign(weights_t.begin(), weights_t.end());
+      weights_t = {};
+      if (req.scores) scores_d.assign(scores_t.begin(), scores_t.end());
+    }
+    finish_maps(p, req, req.weights ? &weights_d : nullptr, req.scores ? &scores_d : nullptr,
+                masked, r);
+  }
+};
+
+// One kernel task per (batch, query head), writing oh[b·H + h].
+template <class T>
+std::vector<kernel::HeadTask<T>> head_tasks(const Problem& p, Heads<T>& x,
+                                            const std::vector<MaskView>& views, Maps<T>& maps,
+                                            std::vector<Mat<T>>& oh) {
+  const int64_t H = p.heads, KV = p.kv(), Lq = p.len_q, Lk = p.len_k;
   std::vector<kernel::HeadTask<T>> tasks;
-  for (int64_t b = 0; b < B; ++b) {
+  for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t h = 0; h < H; ++h) {
       const size_t bh = static_cast<size_t>(b * H + h);
       const size_t bg = static_cast<size_t>(b * KV + p.kv_head(h));
-      oh[bh].resize(Lq, vh[bg].cols());
+      oh[bh].resize(Lq, x.v[bg].cols());
       kernel::HeadTask<T> t;
-      t.q = qh[bh].data();
-      t.k = kh[bg].data();
-      t.v = vh[bg].data();
+      t.q = x.q[bh].data();
+      t.k = x.k[bg].data();
+      t.v = x.v[bg].data();
       t.out = oh[bh].data();
       t.len_q = Lq;
       t.len_k = Lk;
-      t.d = qh[bh].cols();
-      t.dv = vh[bg].cols();
+      t.d = x.q[bh].cols();
+      t.dv = x.v[bg].cols();
       if (!p.alibi.empty()) t.alibi = p.alibi[static_cast<size_t>(h)];
       if (!p.sinks.empty()) {
         t.has_sink = true;
         t.sink = p.sinks[static_cast<size_t>(h)];
       }
       const int64_t off = static_cast<int64_t>(bh) * Lq * Lk;
-      if (keep) {
-        t.weights = wbuf + off;
-        t.scores = sbuf ? sbuf + off : nullptr;
-        t.masked = masked.data() + off;
+      if (maps.weights) {
+        t.weights = maps.weights + off;
+        t.scores = maps.scores ? maps.scores + off : nullptr;
+        t.masked = maps.masked.data() + off;
       }
       t.masks = views.empty() ? nullptr : &views[bh];
       t.batch = b;
@@ -187,6 +214,60 @@ Result compute_fast(const Problem& p, const ComputeRequest& req) {
       tasks.push_back(t);
     }
   }
+  return tasks;
+}
+
+// The result's output from the heads' outputs: [batch][heads][len_q][dv]
+// for 4D input; otherwise the heads concatenated per batch item, then the
+// output projection.
+template <class T>
+Tensor<double> assemble_output(const Problem& p, const std::vector<Mat<T>>& oh) {
+  const int64_t B = p.batch, H = p.heads, Lq = p.len_q;
+  if (p.four_d) {
+    const int64_t dv = oh[0].cols();
+    Tensor<double> out({B, H, Lq, dv});
+    for (size_t bh = 0; bh < oh.size(); ++bh) {
+      Eigen::Map<MatrixR>(out.data() + static_cast<int64_t>(bh) * Lq * dv, Lq, dv) =
+          oh[bh].template cast<double>();
+    }
+    return out;
+  }
+  Tensor<double> out({B, Lq, p.d_out});
+  const std::optional<MatrixR>& Wo = p.params.W_o;
+  const std::optional<Eigen::VectorXd>& bo = p.params.b_o;
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t dv = oh[static_cast<size_t>(b * H)].cols();
+    Mat<T> concat(Lq, H * dv);
+    for (int64_t h = 0; h < H; ++h)
+      concat.middleCols(h * dv, dv) = oh[static_cast<size_t>(b * H + h)];
+    Mat<T> y = Wo ? Mat<T>(concat * Wo->template cast<T>()) : concat;
+    if (bo) y.rowwise() += bo->template cast<T>().transpose();
+    Eigen::Map<MatrixR>(out.data() + b * Lq * p.d_out, Lq, p.d_out) = y.template cast<double>();
+  }
+  if (!p.batched) out.reshape({Lq, p.d_out});
+  return out;
+}
+
+}  // namespace
+
+template <class T>
+Result compute_fast(const Problem& p, const ComputeRequest& req) {
+  Heads<T> x = prepare_heads<T>(p);
+  const kernel::ScoreRules rules = score_rules(p);
+  if (scores_may_overflow(x, rules)) {
+    ComputeRequest ref = req;
+    ref.reference = true;
+    return compute(p, ref);
+  }
+  std::vector<MaskView> views;
+  if (p.masks.any()) {
+    for (int64_t b = 0; b < p.batch; ++b) {
+      for (int64_t h = 0; h < p.heads; ++h) views.emplace_back(p, b, h);
+    }
+  }
+  Maps<T> maps(req, p.batch * p.heads * p.len_q * p.len_k);
+  std::vector<Mat<T>> oh(x.q.size());
+  std::vector<kernel::HeadTask<T>> tasks = head_tasks(p, x, views, maps, oh);
   std::vector<kernel::FullyMaskedRow> fully;
   const int threads = req.threads > 0 ? req.threads : kernel::hardware_threads();
   kernel::run_heads(tasks, rules, threads, &fully, req.progress);
@@ -198,39 +279,8 @@ Result compute_fast(const Problem& p, const ComputeRequest& req) {
   r.dtype = req.dtype;
   for (const auto& f : fully)
     r.fully_masked_rows.push_back(FullyMaskedRow{f.batch, f.head, f.query});
-  if (p.four_d) {
-    const int64_t dv = oh[0].cols();
-    Tensor<double> out({B, H, Lq, dv});
-    for (size_t bh = 0; bh < oh.size(); ++bh) {
-      Eigen::Map<MatrixR>(out.data() + static_cast<int64_t>(bh) * Lq * dv, Lq, dv) =
-          oh[bh].template cast<double>();
-    }
-    r.output = std::move(out);
-  } else {
-    Tensor<double> out({B, Lq, p.d_out});
-    const std::optional<MatrixR>& Wo = p.params.W_o;
-    const std::optional<Eigen::VectorXd>& bo = p.params.b_o;
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t dv = oh[static_cast<size_t>(b * H)].cols();
-      Mat<T> concat(Lq, H * dv);
-      for (int64_t h = 0; h < H; ++h)
-        concat.middleCols(h * dv, dv) = oh[static_cast<size_t>(b * H + h)];
-      Mat<T> y = Wo ? Mat<T>(concat * Wo->template cast<T>()) : concat;
-      if (bo) y.rowwise() += bo->template cast<T>().transpose();
-      Eigen::Map<MatrixR>(out.data() + b * Lq * p.d_out, Lq, p.d_out) = y.template cast<double>();
-    }
-    if (!p.batched) out.reshape({Lq, p.d_out});
-    r.output = std::move(out);
-  }
-  if (keep) {
-    if constexpr (!std::is_same_v<T, double>) {
-      weights_d.assign(weights_t.begin(), weights_t.end());
-      weights_t = {};
-      if (req.scores) scores_d.assign(scores_t.begin(), scores_t.end());
-    }
-    finish_maps(p, req, req.weights ? &weights_d : nullptr, req.scores ? &scores_d : nullptr,
-                masked, r);
-  }
+  r.output = assemble_output(p, oh);
+  if (maps.weights) maps.finish(p, req, r);
   return r;
 }
 
