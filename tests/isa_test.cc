@@ -96,8 +96,8 @@ double largest_score(const Problem& p) {
   return top;
 }
 
-// Every golden case of `dir` through the streaming and the rows kernel of
-// every build this CPU runs, against the generic build. Returns the cases;
+// Every golden case of `dir` through the kernel of every build this CPU
+// runs, output only and with the weights kept, against the generic build. Returns the cases;
 // counts the outputs not bit for bit the generic build's in `differing`.
 int compare_isas_on(const std::string& dir, int& differing) {
   DIR* d = opendir(dir.c_str());
@@ -134,7 +134,7 @@ int compare_isas_on(const std::string& dir, int& differing) {
           UseIsa use(isa);
           const Outcome o = run(p, dtype, weights);
           const std::string what = name + (dtype == DType::kF64 ? " f64" : " f32") +
-                                   (weights ? " rows kernel " : " streaming kernel ") +
+                                   (weights ? " weights kept " : " output only ") +
                                    std::string(kernel::isa_name(isa));
           EXPECT_EQ(o.error, generic->error) << what;
           if (!o.result || !generic->result) continue;

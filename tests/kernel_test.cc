@@ -1,8 +1,8 @@
-// The fast kernels against the step-by-step reference path: the streaming
-// kernel (output only) and the rows kernel (weights kept) must agree with
-// it within floating-point reassociation (1e-12 relative in float64) on
-// every golden case and on random problems with every mask, scaling and
-// odd size; and results must not depend on the thread count.
+// The fast kernel against the step-by-step reference path: output only and
+// with the weights kept, it must agree with it within floating-point
+// reassociation (1e-12 relative in float64) on every golden case and on
+// random problems with every mask, scaling and odd size; and results must
+// not depend on the thread count.
 #include <dirent.h>
 #include <gtest/gtest.h>
 
