@@ -289,7 +289,10 @@ void refuse_conflicting_flags(const RunRequest& req) {
   }
 }
 
-int run_command(const RunRequest& req, Console& console) {
+namespace {
+
+// Flags whose outputs cannot be written as asked, before anything is read.
+void refuse_unwritable_outputs(const RunRequest& req) {
   refuse_conflicting_flags(req);
   refuse_overwrite(req, req.output_path, "-o");
   refuse_overwrite(req, req.weights_out, "--weights-out");
@@ -297,21 +300,88 @@ int run_command(const RunRequest& req, Console& console) {
   refuse_shared_outputs(req);
   // A .npy file holds one array: -o FILE.npy writes the output tensor
   // whatever --format says, and the weights need a file of their own.
-  const bool npy_out = extension(req.output_path) == "npy";
-  const bool npz_out = extension(req.output_path) == "npz";  // the whole result, see below
-  if (npy_out && req.output.weights) {
+  if (extension(req.output_path) == "npy" && req.output.weights) {
     throw_usage("-o " + req.output_path + ": a .npy file holds one array, the output; " +
                 "write the weights with --weights-out FILE.npy");
   }
+}
+
+// What compute() must keep for the outputs asked for.
+ComputeRequest compute_request(const RunRequest& req, const std::optional<Expected>& expected) {
+  ComputeRequest creq;
+  creq.dtype = req.dtype;
+  creq.threads = req.threads;
+  creq.average_heads = req.average_heads;
+  creq.progress = progress_task(req.progress, "computing");
+  creq.weights =
+      req.output.weights || !req.weights_out.empty() || (expected && expected->weights.has_value());
+  request_heatmap_maps(req.heatmap, creq);
+  return creq;
+}
+
+// The first five fully masked rows, each a warning, then how many more.
+void warn_fully_masked(const Problem& p, const Result& r, Console& console) {
+  const size_t shown = std::min<size_t>(r.fully_masked_rows.size(), 5);
+  for (size_t i = 0; i < shown; ++i) console.warn(fully_masked_warning(p, r.fully_masked_rows[i]));
+  if (r.fully_masked_rows.size() > shown) {
+    console.warn(p.source + ": " + std::to_string(r.fully_masked_rows.size() - shown) +
+                 " more fully masked rows");
+  }
+}
+
+// The text of -o (or stdout): a .npy or .npz array file, the trace, or
+// the result in --format; `extra` holds the steps after the engine's
+// (similarity, expected numbers).
+std::string result_text(const RunRequest& req, const Problem& p, const Result& r,
+                        TraceRecorder& recorder, const std::vector<TraceStep>& extra) {
+  if (extension(req.output_path) == "npy") return format_npy(r.output, r.dtype);
+  if (extension(req.output_path) == "npz") {
+    // Everything the JSON result holds, as arrays NumPy loads directly.
+    if (!req.trace.similarity) return format_result_npz(p, r, req.output);
+    const Similarity sim = similarity_tensors(extra);
+    return format_result_npz(p, r, req.output, &sim);
+  }
+  if (req.trace.enabled) {
+    std::vector<TraceStep>& steps = recorder.steps();
+    steps.insert(steps.end(), extra.begin(), extra.end());
+    TraceOptions options = req.trace.options;
+    const TraceSelection sel = trace_selection(req, p, options);
+    return format_trace(p, sel.all() ? steps : select_steps(std::move(steps), sel), options);
+  }
+  if (req.trace.similarity && req.output.format != Format::kTable) {
+    const Similarity sim = similarity_tensors(extra);
+    return format_result(p, r, req.output, &sim);
+  }
+  std::string text = format_result(p, r, req.output);
+  if (!extra.empty()) text += similarity_text(extra, req.output);
+  return text;
+}
+
+// --check's report (empty without --check), and exit code 1 when the
+// numbers differ, with the common misreading that explains it if any.
+std::pair<std::string, int> check_report(const RunRequest& req, const Problem& p, const Result& r,
+                                         const std::optional<Expected>& expected) {
+  if (!expected) return {"", 0};
+  const CheckReport rep = check_result(r, *expected);
+  std::string report = format_check_report(rep, p, req.quiet);
+  if (rep.passed()) return {report, 0};
+  if (auto alt = explain_mismatch(p, *expected, req.dtype)) {
+    report += "\nwhy: " + alt->explanation + "\n";
+  }
+  return {report, 1};
+}
+
+}  // namespace
+
+int run_command(const RunRequest& req, Console& console) {
+  refuse_unwritable_outputs(req);
   InputDocument doc = detail::load_document(req);
   detail::apply_flags(req, doc);
   const Problem p = build_problem(doc);
   if (req.emit_pytorch) {
-    const std::string program = emit_pytorch(p, req.command_line, req.average_heads);
-    write_output(req, console, program);
+    write_output(req, console, emit_pytorch(p, req.command_line, req.average_heads));
     return 0;
   }
-
   std::optional<Expected> expected;
   if (req.check) {
     expected = load_expected(req, p);
@@ -321,64 +391,21 @@ int run_command(const RunRequest& req, Console& console) {
           "or --expect FILE");
     }
   }
-
-  ComputeRequest creq;
-  creq.dtype = req.dtype;
-  creq.threads = req.threads;
-  creq.average_heads = req.average_heads;
-  creq.progress = progress_task(req.progress, "computing");
-  creq.weights =
-      req.output.weights || !req.weights_out.empty() || (expected && expected->weights.has_value());
-  request_heatmap_maps(req.heatmap, creq);
+  const ComputeRequest creq = compute_request(req, expected);
   detail::check_run_limits(req, p, creq);
   TraceRecorder recorder;
   const Result r = compute(p, creq, req.trace.enabled ? &recorder : nullptr);
-
-  if (!req.quiet) {
-    const size_t shown = std::min<size_t>(r.fully_masked_rows.size(), 5);
-    for (size_t i = 0; i < shown; ++i)
-      console.warn(fully_masked_warning(p, r.fully_masked_rows[i]));
-    if (r.fully_masked_rows.size() > shown) {
-      console.warn(p.source + ": " + std::to_string(r.fully_masked_rows.size() - shown) +
-                   " more fully masked rows");
-    }
-  }
+  if (!req.quiet) warn_fully_masked(p, r, console);
 
   // Render everything before writing anything, so an error cannot leave
   // half of the output behind.
   std::vector<TraceStep> extra;  // similarity, expected numbers: after the engine's steps
   if (req.trace.similarity) extra = similarity_steps(p, r);
-  std::optional<CheckAlternative> alternative;
   const Expected* shown_expected = expected ? &*expected : (p.expected ? &*p.expected : nullptr);
   if (req.trace.enabled && shown_expected && shown_expected->output) {
     append_expected_steps(p, r, *shown_expected, req.dtype, extra);
   }
-  std::string text;
-  if (npy_out) {
-    text = format_npy(r.output, r.dtype);
-  } else if (npz_out) {
-    // Everything the JSON result holds, as arrays NumPy loads directly.
-    if (req.trace.similarity) {
-      const Similarity sim = similarity_tensors(extra);
-      text = format_result_npz(p, r, req.output, &sim);
-    } else {
-      text = format_result_npz(p, r, req.output);
-    }
-  } else if (req.trace.enabled) {
-    std::vector<TraceStep>& steps = recorder.steps();
-    steps.insert(steps.end(), extra.begin(), extra.end());
-    TraceOptions options = req.trace.options;
-    const TraceSelection sel = trace_selection(req, p, options);
-    text = format_trace(p, sel.all() ? steps : select_steps(std::move(steps), sel), options);
-  } else {
-    if (req.trace.similarity && req.output.format != Format::kTable) {
-      const Similarity sim = similarity_tensors(extra);
-      text = format_result(p, r, req.output, &sim);
-    } else {
-      text = format_result(p, r, req.output);
-      if (!extra.empty()) text += similarity_text(extra, req.output);
-    }
-  }
+  const std::string text = result_text(req, p, r, recorder, extra);
   std::string weights_text;
   if (!req.weights_out.empty()) {
     // "-" has no extension to go by: CSV weights beside CSV output, else JSON.
@@ -386,20 +413,7 @@ int run_command(const RunRequest& req, Console& console) {
     weights_text = format_matrix_file(*r.weights, r.dtype, csv ? "-.csv" : req.weights_out);
   }
   const RenderedHeatmap heatmap = render_run_heatmap(req, p, r);
-
-  int code = 0;
-  std::string report;
-  if (expected) {
-    const CheckReport rep = check_result(r, *expected);
-    report = format_check_report(rep, p, req.quiet);
-    if (!rep.passed()) {
-      code = 1;
-      // Say why when a common misreading of the formula explains it.
-      if (auto alt = explain_mismatch(p, *expected, req.dtype)) {
-        report += "\nwhy: " + alt->explanation + "\n";
-      }
-    }
-  }
+  const auto [report, code] = check_report(req, p, r, expected);
 
   // Named files before stdout, so that one that cannot be written stops
   // the run before anything reaches stdout (docs/spec.md, errors).
