@@ -120,125 +120,132 @@ Shape original_shape(const Tensor<double>& t, bool batched) {
   return s;
 }
 
-void resolve_inputs(const InputDocument& doc, Problem& p) {
+// Modes self and cross: X (and Y) as the query and key/value sources.
+void resolve_xy(const InputDocument& doc, Problem& p) {
   const char* xy_forms = "[len][dim] or [batch][len][dim]";
-  switch (p.mode) {
-    case Mode::kSelf:
-    case Mode::kCross: {
-      const std::string mode_text = "in " + std::string(name(p.mode)) + " mode";
-      if (!doc.X) {
-        if (doc.Q) {
-          throw_input(doc.settings_place, "mode " + std::string(name(p.mode)) +
-                                              " needs X; Q, K, V are used in mode qkv");
-        }
-        throw_input(doc.source,
-                    "no input: give X (self attention), X and Y (cross "
-                    "attention), or Q, K and V");
-      }
-      forbid(doc.Q, "Q", mode_text + " (use mode qkv)");
-      forbid(doc.K, "K", mode_text + " (use mode qkv)");
-      forbid(doc.V, "V", mode_text + " (use mode qkv)");
-      check_rank(*doc.X, "X", 2, 3, xy_forms);
-      p.query_in = batched(*doc.X);
-      p.batched = doc.X->tensor.rank() == 3;
-      p.batch = p.query_in.dim(0);
-      p.query_name = "X";
-      if (p.mode == Mode::kSelf) {
-        forbid(doc.Y, "Y", "in self mode (use mode cross)");
-        p.key_in = p.query_in;
-        p.key_name = p.value_name = "X";
-      } else {
-        if (!doc.Y) throw_input(doc.settings_place, "mode cross needs Y (the context sequence)");
-        check_rank(*doc.Y, "Y", 2, 3, xy_forms);
-        if (doc.Y->tensor.rank() != doc.X->tensor.rank()) {
-          throw_input(doc.Y->place, "has rank " + std::to_string(doc.Y->tensor.rank()) +
-                                        " (shape " + shape_string(doc.Y->tensor.shape()) +
-                                        ") but X has rank " + std::to_string(doc.X->tensor.rank()) +
-                                        " (shape " + shape_string(doc.X->tensor.shape()) + ")");
-        }
-        p.key_in = batched(*doc.Y);
-        if (p.key_in.dim(0) != p.batch) {
-          throw_input(doc.Y->place, "batch size " + std::to_string(p.key_in.dim(0)) +
-                                        " of Y (shape " + shape_string(doc.Y->tensor.shape()) +
-                                        ") does not match X (shape " +
-                                        shape_string(doc.X->tensor.shape()) + ")");
-        }
-        p.key_name = p.value_name = "Y";
-      }
-      p.value_in = p.key_in;
-      break;
+  const std::string mode_text = "in " + std::string(name(p.mode)) + " mode";
+  if (!doc.X) {
+    if (doc.Q) {
+      throw_input(doc.settings_place,
+                  "mode " + std::string(name(p.mode)) + " needs X; Q, K, V are used in mode qkv");
     }
-    case Mode::kQkv: {
-      if (!doc.Q || !doc.K) {
-        throw_input(doc.settings_place,
-                    std::string("mode qkv needs Q and K (V defaults to K)") +
-                        (doc.X ? "; X is the input of modes self and cross" : ""));
-      }
-      forbid(doc.X, "X", "in qkv mode (use mode self or cross)");
-      forbid(doc.Y, "Y", "in qkv mode (use mode cross)");
-      const char* forms = "[len][dim], [batch][len][dim] or [batch][heads][len][dim]";
-      check_rank(*doc.Q, "Q", 2, 4, forms);
-      check_rank(*doc.K, "K", 2, 4, forms);
-      const Input& v = doc.V ? *doc.V : *doc.K;
-      if (doc.V) check_rank(*doc.V, "V", 2, 4, forms);
-      for (const Input* other : {&*doc.K, &v}) {
-        if (other->tensor.rank() != doc.Q->tensor.rank()) {
-          throw_input(other->place, "rank " + std::to_string(other->tensor.rank()) + " (shape " +
-                                        shape_string(other->tensor.shape()) +
-                                        ") does not match Q (shape " +
-                                        shape_string(doc.Q->tensor.shape()) + ")");
-        }
-      }
-      const int r = doc.Q->tensor.rank();
-      p.batched = r >= 3;
-      p.four_d = r == 4;
-      p.query_in = batched(*doc.Q);
-      p.key_in = batched(*doc.K);
-      p.value_in = batched(v);
-      p.query_name = "Q";
-      p.key_name = "K";
-      p.value_name = doc.V ? "V" : "K";
-      p.batch = p.query_in.dim(0);
-      for (const Input* other : {&*doc.K, &v}) {
-        if (other->tensor.dim(0) != p.batch && p.batched) {
-          throw_input(other->place, "batch size " + std::to_string(other->tensor.dim(0)) +
-                                        " (shape " + shape_string(other->tensor.shape()) +
-                                        ") does not match Q (shape " +
-                                        shape_string(doc.Q->tensor.shape()) + ")");
-        }
-      }
-      if (p.four_d) {
-        const int64_t h = p.query_in.dim(1);
-        const int64_t kv = doc.settings.kv_heads.value_or(h);
-        for (const Input* other : {&*doc.K, &v}) {
-          if (kv != h && other->tensor.dim(1) != kv) {
-            throw_input(other->place, "head count " + std::to_string(other->tensor.dim(1)) +
-                                          " (shape " + shape_string(other->tensor.shape()) +
-                                          ") does not match kv_heads " + std::to_string(kv));
-          }
-          if (kv == h && other->tensor.dim(1) != h) {
-            throw_input(other->place, "head count " + std::to_string(other->tensor.dim(1)) +
-                                          " (shape " + shape_string(other->tensor.shape()) +
-                                          ") does not match Q (shape " +
-                                          shape_string(doc.Q->tensor.shape()) + ")");
-          }
-        }
-        if (doc.settings.heads && *doc.settings.heads != h) {
-          throw_input(doc.settings_place, "heads " + std::to_string(*doc.settings.heads) +
-                                              " does not match the head axis of Q (shape " +
-                                              shape_string(doc.Q->tensor.shape()) + ")");
-        }
-      }
-      const int len_axis = p.four_d ? 2 : 1;
-      if (p.value_in.dim(len_axis) != p.key_in.dim(len_axis)) {
-        throw_input(v.place, "has " + std::to_string(p.value_in.dim(len_axis)) +
-                                 " positions (shape " + shape_string(v.tensor.shape()) +
-                                 ") but K has " + std::to_string(p.key_in.dim(len_axis)) +
-                                 " (shape " + shape_string(doc.K->tensor.shape()) +
-                                 "); keys and values come in pairs");
-      }
-      break;
+    throw_input(doc.source,
+                "no input: give X (self attention), X and Y (cross "
+                "attention), or Q, K and V");
+  }
+  forbid(doc.Q, "Q", mode_text + " (use mode qkv)");
+  forbid(doc.K, "K", mode_text + " (use mode qkv)");
+  forbid(doc.V, "V", mode_text + " (use mode qkv)");
+  check_rank(*doc.X, "X", 2, 3, xy_forms);
+  p.query_in = batched(*doc.X);
+  p.batched = doc.X->tensor.rank() == 3;
+  p.batch = p.query_in.dim(0);
+  p.query_name = "X";
+  if (p.mode == Mode::kSelf) {
+    forbid(doc.Y, "Y", "in self mode (use mode cross)");
+    p.key_in = p.query_in;
+    p.key_name = p.value_name = "X";
+  } else {
+    if (!doc.Y) throw_input(doc.settings_place, "mode cross needs Y (the context sequence)");
+    check_rank(*doc.Y, "Y", 2, 3, xy_forms);
+    if (doc.Y->tensor.rank() != doc.X->tensor.rank()) {
+      throw_input(doc.Y->place, "has rank " + std::to_string(doc.Y->tensor.rank()) + " (shape " +
+                                    shape_string(doc.Y->tensor.shape()) + ") but X has rank " +
+                                    std::to_string(doc.X->tensor.rank()) + " (shape " +
+                                    shape_string(doc.X->tensor.shape()) + ")");
     }
+    p.key_in = batched(*doc.Y);
+    if (p.key_in.dim(0) != p.batch) {
+      throw_input(doc.Y->place, "batch size " + std::to_string(p.key_in.dim(0)) + " of Y (shape " +
+                                    shape_string(doc.Y->tensor.shape()) +
+                                    ") does not match X (shape " +
+                                    shape_string(doc.X->tensor.shape()) + ")");
+    }
+    p.key_name = p.value_name = "Y";
+  }
+  p.value_in = p.key_in;
+}
+
+// 4D Q/K/V: K and V carry kv_heads heads (Q's count without grouping),
+// and a heads setting must agree with Q's head axis.
+void check_head_axes(const InputDocument& doc, const Input& v, const Problem& p) {
+  const int64_t h = p.query_in.dim(1);
+  const int64_t kv = doc.settings.kv_heads.value_or(h);
+  for (const Input* other : {&*doc.K, &v}) {
+    if (kv != h && other->tensor.dim(1) != kv) {
+      throw_input(other->place, "head count " + std::to_string(other->tensor.dim(1)) + " (shape " +
+                                    shape_string(other->tensor.shape()) +
+                                    ") does not match kv_heads " + std::to_string(kv));
+    }
+    if (kv == h && other->tensor.dim(1) != h) {
+      throw_input(other->place, "head count " + std::to_string(other->tensor.dim(1)) + " (shape " +
+                                    shape_string(other->tensor.shape()) +
+                                    ") does not match Q (shape " +
+                                    shape_string(doc.Q->tensor.shape()) + ")");
+    }
+  }
+  if (doc.settings.heads && *doc.settings.heads != h) {
+    throw_input(doc.settings_place, "heads " + std::to_string(*doc.settings.heads) +
+                                        " does not match the head axis of Q (shape " +
+                                        shape_string(doc.Q->tensor.shape()) + ")");
+  }
+}
+
+// Mode qkv: Q, K and V (V defaults to K) of one rank, batch and length.
+void resolve_qkv(const InputDocument& doc, Problem& p) {
+  if (!doc.Q || !doc.K) {
+    throw_input(doc.settings_place, std::string("mode qkv needs Q and K (V defaults to K)") +
+                                        (doc.X ? "; X is the input of modes self and cross" : ""));
+  }
+  forbid(doc.X, "X", "in qkv mode (use mode self or cross)");
+  forbid(doc.Y, "Y", "in qkv mode (use mode cross)");
+  const char* forms = "[len][dim], [batch][len][dim] or [batch][heads][len][dim]";
+  check_rank(*doc.Q, "Q", 2, 4, forms);
+  check_rank(*doc.K, "K", 2, 4, forms);
+  const Input& v = doc.V ? *doc.V : *doc.K;
+  if (doc.V) check_rank(*doc.V, "V", 2, 4, forms);
+  for (const Input* other : {&*doc.K, &v}) {
+    if (other->tensor.rank() != doc.Q->tensor.rank()) {
+      throw_input(other->place, "rank " + std::to_string(other->tensor.rank()) + " (shape " +
+                                    shape_string(other->tensor.shape()) +
+                                    ") does not match Q (shape " +
+                                    shape_string(doc.Q->tensor.shape()) + ")");
+    }
+  }
+  const int r = doc.Q->tensor.rank();
+  p.batched = r >= 3;
+  p.four_d = r == 4;
+  p.query_in = batched(*doc.Q);
+  p.key_in = batched(*doc.K);
+  p.value_in = batched(v);
+  p.query_name = "Q";
+  p.key_name = "K";
+  p.value_name = doc.V ? "V" : "K";
+  p.batch = p.query_in.dim(0);
+  for (const Input* other : {&*doc.K, &v}) {
+    if (other->tensor.dim(0) != p.batch && p.batched) {
+      throw_input(other->place, "batch size " + std::to_string(other->tensor.dim(0)) + " (shape " +
+                                    shape_string(other->tensor.shape()) +
+                                    ") does not match Q (shape " +
+                                    shape_string(doc.Q->tensor.shape()) + ")");
+    }
+  }
+  if (p.four_d) check_head_axes(doc, v, p);
+  const int len_axis = p.four_d ? 2 : 1;
+  if (p.value_in.dim(len_axis) != p.key_in.dim(len_axis)) {
+    throw_input(v.place, "has " + std::to_string(p.value_in.dim(len_axis)) + " positions (shape " +
+                             shape_string(v.tensor.shape()) + ") but K has " +
+                             std::to_string(p.key_in.dim(len_axis)) + " (shape " +
+                             shape_string(doc.K->tensor.shape()) +
+                             "); keys and values come in pairs");
+  }
+}
+
+void resolve_inputs(const InputDocument& doc, Problem& p) {
+  if (p.mode == Mode::kQkv) {
+    resolve_qkv(doc, p);
+  } else {
+    resolve_xy(doc, p);
   }
   p.query_shape = original_shape(p.query_in, p.batched);
   p.key_shape = original_shape(p.key_in, p.batched);
