@@ -172,51 +172,31 @@ Geometry arrange(GeometryInput& cx, PanelPlan& plan) {
   return found_fit ? best : choose_geometry(cx);
 }
 
-}  // namespace
-
-Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o, bool tooltips) {
-  const FontScope font(o.font.get());
-  PanelPlan plan = plan_panels(d, o);
-  GeometryInput cx{d, plan, make_labels(d.row_labels, d.rows), make_labels(d.col_labels, d.cols)};
-  for (const PanelRef& r : plan.refs)
-    cx.caption_w = std::max(cx.caption_w, caption_width(r.caption, kScale));
-  cx.notes = 1 + (d.masked ? 1 : 0);  // at most: block note, legend
-  cx.max_size = o.max_size;
-  cx.cell_size = o.cell_size;
-  cx.labels_every = o.labels_every;
-  Geometry g = arrange(cx, plan);
+// The figure must fit --max-size: with --cell-size as given, and with
+// more than one panel at all (a panel keeps at least kMinGridSide px a
+// side, so panels beyond what --max-size holds would grow the image
+// without bound: 1000 heads, 5988 x 5468 px; 262,144 heads, gigabytes).
+// One panel may pass the limit by its labels and colorbar only, which are
+// bounded.
+void check_figure_size(const HeatmapData& d, const HeatmapOptions& o, const Geometry& g,
+                       size_t panels) {
   if (o.cell_size && (g.width > o.max_size || g.height > o.max_size)) {
     throw_usage("--cell-size " + std::to_string(*o.cell_size) + " makes the heatmap " +
                 std::to_string(g.width) + " × " + std::to_string(g.height) +
                 " pixels, more than --max-size " + std::to_string(o.max_size) +
                 "; choose smaller cells or a larger --max-size");
   }
-  // A panel keeps at least kMinGridSide px a side, so panels beyond what --max-size
-  // holds would grow the image without bound (1000 heads: 5988 x 5468 px,
-  // 262,144 heads: gigabytes). One panel may pass the limit by its labels
-  // and colorbar only, which are bounded.
-  if (plan.refs.size() > 1 && (g.width > o.max_size || g.height > o.max_size)) {
-    throw_input(d.source, "the heatmap of " + std::to_string(plan.refs.size()) + " panels needs " +
+  if (panels > 1 && (g.width > o.max_size || g.height > o.max_size)) {
+    throw_input(d.source, "the heatmap of " + std::to_string(panels) + " panels needs " +
                               std::to_string(g.width) + " × " + std::to_string(g.height) +
                               " pixels, more than --max-size " + std::to_string(o.max_size) +
                               "; draw fewer panels with --head or --batch" +
                               (o.max_size < kLargestMaxSize ? ", or raise --max-size" : ""));
   }
-  const Panels p = build_panels(d, o, plan, g.factor);
+}
 
-  // With the panels known, size the notes and tick labels as they are.
-  const Ticks ticks = colorbar_ticks(p.lo, p.hi, 5);
-  int tick_w = std::max(text_extent(end_text(p.lo), kScale), text_extent(end_text(p.hi), kScale));
-  for (double v : ticks.values)
-    tick_w = std::max(tick_w, text_extent(tick_text(v, ticks.step), kScale));
-  cx.tick_w = std::min(tick_w, kTickTextWidth);
-  cx.notes = (p.block_note.empty() ? 0 : 1) + (p.any_masked || p.any_missing ? 1 : 0);
-  g = geometry(cx, g.cell, g.factor);
-
-  Scene s;
-  s.width = g.width;
-  s.height = g.height;
-  s.font = o.font;
+// The title (bold) and subtitle lines; returns the top of the panel grid.
+int add_titles(Scene& s, const Geometry& g) {
   int y = kMargin;
   for (size_t i = 0; i < g.title.size(); ++i, y += kPitch) {
     TextItem t = text(kMargin, y, g.title[i], Anchor::kStart, "title");
@@ -228,117 +208,116 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o, bool tooltips
     y += kPitch;
   }
   if (g.title_h) y += 8;
+  return y;
+}
 
-  const int gap = g.cell >= 12 ? 1 : 0;
-  const Annotation ann = choose_annotation(p, o, g.cell - gap);
-  const Rgb* lut = colormap_lut(p.colormap);
-  const bool thin_rows = g.row_step > 1 || g.factor > 1;
-  const bool thin_cols = g.col_step > 1 || g.factor > 1;
-  int first_mat_y = 0, last_mat_bottom = 0;
-  for (size_t k = 0; k < p.panels.size(); ++k) {
-    const Panel& panel = p.panels[k];
-    const int gi = static_cast<int>(k) / plan.grid_cols, gj = static_cast<int>(k) % plan.grid_cols;
-    const bool col_labels = !g.shared_labels || gi == 0;
-    const int top = y + gi * (g.row_h + g.panel_gap) + (g.shared_labels && gi > 0 ? g.col_band : 0);
-    const int mat_x = kMargin + g.left_w + gj * (g.slot_w + g.panel_gap);
-    const int mat_y = top + g.caption_h + (col_labels ? g.col_band : 0);
-    if (k == 0) first_mat_y = mat_y;
-    last_mat_bottom = std::max(last_mat_bottom, mat_y + g.mat_h);
-    if (!panel.caption.empty()) {
-      TextItem t = text(mat_x, top, fit_text(panel.caption, g.slot_w - 2, g.caption_scale, true),
-                        Anchor::kStart, "caption");
-      t.bold = true;
-      t.scale = g.caption_scale;
-      s.texts.push_back(t);
-    }
-    if (gi == plan.grid_rows - 1 && g.axis_h) {
-      s.texts.push_back(text(mat_x + g.mat_w / 2, mat_y + g.mat_h + (kPitch - kTextH) / 2 + 2,
-                             d.col_title, Anchor::kMiddle, "axis", kSoft));
-    }
-    for (int64_t i = 0; col_labels && i < d.cols; i += g.col_step) {
-      const int cx_px = mat_x + static_cast<int>((static_cast<double>(i) + 0.5) * g.ppi);
-      const std::string& label = cx.cols.text[static_cast<size_t>(i)];
-      TextItem t =
-          g.col_vertical
-              ? text(cx_px - kTextH / 2, mat_y - kLabelGap, label, Anchor::kStart, "col-label")
-              : text(cx_px, mat_y - kLabelGap - kTextH, label, Anchor::kMiddle, "col-label");
-      t.vertical = g.col_vertical;
-      t.tooltip = cx.cols.full[static_cast<size_t>(i)];
-      s.texts.push_back(t);
-      if (thin_cols) s.rects.push_back({cx_px, mat_y - 4, 1, 3, kInk});
-    }
-    if (gj == 0) {
-      // The rows' title beside each row of panels, or once beside the whole
-      // grid when a panel is shorter than the title.
-      const bool per_row = text_extent(d.row_title, kScale) + 8 <= g.mat_h;
-      if (per_row || gi == 0) {
-        const int grid_mid = y + (g.height - y - g.notes_h - kMargin - g.axis_h) / 2;
-        TextItem axis = text(kMargin, per_row ? mat_y + g.mat_h / 2 : grid_mid, d.row_title,
-                             Anchor::kMiddle, "axis", kSoft);
-        axis.vertical = true;
-        s.texts.push_back(axis);
-      }
-      for (int64_t i = 0; i < d.rows; i += g.row_step) {
-        const int cy = mat_y + static_cast<int>((static_cast<double>(i) + 0.5) * g.ppi);
-        TextItem t = text(mat_x - kLabelGap, cy - kTextH / 2, cx.rows.text[static_cast<size_t>(i)],
-                          Anchor::kEnd, "row-label");
-        t.tooltip = cx.rows.full[static_cast<size_t>(i)];
-        s.texts.push_back(t);
-        if (thin_rows) s.rects.push_back({mat_x - 4, cy, 3, 1, kInk});
-      }
-    }
-    CellGrid grid;
-    grid.x = mat_x;
-    grid.y = mat_y;
-    grid.cell_w = grid.cell_h = g.cell;
-    grid.gap = gap;
-    grid.rows = p.shown_rows;
-    grid.cols = p.shown_cols;
-    grid.state = panel.state;
-    grid.colors.resize(panel.values.size());
-    for (size_t i = 0; i < panel.values.size(); ++i) {
-      grid.colors[i] = panel.state[i] == kValue    ? lut[lut_index(panel.values[i], p.lo, p.hi)]
-                       : panel.state[i] == kMasked ? masked_fill_color()
-                                                   : missing_color();
-    }
-    if (tooltips && p.factor == 1 && grid.rows * grid.cols <= kMaxTipCells) {
-      grid.tips = cell_tips(d, panel);
-    }
-    if (ann.scale) {
-      const int inner = g.cell - gap;
-      for (int64_t r = 0; r < grid.rows; ++r) {
-        for (int64_t c = 0; c < grid.cols; ++c) {
-          const size_t i = static_cast<size_t>(r * grid.cols + c);
-          if (panel.state[i] == kMasked) continue;
-          TextItem t =
-              text(mat_x + static_cast<int>(c) * g.cell + inner / 2,
-                   mat_y + static_cast<int>(r) * g.cell + (inner - kCapHeight * ann.scale) / 2,
-                   value_text(panel.values[i], ann.decimals), Anchor::kMiddle, "value",
-                   text_color_on(grid.colors[i]));
-          if (panel.state[i] == kMissing) t.text = "nan";
-          t.scale = ann.scale;
-          s.texts.push_back(t);
-        }
-      }
-    }
-    s.grids.push_back(std::move(grid));
+// Where a panel sits: its grid row and column, the top of its slot, the
+// corner of its matrix, and the top of the whole grid.
+struct PanelSpot {
+  int gi, gj, top, mat_x, mat_y, grid_top;
+};
+
+// A panel's caption, the column title under the last row of panels, its
+// column labels (above every panel, or the first row only when shared),
+// and beside the first column of panels the rows' title and row labels.
+void add_panel_labels(Scene& s, const HeatmapData& d, const Geometry& g, const GeometryInput& cx,
+                      const Panel& panel, const PanelSpot& at, int grid_rows, bool thin_rows,
+                      bool thin_cols) {
+  const int mat_x = at.mat_x, mat_y = at.mat_y;
+  const bool col_labels = !g.shared_labels || at.gi == 0;
+  if (!panel.caption.empty()) {
+    TextItem t = text(mat_x, at.top, fit_text(panel.caption, g.slot_w - 2, g.caption_scale, true),
+                      Anchor::kStart, "caption");
+    t.bold = true;
+    t.scale = g.caption_scale;
+    s.texts.push_back(t);
   }
+  if (at.gi == grid_rows - 1 && g.axis_h) {
+    s.texts.push_back(text(mat_x + g.mat_w / 2, mat_y + g.mat_h + (kPitch - kTextH) / 2 + 2,
+                           d.col_title, Anchor::kMiddle, "axis", kSoft));
+  }
+  for (int64_t i = 0; col_labels && i < d.cols; i += g.col_step) {
+    const int cx_px = mat_x + static_cast<int>((static_cast<double>(i) + 0.5) * g.ppi);
+    const std::string& label = cx.cols.text[static_cast<size_t>(i)];
+    TextItem t =
+        g.col_vertical
+            ? text(cx_px - kTextH / 2, mat_y - kLabelGap, label, Anchor::kStart, "col-label")
+            : text(cx_px, mat_y - kLabelGap - kTextH, label, Anchor::kMiddle, "col-label");
+    t.vertical = g.col_vertical;
+    t.tooltip = cx.cols.full[static_cast<size_t>(i)];
+    s.texts.push_back(t);
+    if (thin_cols) s.rects.push_back({cx_px, mat_y - 4, 1, 3, kInk});
+  }
+  if (at.gj == 0) {
+    // The rows' title beside each row of panels, or once beside the whole
+    // grid when a panel is shorter than the title.
+    const bool per_row = text_extent(d.row_title, kScale) + 8 <= g.mat_h;
+    if (per_row || at.gi == 0) {
+      const int grid_mid =
+          at.grid_top + (g.height - at.grid_top - g.notes_h - kMargin - g.axis_h) / 2;
+      TextItem axis = text(kMargin, per_row ? mat_y + g.mat_h / 2 : grid_mid, d.row_title,
+                           Anchor::kMiddle, "axis", kSoft);
+      axis.vertical = true;
+      s.texts.push_back(axis);
+    }
+    for (int64_t i = 0; i < d.rows; i += g.row_step) {
+      const int cy = mat_y + static_cast<int>((static_cast<double>(i) + 0.5) * g.ppi);
+      TextItem t = text(mat_x - kLabelGap, cy - kTextH / 2, cx.rows.text[static_cast<size_t>(i)],
+                        Anchor::kEnd, "row-label");
+      t.tooltip = cx.rows.full[static_cast<size_t>(i)];
+      s.texts.push_back(t);
+      if (thin_rows) s.rects.push_back({mat_x - 4, cy, 3, 1, kInk});
+    }
+  }
+}
 
-  const int bar_x = kMargin + g.left_w + g.grid_w + kBarGap;
-  const int bar_h = std::max(last_mat_bottom - first_mat_y, 160);
-  const int tick_x = bar_x + kBarWidth + kTickLen + 4;
-  add_colorbar(s, p, d, bar_x, first_mat_y, bar_h, tick_x);
-  // The colorbar's title (a --key name may be long) is centred on the bar
-  // and cut to stay between the figure's title and its bottom margin.
-  const int bar_mid = first_mat_y + bar_h / 2;
-  const int bar_room = 2 * std::min(bar_mid - (kMargin + g.title_h), g.height - kMargin - bar_mid);
-  TextItem bar_title =
-      text(tick_x + cx.tick_w + 10, bar_mid, fit_text(p.scale_name, bar_room, kScale),
-           Anchor::kMiddle, "axis", kSoft);
-  bar_title.vertical = true;
-  s.texts.push_back(bar_title);
+// A panel's cells: colours from the colormap (masked and missing cells
+// their own), and hover texts in SVG and HTML when there are few enough.
+CellGrid panel_grid(const HeatmapData& d, const Panels& p, const Panel& panel, const Rgb* lut,
+                    int mat_x, int mat_y, int cell, int gap, bool tooltips) {
+  CellGrid grid;
+  grid.x = mat_x;
+  grid.y = mat_y;
+  grid.cell_w = grid.cell_h = cell;
+  grid.gap = gap;
+  grid.rows = p.shown_rows;
+  grid.cols = p.shown_cols;
+  grid.state = panel.state;
+  grid.colors.resize(panel.values.size());
+  for (size_t i = 0; i < panel.values.size(); ++i) {
+    grid.colors[i] = panel.state[i] == kValue    ? lut[lut_index(panel.values[i], p.lo, p.hi)]
+                     : panel.state[i] == kMasked ? masked_fill_color()
+                                                 : missing_color();
+  }
+  if (tooltips && p.factor == 1 && grid.rows * grid.cols <= kMaxTipCells) {
+    grid.tips = cell_tips(d, panel);
+  }
+  return grid;
+}
 
-  int ny = std::max(last_mat_bottom + g.axis_h, first_mat_y + bar_h) + 8 + (kPitch - kTextH) / 2;
+// The numbers in the cells (not in masked ones), in a colour that reads
+// on the cell's.
+void add_values(Scene& s, const Panel& panel, const CellGrid& grid, const Annotation& ann,
+                int inner) {
+  for (int64_t r = 0; r < grid.rows; ++r) {
+    for (int64_t c = 0; c < grid.cols; ++c) {
+      const size_t i = static_cast<size_t>(r * grid.cols + c);
+      if (panel.state[i] == kMasked) continue;
+      TextItem t =
+          text(grid.x + static_cast<int>(c) * grid.cell_w + inner / 2,
+               grid.y + static_cast<int>(r) * grid.cell_h + (inner - kCapHeight * ann.scale) / 2,
+               value_text(panel.values[i], ann.decimals), Anchor::kMiddle, "value",
+               text_color_on(grid.colors[i]));
+      if (panel.state[i] == kMissing) t.text = "nan";
+      t.scale = ann.scale;
+      s.texts.push_back(t);
+    }
+  }
+}
+
+// Under the figure from y = ny: the legend of masked and missing cells,
+// then the note on averaged blocks.
+void add_notes(Scene& s, const Panels& p, const Geometry& g, int ny) {
   const int note_w = g.width - 2 * kMargin;
   if (p.any_masked || p.any_missing) {
     int x = kMargin;
@@ -363,6 +342,77 @@ Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o, bool tooltips
     s.texts.push_back(
         text(kMargin, ny, fit_text(p.block_note, note_w, kScale), Anchor::kStart, "note"));
   }
+}
+
+}  // namespace
+
+Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o, bool tooltips) {
+  const FontScope font(o.font.get());
+  PanelPlan plan = plan_panels(d, o);
+  GeometryInput cx{d, plan, make_labels(d.row_labels, d.rows), make_labels(d.col_labels, d.cols)};
+  for (const PanelRef& r : plan.refs)
+    cx.caption_w = std::max(cx.caption_w, caption_width(r.caption, kScale));
+  cx.notes = 1 + (d.masked ? 1 : 0);  // at most: block note, legend
+  cx.max_size = o.max_size;
+  cx.cell_size = o.cell_size;
+  cx.labels_every = o.labels_every;
+  Geometry g = arrange(cx, plan);
+  check_figure_size(d, o, g, plan.refs.size());
+  const Panels p = build_panels(d, o, plan, g.factor);
+
+  // With the panels known, size the notes and tick labels as they are.
+  const Ticks ticks = colorbar_ticks(p.lo, p.hi, 5);
+  int tick_w = std::max(text_extent(end_text(p.lo), kScale), text_extent(end_text(p.hi), kScale));
+  for (double v : ticks.values)
+    tick_w = std::max(tick_w, text_extent(tick_text(v, ticks.step), kScale));
+  cx.tick_w = std::min(tick_w, kTickTextWidth);
+  cx.notes = (p.block_note.empty() ? 0 : 1) + (p.any_masked || p.any_missing ? 1 : 0);
+  g = geometry(cx, g.cell, g.factor);
+
+  Scene s;
+  s.width = g.width;
+  s.height = g.height;
+  s.font = o.font;
+  const int y = add_titles(s, g);
+
+  const int gap = g.cell >= 12 ? 1 : 0;
+  const Annotation ann = choose_annotation(p, o, g.cell - gap);
+  const Rgb* lut = colormap_lut(p.colormap);
+  const bool thin_rows = g.row_step > 1 || g.factor > 1;
+  const bool thin_cols = g.col_step > 1 || g.factor > 1;
+  int first_mat_y = 0, last_mat_bottom = 0;
+  for (size_t k = 0; k < p.panels.size(); ++k) {
+    const Panel& panel = p.panels[k];
+    const int gi = static_cast<int>(k) / plan.grid_cols, gj = static_cast<int>(k) % plan.grid_cols;
+    const bool col_labels = !g.shared_labels || gi == 0;
+    const int top = y + gi * (g.row_h + g.panel_gap) + (g.shared_labels && gi > 0 ? g.col_band : 0);
+    const int mat_x = kMargin + g.left_w + gj * (g.slot_w + g.panel_gap);
+    const int mat_y = top + g.caption_h + (col_labels ? g.col_band : 0);
+    if (k == 0) first_mat_y = mat_y;
+    last_mat_bottom = std::max(last_mat_bottom, mat_y + g.mat_h);
+    add_panel_labels(s, d, g, cx, panel, PanelSpot{gi, gj, top, mat_x, mat_y, y}, plan.grid_rows,
+                     thin_rows, thin_cols);
+    CellGrid grid = panel_grid(d, p, panel, lut, mat_x, mat_y, g.cell, gap, tooltips);
+    if (ann.scale) add_values(s, panel, grid, ann, g.cell - gap);
+    s.grids.push_back(std::move(grid));
+  }
+
+  const int bar_x = kMargin + g.left_w + g.grid_w + kBarGap;
+  const int bar_h = std::max(last_mat_bottom - first_mat_y, 160);
+  const int tick_x = bar_x + kBarWidth + kTickLen + 4;
+  add_colorbar(s, p, d, bar_x, first_mat_y, bar_h, tick_x);
+  // The colorbar's title (a --key name may be long) is centred on the bar
+  // and cut to stay between the figure's title and its bottom margin.
+  const int bar_mid = first_mat_y + bar_h / 2;
+  const int bar_room = 2 * std::min(bar_mid - (kMargin + g.title_h), g.height - kMargin - bar_mid);
+  TextItem bar_title =
+      text(tick_x + cx.tick_w + 10, bar_mid, fit_text(p.scale_name, bar_room, kScale),
+           Anchor::kMiddle, "axis", kSoft);
+  bar_title.vertical = true;
+  s.texts.push_back(bar_title);
+
+  add_notes(s, p, g,
+            std::max(last_mat_bottom + g.axis_h, first_mat_y + bar_h) + 8 + (kPitch - kTextH) / 2);
   return s;
 }
 
