@@ -470,10 +470,47 @@ class Engine {
 
   // Attention of one head; returns the head output [Lq][dv].
   Mat<T> attend(int64_t b, int64_t h, Mat<T>& q, Mat<T>& k, const Mat<T>& v) {
-    const int64_t Lq = q.rows(), Lk = k.rows();
     if (p_.rope) rotate(b, h, q, k);
     Mat<T> s = raw_scores(b, h, q, k);
     const double factor = head_factor(s);
+    const double mult = factor / p_.temperature;
+    // The name of the scores so far: S, or S' once scaled or biased, so
+    // that every formula names a matrix an earlier step defined.
+    std::string sn = "S";
+    scale_scores(b, h, s, factor, sn);
+    if (p_.softcap > 0) softcap_scores(b, h, s);
+    const MaskView mv(p_, b, h);
+    add_biases(b, h, s, mv, sn);
+    const std::vector<uint8_t> flags = mask_scores(b, h, s, mv, sn);
+    softmax_rows(b, h, s, flags, sn);
+    if (keep_maps_ && req_.weights) copy_map(weights_, b, h, s);
+    if (p_.dropout > 0) drop_weights(b, h, s);
+
+    Mat<T> o = s * v;
+    const bool at_output = p_.scale_at == ScaleAt::kOutput && mult != 1.0;
+    if (observing()) {
+      StepFacts f;
+      f.dropout = p_.dropout;  // of the weights after dropout, Ã
+      TraceStep st = step("weighted_sum", std::move(f), b, h);
+      st.values = o.template cast<double>();
+      st.weights = s.template cast<double>();
+      st.value_rows = v.template cast<double>();
+      st.row_labels = qlabels();
+      st.value_labels = klabels();
+      obs_->step(st);
+    }
+    if (at_output) {
+      o *= static_cast<T>(factor);
+      if (p_.temperature != 1.0) o /= static_cast<T>(p_.temperature);
+      if (observing()) emit("output_scaled", scaling(factor), b, h, o, qlabels());
+    }
+    if (observing() && p_.heads > 1) emit("head_output", {}, b, h, o, qlabels());
+    return o;
+  }
+
+  // Scale (and temperature) on the scores, unless the scale applies to
+  // the output.
+  void scale_scores(int64_t b, int64_t h, Mat<T>& s, double factor, std::string& sn) {
     const double mult = factor / p_.temperature;
     const bool at_scores = p_.scale_at == ScaleAt::kScores;
     if (at_scores && mult != 1.0) {
@@ -484,26 +521,27 @@ class Engine {
         s /= static_cast<T>(p_.temperature);
       }
     }
-    // The name of the scores so far: S, or S' once scaled or biased, so
-    // that every formula names a matrix an earlier step defined.
-    std::string sn = "S";
     if (observing() && at_scores && mult != 1.0) {
       emit("scaled", scaling(factor), b, h, s, qlabels(), klabels());
       sn = "S'";
     }
+  }
 
-    if (p_.softcap > 0) {
-      if (observing()) emit("softcap_raw", {}, b, h, s, qlabels(), klabels());
-      const T cap = static_cast<T>(p_.softcap);
-      s = s.unaryExpr([cap](T x) { return detail::softcap_score(x, cap); });
-      if (observing()) {
-        StepFacts f;
-        f.softcap = p_.softcap;
-        emit("softcap", f, b, h, s, qlabels(), klabels());
-      }
+  // Soft-capping: c·tanh(s/c).
+  void softcap_scores(int64_t b, int64_t h, Mat<T>& s) {
+    if (observing()) emit("softcap_raw", {}, b, h, s, qlabels(), klabels());
+    const T cap = static_cast<T>(p_.softcap);
+    s = s.unaryExpr([cap](T x) { return detail::softcap_score(x, cap); });
+    if (observing()) {
+      StepFacts f;
+      f.softcap = p_.softcap;
+      emit("softcap", f, b, h, s, qlabels(), klabels());
     }
+  }
 
-    const MaskView mv(p_, b, h);
+  // The additive bias matrix (attn_bias) and ALiBi's distances.
+  void add_biases(int64_t b, int64_t h, Mat<T>& s, const MaskView& mv, std::string& sn) {
+    const int64_t Lq = s.rows(), Lk = s.cols();
     if (mv.has_bias()) {
       for (int64_t i = 0; i < Lq; ++i) {
         const double* br = mv.bias_row(i);
@@ -530,10 +568,14 @@ class Engine {
         emit("alibi", {}, b, h, s, qlabels(), klabels());
       }
     }
+  }
 
-    // Masks: replace masked scores by mask_fill. The flags are kept for the
-    // heatmap and the trace, which show masked cells as masked, not as a
-    // huge negative number.
+  // Masks: masked scores become mask_fill. Returns the cells' flags (kept
+  // maps and traces only: the heatmap and the trace show masked cells as
+  // masked, not as a huge negative number).
+  std::vector<uint8_t> mask_scores(int64_t b, int64_t h, Mat<T>& s, const MaskView& mv,
+                                   const std::string& sn) {
+    const int64_t Lq = s.rows(), Lk = s.cols();
     const bool any_mask = p_.masks.any() && (mv.has_dense() || p_.masks.causal ||
                                              !p_.masks.valid_lens.empty() || p_.masks.window);
     std::vector<uint8_t> flags;
@@ -559,8 +601,13 @@ class Engine {
       }
     }
     if (keep_maps_) store_flags(b, h, flags);
+    return flags;
+  }
 
-    // Softmax over keys, row by row.
+  // Softmax over keys, row by row (with the sink in the denominator).
+  void softmax_rows(int64_t b, int64_t h, Mat<T>& s, const std::vector<uint8_t>& flags,
+                    const std::string& sn) {
+    const int64_t Lq = s.rows(), Lk = s.cols();
     Mat<T> exps;
     Vec<T> row_max, row_sum;
     if (observing()) {
@@ -602,47 +649,26 @@ class Engine {
       if (sinks) emit("sink_share", f, b, h, sink_share, qlabels());
       emit("weights", f, b, h, s, qlabels(), klabels(), display_flags(flags));
     }
-    if (keep_maps_ && req_.weights) copy_map(weights_, b, h, s);
+  }
 
-    // Inverted dropout on the weights (the reported weights are before it).
-    if (p_.dropout > 0) {
-      const T keep_scale = static_cast<T>(1.0 / (1.0 - p_.dropout));
-      const uint64_t base =
-          static_cast<uint64_t>((b * p_.heads + h) * Lq) * static_cast<uint64_t>(Lk);
-      for (int64_t i = 0; i < Lq; ++i) {
-        for (int64_t j = 0; j < Lk; ++j) {
-          const uint64_t counter = base + static_cast<uint64_t>(i * Lk + j);
-          s(i, j) = dropout_keep(p_.seed, counter, p_.dropout) ? s(i, j) * keep_scale : T(0);
-        }
-      }
-      if (observing()) {
-        StepFacts f;
-        f.dropout = p_.dropout;
-        f.seed = p_.seed;
-        emit("dropout", f, b, h, s, qlabels(), klabels());
+  // Inverted dropout on the weights (the reported weights are before it).
+  void drop_weights(int64_t b, int64_t h, Mat<T>& s) {
+    const int64_t Lq = s.rows(), Lk = s.cols();
+    const T keep_scale = static_cast<T>(1.0 / (1.0 - p_.dropout));
+    const uint64_t base =
+        static_cast<uint64_t>((b * p_.heads + h) * Lq) * static_cast<uint64_t>(Lk);
+    for (int64_t i = 0; i < Lq; ++i) {
+      for (int64_t j = 0; j < Lk; ++j) {
+        const uint64_t counter = base + static_cast<uint64_t>(i * Lk + j);
+        s(i, j) = dropout_keep(p_.seed, counter, p_.dropout) ? s(i, j) * keep_scale : T(0);
       }
     }
-
-    Mat<T> o = s * v;
-    const bool at_output = p_.scale_at == ScaleAt::kOutput && mult != 1.0;
     if (observing()) {
       StepFacts f;
-      f.dropout = p_.dropout;  // of the weights after dropout, Ã
-      TraceStep st = step("weighted_sum", std::move(f), b, h);
-      st.values = o.template cast<double>();
-      st.weights = s.template cast<double>();
-      st.value_rows = v.template cast<double>();
-      st.row_labels = qlabels();
-      st.value_labels = klabels();
-      obs_->step(st);
+      f.dropout = p_.dropout;
+      f.seed = p_.seed;
+      emit("dropout", f, b, h, s, qlabels(), klabels());
     }
-    if (at_output) {
-      o *= static_cast<T>(factor);
-      if (p_.temperature != 1.0) o /= static_cast<T>(p_.temperature);
-      if (observing()) emit("output_scaled", scaling(factor), b, h, o, qlabels());
-    }
-    if (observing() && p_.heads > 1) emit("head_output", {}, b, h, o, qlabels());
-    return o;
   }
 
   // Masked cells are shown as masked in the exponentials and weights only
