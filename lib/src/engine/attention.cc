@@ -821,8 +821,12 @@ namespace {
 
 Result compute_unchecked(const Problem& p, const ComputeRequest& request, Observer* observer) {
   if (plan_compute(p, request, observer != nullptr) != ComputePath::kReference) {
-    return request.dtype == DType::kF32 ? detail::compute_fast<float>(p, request)
-                                        : detail::compute_fast<double>(p, request);
+    std::optional<Result> r = request.dtype == DType::kF32
+                                  ? detail::compute_fast<float>(p, request)
+                                  : detail::compute_fast<double>(p, request);
+    if (r) return std::move(*r);
+    // A score could overflow the dtype: the reference path, which gives
+    // infinite scores their limit, computes instead.
   }
   if (request.dtype == DType::kF32) {
     Engine<float> e(p, request, observer);

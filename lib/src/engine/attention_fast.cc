@@ -124,8 +124,7 @@ kernel::ScoreRules score_rules(const Problem& p) {
   return rules;
 }
 
-// |q·k| <= ‖q‖‖k‖: whether a score could overflow T (the reference path,
-// which gives infinite scores their limit, computes those problems).
+// |q·k| <= ‖q‖‖k‖: whether a score could overflow T.
 template <class T>
 bool scores_may_overflow(const Heads<T>& x, const kernel::ScoreRules& rules) {
   T qmax = 0, kmax = 0;
@@ -251,14 +250,10 @@ Tensor<double> assemble_output(const Problem& p, const std::vector<Mat<T>>& oh) 
 }  // namespace
 
 template <class T>
-Result compute_fast(const Problem& p, const ComputeRequest& req) {
+std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req) {
   Heads<T> x = prepare_heads<T>(p);
   const kernel::ScoreRules rules = score_rules(p);
-  if (scores_may_overflow(x, rules)) {
-    ComputeRequest ref = req;
-    ref.reference = true;
-    return compute(p, ref);
-  }
+  if (scores_may_overflow(x, rules)) return std::nullopt;
   std::vector<MaskView> views;
   if (p.masks.any()) {
     for (int64_t b = 0; b < p.batch; ++b) {
@@ -284,7 +279,7 @@ Result compute_fast(const Problem& p, const ComputeRequest& req) {
   return r;
 }
 
-template Result compute_fast<float>(const Problem&, const ComputeRequest&);
-template Result compute_fast<double>(const Problem&, const ComputeRequest&);
+template std::optional<Result> compute_fast<float>(const Problem&, const ComputeRequest&);
+template std::optional<Result> compute_fast<double>(const Problem&, const ComputeRequest&);
 
 }  // namespace attn::detail

@@ -195,7 +195,10 @@ void finish_maps(const Problem& p, const ComputeRequest& req, std::vector<double
 // the keys.
 bool fast_path_applies(const Problem& p, DType dtype);
 
+// Nothing when a score of the prepared heads could overflow T (|q·k| <=
+// ‖q‖‖k‖ is checked once RoPE and the projections are applied): the
+// caller computes such a problem on the reference path.
 template <class T>
-Result compute_fast(const Problem& p, const ComputeRequest& req);
+std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req);
 
 }  // namespace attn::detail
