@@ -85,6 +85,7 @@ Problem bench_problem(const BenchOptions& o) {
   InputDocument doc;
   doc.source = "bench";
   doc.settings = o.settings;
+  doc.settings_place = "bench";
   if (o.causal) doc.settings.causal = true;
   const int64_t kv = o.settings.kv_heads.value_or(o.heads);
   if (kv < 1 || o.heads % kv != 0) {
