@@ -148,17 +148,6 @@ inline T hsum_impl(V v) {
 inline float hsum(Vec<float> v) { return hsum_impl<float>(v); }
 inline double hsum(Vec<double> v) { return hsum_impl<double>(v); }
 
-// exp(x) for a vector, to about 1 ulp. Arguments below the smallest normal
-// result give 0 (exp(-inf) = 0; no subnormal results, which are slow on
-// many CPUs and have no weight next to the row's largest term, exp(0) = 1).
-// Callers pass x <= 0 (scores minus the row maximum) or -inf.
-// n = round(t / ln2) and the bits of 2^n in one step: t·log2(e) plus
-// 1.5·2^23 + 127 has no fraction bits left, so the addition rounds t·log2(e)
-// to the nearest integer (ties to even) and the low mantissa bits of the sum
-// hold n + 127, the biased exponent of 2^n (1 to 255 for the clamped t, so
-// the shift below leaves the sign bit clear). No round or convert
-// instruction: AVX2 has no double-to-int64 conversion, and GCC split that
-// one into scalar instructions.
 // The parts of exp(x) both vexp and vexpm1 use: exp(x) = 2^n·(1 + r·p1)
 // with scale = 2^n, and whether x is below the smallest normal result.
 template <class T>
@@ -171,6 +160,13 @@ inline ExpParts<float> exp_parts(Vec<float> x) {
   const Vec<float> hi = splat(88.72283f);
   const Vec<float> underflow = x < lo ? splat(0.0f) + 1 : splat(0.0f);
   const Vec<float> t = vmin(vmax(x, lo), hi);
+  // n = round(t / ln2) and the bits of 2^n in one step: t·log2(e) plus
+  // 1.5·2^23 + 127 has no fraction bits left, so the addition rounds
+  // t·log2(e) to the nearest integer (ties to even) and the low mantissa
+  // bits of the sum hold n + 127, the biased exponent of 2^n (1 to 255 for
+  // the clamped t, so the shift below leaves the sign bit clear). No round
+  // or convert instruction: AVX2 has no double-to-int64 conversion, and GCC
+  // split that one into scalar instructions.
   const Vec<float> magic = splat(0x1.8p23f + 127);
   const Vec<float> shifted = fma(t, splat(1.44269504088896341f), magic);
   const Vec<float> n = shifted - magic;
@@ -226,6 +222,10 @@ inline ExpParts<double> exp_parts(Vec<double> x) {
   return {r, fma(q, r, splat(1.0)), scale, underflow};
 }
 
+// exp(x) for a vector, to about 1 ulp. Arguments below the smallest normal
+// result give 0 (exp(-inf) = 0; no subnormal results, which are slow on
+// many CPUs and have no weight next to the row's largest term, exp(0) = 1).
+// Callers pass x <= 0 (scores minus the row maximum) or -inf.
 template <class T>
 inline Vec<T> vexp_impl(Vec<T> x) {
   const ExpParts<T> e = exp_parts(x);
