@@ -81,30 +81,15 @@ using detail::Mat;
 using detail::slice;
 using detail::Vec;
 
-template <class T>
-std::optional<Mat<T>> cast(const std::optional<MatrixR>& m) {
-  if (!m) return std::nullopt;
-  return m->template cast<T>();
-}
-
-template <class T>
-std::optional<Vec<T>> cast(const std::optional<Eigen::VectorXd>& v) {
-  if (!v) return std::nullopt;
-  return v->template cast<T>();
-}
+using detail::cast;
 
 template <class T>
 class Engine {
  public:
-  Engine(const Problem& p, const ComputeRequest& req, Observer* obs) : p_(p), req_(req), obs_(obs) {
+  Engine(const Problem& p, const ComputeRequest& req, Observer* obs)
+      : p_(p), req_(req), obs_(obs), proj_(p.params) {
     const Params& w = p.params;
-    Wq_ = cast<T>(w.W_q);
-    Wk_ = cast<T>(w.W_k);
-    Wv_ = cast<T>(w.W_v);
     Wo_ = cast<T>(w.W_o);
-    bq_ = cast<T>(w.b_q);
-    bk_ = cast<T>(w.b_k);
-    bv_ = cast<T>(w.b_v);
     bo_ = cast<T>(w.b_o);
     aWq_ = cast<T>(w.additive_W_q);
     aWk_ = cast<T>(w.additive_W_k);
@@ -244,33 +229,32 @@ class Engine {
   }
 
   // ---- projections -------------------------------------------------------
-  Mat<T> project(const Mat<T>& x, const std::optional<Mat<T>>& W, const std::optional<Vec<T>>& bias,
-                 const char* out_name, const std::string& src_name, int64_t b,
-                 const std::vector<std::string>& labels) {
-    if (!W) return x;
-    Mat<T> y = x * *W;
-    if (bias) y.rowwise() += bias->transpose();
-    if (observing()) {
-      StepFacts f = symbols(out_name, src_name);
-      f.bias = bias.has_value();
-      emit(std::string("projection_") + out_name, f, b, -1, y, labels);
-    }
-    return y;
+  // The projection step of out_name (Q, K or V) from src_name, when W is
+  // given.
+  void emit_projection(const char* out_name, const std::string& src_name, bool has_bias, int64_t b,
+                       const Mat<T>& y, const std::vector<std::string>& labels) {
+    StepFacts f = symbols(out_name, src_name);
+    f.bias = has_bias;
+    emit(std::string("projection_") + out_name, f, b, -1, y, labels);
   }
 
   void batch_item(int64_t b) {
-    const Tensor<double>& qi = p_.query_in;
-    const Tensor<double>& ki = p_.key_in;
-    const Tensor<double>& vi = p_.value_in;
-    const Mat<T> xq = slice<T>(qi, b, qi.dim(1), qi.dim(2));
-    const Mat<T> xk = slice<T>(ki, b, ki.dim(1), ki.dim(2));
-    const Mat<T> xv = slice<T>(vi, b, vi.dim(1), vi.dim(2));
-    if (observing()) emit_inputs(b, xq, xk, xv);
     const bool dot_family = p_.variant != Variant::kAdditive;
-    Mat<T> q = dot_family ? project(xq, Wq_, bq_, "Q", p_.query_name, b, qlabels()) : xq;
-    Mat<T> k = dot_family ? project(xk, Wk_, bk_, "K", p_.key_name, b, klabels()) : xk;
-    Mat<T> v = project(xv, Wv_, bv_, "V", p_.value_name, b, klabels());
-    if (observing() && b == 0) emit_sources(dot_family && Wq_, dot_family && Wk_, Wv_.has_value());
+    const detail::ItemInputs<T> x = detail::item_inputs(p_, b, proj_, dot_family);
+    const bool q_projected = dot_family && proj_.W_q, k_projected = dot_family && proj_.W_k;
+    const bool v_projected = proj_.W_v.has_value();
+    if (observing()) {
+      emit_inputs(b, x.xq, x.xk, x.xv);
+      if (q_projected)
+        emit_projection("Q", p_.query_name, proj_.b_q.has_value(), b, x.q, qlabels());
+      if (k_projected) emit_projection("K", p_.key_name, proj_.b_k.has_value(), b, x.k, klabels());
+      if (v_projected)
+        emit_projection("V", p_.value_name, proj_.b_v.has_value(), b, x.v, klabels());
+      if (b == 0) emit_sources(q_projected, k_projected, v_projected);
+    }
+    const Mat<T>& q = x.q;
+    const Mat<T>& k = x.k;
+    const Mat<T>& v = x.v;
 
     const int64_t H = p_.heads;
     // Keys and values have kv_heads column blocks; query head h reads
@@ -280,9 +264,9 @@ class Engine {
     Mat<T> concat(p_.len_q, H * dv);
     for (int64_t h = 0; h < H; ++h) {
       const int64_t g = p_.kv_head(h);
-      Mat<T> qh = q.middleCols(h * dq, dq);
-      Mat<T> kh = k.middleCols(g * dk, dk);
-      Mat<T> vh = v.middleCols(g * dv, dv);
+      Mat<T> qh = detail::head_block(q, h, H);
+      Mat<T> kh = detail::head_block(k, g, KV);
+      Mat<T> vh = detail::head_block(v, g, KV);
       if (observing() && H > 1) {
         emit("head_q", block("Q", h, h, dq), b, h, qh, qlabels());
         emit("head_k", block("K", h, g, dk), b, h, kh, klabels());
@@ -320,15 +304,11 @@ class Engine {
   }
 
   void four_d_item(int64_t b) {
-    const Tensor<double>& qi = p_.query_in;
-    const Tensor<double>& ki = p_.key_in;
-    const Tensor<double>& vi = p_.value_in;
     for (int64_t h = 0; h < p_.heads; ++h) {
-      const int64_t bh = b * p_.heads + h;
-      const int64_t bg = b * p_.kv() + p_.kv_head(h);  // K/V have kv_heads on axis 1
-      Mat<T> qh = slice<T>(qi, bh, qi.dim(2), qi.dim(3));
-      Mat<T> kh = slice<T>(ki, bg, ki.dim(2), ki.dim(3));
-      Mat<T> vh = slice<T>(vi, bg, vi.dim(2), vi.dim(3));
+      const int64_t g = p_.kv_head(h);  // K/V have kv_heads on axis 1
+      Mat<T> qh = detail::four_d_head<T>(p_.query_in, b, h);
+      Mat<T> kh = detail::four_d_head<T>(p_.key_in, b, g);
+      Mat<T> vh = detail::four_d_head<T>(p_.value_in, b, g);
       if (observing()) {
         emit("input_Q", symbols("Q"), b, h, qh, qlabels());
         emit("input_K", kv_block("K", h), b, h, kh, klabels());
@@ -806,8 +786,9 @@ class Engine {
   const Problem& p_;
   ComputeRequest req_;
   Observer* obs_;
-  std::optional<Mat<T>> Wq_, Wk_, Wv_, Wo_, aWq_, aWk_;
-  std::optional<Vec<T>> bq_, bk_, bv_, bo_, wv_, w_, w_in_, w_mem_, dot_scale_;
+  detail::Projections<T> proj_;  // W_q, W_k, W_v and their biases
+  std::optional<Mat<T>> Wo_, aWq_, aWk_;
+  std::optional<Vec<T>> bo_, wv_, w_, w_in_, w_mem_, dot_scale_;
   bool keep_maps_ = false;
   std::vector<double> weights_, scores_;
   std::vector<uint8_t> masked_;

@@ -13,15 +13,6 @@ namespace attn::detail {
 namespace {
 
 template <class T>
-Mat<T> project(const Mat<T>& x, const std::optional<MatrixR>& W,
-               const std::optional<Eigen::VectorXd>& b) {
-  if (!W) return x;
-  Mat<T> y = x * W->template cast<T>();
-  if (b) y.rowwise() += b->template cast<T>().transpose();
-  return y;
-}
-
-template <class T>
 T max_row_norm(const Mat<T>& m) {
   T best = 0;
   for (int64_t i = 0; i < m.rows(); ++i) best = std::max(best, m.row(i).stableNorm());
@@ -59,34 +50,27 @@ struct Heads {
 
 template <class T>
 Heads<T> prepare_heads(const Problem& p) {
-  const int64_t B = p.batch, H = p.heads, KV = p.kv(), Lq = p.len_q, Lk = p.len_k;
+  const int64_t B = p.batch, H = p.heads, KV = p.kv();
   Heads<T> x;
   x.q.resize(static_cast<size_t>(B * H));
   x.k.resize(static_cast<size_t>(B * KV));
   x.v.resize(x.k.size());
+  const Projections<T> w(p.params);
   for (int64_t b = 0; b < B; ++b) {
     if (p.four_d) {
-      for (int64_t h = 0; h < H; ++h) {
-        x.q[static_cast<size_t>(b * H + h)] =
-            slice<T>(p.query_in, b * H + h, Lq, p.query_in.dim(3));
-      }
+      for (int64_t h = 0; h < H; ++h)
+        x.q[static_cast<size_t>(b * H + h)] = four_d_head<T>(p.query_in, b, h);
       for (int64_t g = 0; g < KV; ++g) {
-        const size_t bg = static_cast<size_t>(b * KV + g);
-        x.k[bg] = slice<T>(p.key_in, b * KV + g, Lk, p.key_in.dim(3));
-        x.v[bg] = slice<T>(p.value_in, b * KV + g, Lk, p.value_in.dim(3));
+        x.k[static_cast<size_t>(b * KV + g)] = four_d_head<T>(p.key_in, b, g);
+        x.v[static_cast<size_t>(b * KV + g)] = four_d_head<T>(p.value_in, b, g);
       }
       continue;
     }
-    const Params& w = p.params;
-    const Mat<T> q = project<T>(slice<T>(p.query_in, b, Lq, p.query_in.dim(2)), w.W_q, w.b_q);
-    const Mat<T> k = project<T>(slice<T>(p.key_in, b, Lk, p.key_in.dim(2)), w.W_k, w.b_k);
-    const Mat<T> v = project<T>(slice<T>(p.value_in, b, Lk, p.value_in.dim(2)), w.W_v, w.b_v);
-    const int64_t dq = q.cols() / H, dk = k.cols() / KV, dv = v.cols() / KV;
-    for (int64_t h = 0; h < H; ++h) x.q[static_cast<size_t>(b * H + h)] = q.middleCols(h * dq, dq);
+    const ItemInputs<T> in = item_inputs(p, b, w, true);
+    for (int64_t h = 0; h < H; ++h) x.q[static_cast<size_t>(b * H + h)] = head_block(in.q, h, H);
     for (int64_t g = 0; g < KV; ++g) {
-      const size_t bg = static_cast<size_t>(b * KV + g);
-      x.k[bg] = k.middleCols(g * dk, dk);
-      x.v[bg] = v.middleCols(g * dv, dv);
+      x.k[static_cast<size_t>(b * KV + g)] = head_block(in.k, g, KV);
+      x.v[static_cast<size_t>(b * KV + g)] = head_block(in.v, g, KV);
     }
   }
   // RoPE while the heads are prepared, once per K/V head, before cosine.

@@ -27,6 +27,80 @@ Mat<T> slice(const Tensor<double>& t, int64_t index, int64_t rows, int64_t cols)
   return m.template cast<T>();
 }
 
+template <class T>
+std::optional<Mat<T>> cast(const std::optional<MatrixR>& m) {
+  if (!m) return std::nullopt;
+  return m->template cast<T>();
+}
+
+template <class T>
+std::optional<Vec<T>> cast(const std::optional<Eigen::VectorXd>& v) {
+  if (!v) return std::nullopt;
+  return v->template cast<T>();
+}
+
+// The Q, K, V projections of a problem, in T: cast once per run.
+template <class T>
+struct Projections {
+  std::optional<Mat<T>> W_q, W_k, W_v;
+  std::optional<Vec<T>> b_q, b_k, b_v;
+  explicit Projections(const Params& w)
+      : W_q(cast<T>(w.W_q)),
+        W_k(cast<T>(w.W_k)),
+        W_v(cast<T>(w.W_v)),
+        b_q(cast<T>(w.b_q)),
+        b_k(cast<T>(w.b_k)),
+        b_v(cast<T>(w.b_v)) {}
+};
+
+// x·W + b, or x itself without W.
+template <class T>
+Mat<T> project(const Mat<T>& x, const std::optional<Mat<T>>& W, const std::optional<Vec<T>>& b) {
+  if (!W) return x;
+  Mat<T> y = x * *W;
+  if (b) y.rowwise() += b->transpose();
+  return y;
+}
+
+// One batch item of a problem with 2D/3D inputs: the query, key and value
+// sources (X, Y, or Q, K, V) and their projections, Q and K only when
+// `project_qk` (the additive variant projects them its own way).
+template <class T>
+struct ItemInputs {
+  Mat<T> xq, xk, xv;  // as given
+  Mat<T> q, k, v;     // projected
+};
+
+template <class T>
+ItemInputs<T> item_inputs(const Problem& p, int64_t b, const Projections<T>& w, bool project_qk) {
+  const Tensor<double>& qi = p.query_in;
+  const Tensor<double>& ki = p.key_in;
+  const Tensor<double>& vi = p.value_in;
+  ItemInputs<T> x;
+  x.xq = slice<T>(qi, b, qi.dim(1), qi.dim(2));
+  x.xk = slice<T>(ki, b, ki.dim(1), ki.dim(2));
+  x.xv = slice<T>(vi, b, vi.dim(1), vi.dim(2));
+  x.q = project_qk ? project(x.xq, w.W_q, w.b_q) : x.xq;
+  x.k = project_qk ? project(x.xk, w.W_k, w.b_k) : x.xk;
+  x.v = project(x.xv, w.W_v, w.b_v);
+  return x;
+}
+
+// Block g of `count` equal blocks of columns: query head g of Q, or key/
+// value head g of K and V (query head h reads block p.kv_head(h)).
+template <class T>
+Mat<T> head_block(const Mat<T>& m, int64_t g, int64_t count) {
+  const int64_t w = m.cols() / count;
+  return m.middleCols(g * w, w);
+}
+
+// Query head h of batch item b of 4D Q ([B][H][Lq][d]), or key/value head
+// g of 4D K or V ([B][KV][Lk][d]).
+template <class T>
+Mat<T> four_d_head(const Tensor<double>& t, int64_t b, int64_t h) {
+  return slice<T>(t, b * t.dim(1) + h, t.dim(2), t.dim(3));
+}
+
 // Statistics of one softmax row, reported to observers.
 template <class T>
 struct RowStats {
