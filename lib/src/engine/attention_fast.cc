@@ -120,41 +120,44 @@ bool scores_may_overflow(const Heads<T>& x, const kernel::ScoreRules& rules) {
   return !(bound < limit && scaled < limit);
 }
 
-// The maps the kernels write when the request keeps them: weights (and
-// scores) in T, widened to double for the result afterwards; f64 runs
-// write the result's buffers directly.
+// The maps the kernels write when the request keeps them, as the result
+// holds them: doubles (f32 runs have the kernel widen each row as it is
+// done, so no float copy of the n×n maps is ever allocated), and the mask
+// flags.
 template <class T>
 struct Maps {
-  std::vector<double> weights_d, scores_d;
-  std::vector<T> weights_t, scores_t;
+  bool keep = false;
+  std::vector<double> weights, scores;
   std::vector<uint8_t> masked;
-  T* weights = nullptr;
-  T* scores = nullptr;
 
   Maps(const ComputeRequest& req, int64_t cells) {
-    if (!req.weights && !req.scores) return;
+    keep = req.weights || req.scores;
+    if (!keep) return;
     const size_t n = static_cast<size_t>(cells);
     masked.assign(n, 0);
+    weights.assign(n, 0.0);
+    if (req.scores) scores.assign(n, 0.0);
+  }
+
+  // Task t's part of the maps, from cell `off` on.
+  void point(kernel::HeadTask<T>& t, int64_t off) {
+    if (!keep) return;
+    double* w = weights.data() + off;
+    double* s = scores.empty() ? nullptr : scores.data() + off;
     if constexpr (std::is_same_v<T, double>) {
-      weights_d.assign(n, 0.0);
-      weights = weights_d.data();
-      if (req.scores) scores = (scores_d.assign(n, 0.0), scores_d.data());
+      t.weights = w;
+      t.scores = s;
     } else {
-      weights_t.assign(n, T(0));
-      weights = weights_t.data();
-      if (req.scores) scores = (scores_t.assign(n, T(0)), scores_t.data());
+      t.weights_wide = w;
+      t.scores_wide = s;
     }
+    t.masked = masked.data() + off;
   }
 
   // Hands the maps to the result as finish_maps() shapes them.
   void finish(const Problem& p, const ComputeRequest& req, Result& r) {
-    if constexpr (!std::is_same_v<T, double>) {
-      weights_d.assign(weights_t.begin(), weights_t.end());
-      weights_t = {};
-      if (req.scores) scores_d.assign(scores_t.begin(), scores_t.end());
-    }
-    finish_maps(p, req, req.weights ? &weights_d : nullptr, req.scores ? &scores_d : nullptr,
-                masked, r);
+    finish_maps(p, req, req.weights ? &weights : nullptr, req.scores ? &scores : nullptr, masked,
+                r);
   }
 };
 
@@ -184,12 +187,7 @@ std::vector<kernel::HeadTask<T>> head_tasks(const Problem& p, Heads<T>& x,
         t.has_sink = true;
         t.sink = p.sinks[static_cast<size_t>(h)];
       }
-      const int64_t off = static_cast<int64_t>(bh) * Lq * Lk;
-      if (maps.weights) {
-        t.weights = maps.weights + off;
-        t.scores = maps.scores ? maps.scores + off : nullptr;
-        t.masked = maps.masked.data() + off;
-      }
+      maps.point(t, static_cast<int64_t>(bh) * Lq * Lk);
       t.masks = views.empty() ? nullptr : &views[bh];
       t.batch = b;
       t.head = h;
@@ -259,7 +257,7 @@ std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req) 
   for (const auto& f : fully)
     r.fully_masked_rows.push_back(FullyMaskedRow{f.batch, f.head, f.query});
   r.output = assemble_output(p, oh);
-  if (maps.weights) maps.finish(p, req, r);
+  if (maps.keep) maps.finish(p, req, r);
   return r;
 }
 

@@ -169,6 +169,7 @@ template <class T>
 struct Scratch {
   std::vector<T> q, s, o, drop;
   std::vector<T> m, l;
+  std::vector<T> weights, scores;  // the block's rows of the maps when they are widened
 };
 
 // One block of queries: rows [i0, i0 + rows) of task t.
@@ -203,6 +204,9 @@ class Block {
     sc.m.assign(static_cast<size_t>(pad), -std::numeric_limits<T>::infinity());
     sc.l.assign(static_cast<size_t>(pad), T(0));
     if (rules.dropout > 0) sc.drop.resize(static_cast<size_t>(pad * kBlockK<T>));
+    const size_t cells = static_cast<size_t>(rows_ * t.len_k);
+    if (t.weights_wide && sc.weights.size() < cells) sc.weights.resize(cells);
+    if (t.scores_wide && sc.scores.size() < cells) sc.scores.resize(cells);
   }
 
   // The kernel: online softmax over key tiles. With maps requested, each
@@ -220,7 +224,7 @@ class Block {
     // edge likewise lets them start late, at the tile holding the first key
     // any row of the block may see. Kept maps need every tile.
     int64_t begin = 0, end = n;
-    const bool maps = t_.weights || t_.scores || t_.masked;
+    const bool maps = t_.weights || t_.scores || t_.masked || t_.weights_wide || t_.scores_wide;
     if (t_.masks && std::isinf(rules_.mask_fill) && !maps) {
       end = 0;
       begin = n;
@@ -237,9 +241,11 @@ class Block {
       for (int64_t r = 0; r < rows_; ++r) {
         const int64_t i = i0_ + r;
         T* s = sc_.s.data() + r * ld;
-        rules_row(s, i, jb, nk, t_.scores ? t_.scores + i * n + jb : nullptr,
+        T* scores = scores_row(r);
+        T* weights = weights_row_of(r);
+        rules_row(s, i, jb, nk, scores ? scores + jb : nullptr,
                   t_.masked ? t_.masked + i * n + jb : nullptr);
-        if (t_.weights) copy_row(s, t_.weights + i * n + jb, nk);
+        if (weights) copy_row(s, weights + jb, nk);
         online_row(r, s, nk);
       }
       const T* p = sc_.s.data();
@@ -248,7 +254,11 @@ class Block {
                ldo_, pk_.dvp);
     }
     for (int64_t r = 0; r < rows_; ++r) {
-      if (t_.weights) weights_row(t_.weights + (i0_ + r) * n);
+      if (T* w = weights_row_of(r)) {
+        weights_row(w);
+        if (t_.weights_wide) widen(w, t_.weights_wide + (i0_ + r) * n, n);
+      }
+      if (t_.scores_wide) widen(scores_row(r), t_.scores_wide + (i0_ + r) * n, n);
       T* out = t_.out + (i0_ + r) * t_.dv;
       const T* acc = sc_.o.data() + r * ldo_;
       if (sc_.m[r] == -std::numeric_limits<T>::infinity()) {
@@ -389,6 +399,22 @@ class Block {
       sum += e;
     }
     return sum;
+  }
+
+  // Where row r of the block keeps its weights and scores as they are
+  // computed: the caller's maps, the block's scratch when they are widened
+  // to double at the end of the row, or nowhere.
+  T* weights_row_of(int64_t r) {
+    if (t_.weights) return t_.weights + (i0_ + r) * t_.len_k;
+    return t_.weights_wide ? sc_.weights.data() + r * t_.len_k : nullptr;
+  }
+  T* scores_row(int64_t r) {
+    if (t_.scores) return t_.scores + (i0_ + r) * t_.len_k;
+    return t_.scores_wide ? sc_.scores.data() + r * t_.len_k : nullptr;
+  }
+
+  static void widen(const T* src, double* dst, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) dst[j] = static_cast<double>(src[j]);
   }
 
   // dst[0..n) = src[0..n) in vectors: GCC turns the memcpy of a row of a
