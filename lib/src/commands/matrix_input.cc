@@ -12,6 +12,21 @@
 
 namespace attn {
 
+namespace {
+
+// A result's mask flags (1 = masked) for its weights, which they must
+// match in shape; `place` names them in messages.
+void set_masked(MatrixInput& l, const Tensor<double>& mask, const std::string& place) {
+  if (mask.shape() != l.values.shape()) {
+    throw_input(place, "has shape " + shape_string(mask.shape()) + ", not the weights' " +
+                           shape_string(l.values.shape()));
+  }
+  l.masked.resize(static_cast<size_t>(mask.size()));
+  for (int64_t i = 0; i < mask.size(); ++i) l.masked[static_cast<size_t>(i)] = mask.data()[i] != 0;
+}
+
+}  // namespace
+
 std::optional<BinaryArray> view_binary_matrix(const std::string& spec, int64_t max_input_bytes) {
   const TensorReference ref = split_tensor_reference(spec);
   const std::string ext = extension(ref.path);
@@ -117,14 +132,7 @@ MatrixInput read_text_matrix(const std::string& path, const std::string& key,
       if (static_cast<int64_t>(l.axes.size()) != l.values.rank()) l.axes.clear();
     }
     if (const json::Value* m = v.find("masked")) {
-      const Tensor<double> mask = json_to_tensor(*m, name, "masked", CellKind::kExtended, 4);
-      if (mask.shape() != l.values.shape()) {
-        throw_input(name + ": masked", "has shape " + shape_string(mask.shape()) +
-                                           ", not the weights' " + shape_string(l.values.shape()));
-      }
-      l.masked.resize(static_cast<size_t>(mask.size()));
-      for (int64_t i = 0; i < mask.size(); ++i)
-        l.masked[static_cast<size_t>(i)] = mask.data()[i] != 0;
+      set_masked(l, json_to_tensor(*m, name, "masked", CellKind::kExtended, 4), name + ": masked");
     }
   }
   return l;
@@ -172,16 +180,11 @@ std::optional<MatrixInput> read_npz_result(const std::string& spec, const std::s
     l.axes = strings("weights_axes");
     if (static_cast<int64_t>(l.axes.size()) != l.values.rank()) l.axes.clear();
     if (has("masked")) {
-      const Tensor<double> mask = parse_npy(a.member("masked", max_input_bytes).view(),
-                                            name + ":masked", CellKind::kExtended)
-                                      .values;
-      if (mask.shape() != l.values.shape()) {
-        throw_input(name + ":masked", "has shape " + shape_string(mask.shape()) +
-                                          ", not the weights' " + shape_string(l.values.shape()));
-      }
-      l.masked.resize(static_cast<size_t>(mask.size()));
-      for (int64_t i = 0; i < mask.size(); ++i)
-        l.masked[static_cast<size_t>(i)] = mask.data()[i] != 0;
+      set_masked(l,
+                 parse_npy(a.member("masked", max_input_bytes).view(), name + ":masked",
+                           CellKind::kExtended)
+                     .values,
+                 name + ":masked");
     }
   }
   return l;
