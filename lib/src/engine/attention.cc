@@ -8,6 +8,7 @@
 
 #include "attn/dropout.h"
 #include "attn/error.h"
+#include "base/big_buffer.h"
 #include "engine/engine.h"
 #include "engine/score_range.h"
 
@@ -101,9 +102,9 @@ class Engine {
     keep_maps_ = req.weights || req.scores;
     if (keep_maps_) {
       const size_t cells = static_cast<size_t>(p.batch * p.heads * p.len_q * p.len_k);
-      if (req.weights) weights_.assign(cells, 0.0);
-      if (req.scores) scores_.assign(cells, 0.0);
-      masked_.assign(cells, 0);
+      if (req.weights) assign_big(weights_, cells);
+      if (req.scores) assign_big(scores_, cells);
+      assign_big(masked_, cells);
     }
   }
 

@@ -4,6 +4,7 @@
 // them; the (batch, head, block of queries) tasks run in parallel.
 #include <type_traits>
 
+#include "base/big_buffer.h"
 #include "engine/engine.h"
 #include "kernel/attention_kernel.h"
 #include "kernel/parallel.h"
@@ -134,23 +135,16 @@ struct Maps {
     keep = req.weights || req.scores;
     if (!keep) return;
     const size_t n = static_cast<size_t>(cells);
-    masked.assign(n, 0);
-    weights.assign(n, 0.0);
-    if (req.scores) scores.assign(n, 0.0);
+    assign_big(masked, n);
+    assign_big(weights, n);
+    if (req.scores) assign_big(scores, n);
   }
 
   // Task t's part of the maps, from cell `off` on.
   void point(kernel::HeadTask<T>& t, int64_t off) {
     if (!keep) return;
-    double* w = weights.data() + off;
-    double* s = scores.empty() ? nullptr : scores.data() + off;
-    if constexpr (std::is_same_v<T, double>) {
-      t.weights = w;
-      t.scores = s;
-    } else {
-      t.weights_wide = w;
-      t.scores_wide = s;
-    }
+    t.weights = weights.data() + off;
+    t.scores = scores.empty() ? nullptr : scores.data() + off;
     t.masked = masked.data() + off;
   }
 

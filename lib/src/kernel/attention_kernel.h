@@ -39,14 +39,11 @@ struct HeadTask {
   T* out = nullptr;      // [len_q][dv]
   // Kept maps, [len_q][len_k] each, or null: the weights (before dropout),
   // the scores entering the softmax (scaled and biased, before masking),
-  // and the masked cells.
-  T* weights = nullptr;
-  T* scores = nullptr;
+  // and the masked cells. The maps are doubles, as results hold them,
+  // whatever T: the kernel writes each row once, when it is done.
+  double* weights = nullptr;
+  double* scores = nullptr;
   uint8_t* masked = nullptr;
-  // Or the weights and scores widened to double as each row is done, for
-  // T = float when the caller keeps doubles: no float copy of the maps.
-  double* weights_wide = nullptr;
-  double* scores_wide = nullptr;
   int64_t len_q = 0, len_k = 0, d = 0, dv = 0;
   const detail::MaskView* masks = nullptr;  // null: nothing masked
   int64_t batch = 0, head = 0, heads = 1;   // for dropout counters and reports

@@ -169,7 +169,8 @@ template <class T>
 struct Scratch {
   std::vector<T> q, s, o, drop;
   std::vector<T> m, l;
-  std::vector<T> weights, scores;  // the block's rows of the maps when they are widened
+  std::vector<T> weights, scores;  // the block's rows of the kept maps, until each is done
+  std::vector<T> tile_m;           // [row][tile]: the running maximum after each key tile
 };
 
 // One block of queries: rows [i0, i0 + rows) of task t.
@@ -205,15 +206,19 @@ class Block {
     sc.l.assign(static_cast<size_t>(pad), T(0));
     if (rules.dropout > 0) sc.drop.resize(static_cast<size_t>(pad * kBlockK<T>));
     const size_t cells = static_cast<size_t>(rows_ * t.len_k);
-    if (t.weights_wide && sc.weights.size() < cells) sc.weights.resize(cells);
-    if (t.scores_wide && sc.scores.size() < cells) sc.scores.resize(cells);
+    if (t.weights && sc.weights.size() < cells) sc.weights.resize(cells);
+    if (t.scores && sc.scores.size() < cells) sc.scores.resize(cells);
+    tiles_ = (t.len_k + kBlockK<T> - 1) / kBlockK<T>;
+    if (t.weights) sc.tile_m.resize(static_cast<size_t>(rows_ * tiles_));
   }
 
   // The kernel: online softmax over key tiles. With maps requested, each
-  // tile's scores are also written to the weights (and the scores and mask
-  // flags kept), and once the row's last tile is done the softmax of the
-  // whole row turns them into the weights; the output is computed the same
-  // way whether maps are kept or not, to the bit.
+  // tile's exponentials are also written to the weights with the running
+  // maximum they were taken against (and the scores and mask flags kept);
+  // once the row's last tile is done one multiply per weight brings them
+  // to the final maximum and sum, the ones the output is divided by. The
+  // output is computed the same way whether maps are kept or not, to the
+  // bit.
   // Kept a function of its own: everything here has internal linkage, and
   // GCC would inline it into run_heads (the only caller), one function of
   // 6000 instructions that ran up to 15% slower (f32, n = 8192, one thread).
@@ -224,7 +229,7 @@ class Block {
     // edge likewise lets them start late, at the tile holding the first key
     // any row of the block may see. Kept maps need every tile.
     int64_t begin = 0, end = n;
-    const bool maps = t_.weights || t_.scores || t_.masked || t_.weights_wide || t_.scores_wide;
+    const bool maps = t_.weights || t_.scores || t_.masked;
     if (t_.masks && std::isinf(rules_.mask_fill) && !maps) {
       end = 0;
       begin = n;
@@ -245,8 +250,11 @@ class Block {
         T* weights = weights_row_of(r);
         rules_row(s, i, jb, nk, scores ? scores + jb : nullptr,
                   t_.masked ? t_.masked + i * n + jb : nullptr);
-        if (weights) copy_row(s, weights + jb, nk);
         online_row(r, s, nk);
+        if (weights) {
+          copy_row(s, weights + jb, nk);
+          sc_.tile_m[static_cast<size_t>(r * tiles_ + jb / kBlockK<T>)] = sc_.m[r];
+        }
       }
       const T* p = sc_.s.data();
       if (rules_.dropout > 0) p = dropped(sc_.s.data(), ld, jb, nk);
@@ -254,11 +262,8 @@ class Block {
                ldo_, pk_.dvp);
     }
     for (int64_t r = 0; r < rows_; ++r) {
-      if (T* w = weights_row_of(r)) {
-        weights_row(w);
-        if (t_.weights_wide) widen(w, t_.weights_wide + (i0_ + r) * n, n);
-      }
-      if (t_.scores_wide) widen(scores_row(r), t_.scores_wide + (i0_ + r) * n, n);
+      if (t_.weights) weights_row(r);
+      if (t_.scores) put_row(scores_row(r), t_.scores + (i0_ + r) * n, n, T(1));
       T* out = t_.out + (i0_ + r) * t_.dv;
       const T* acc = sc_.o.data() + r * ldo_;
       if (sc_.m[r] == -std::numeric_limits<T>::infinity()) {
@@ -270,18 +275,14 @@ class Block {
         fill_fully_masked_output(out, i0_ + r);
         continue;
       }
-      T c_acc = T(1), l = sc_.l[r];
-      if (t_.has_sink) {
-        // The sink joins the denominator: rescale to max(m, sink) first.
-        const T sink = static_cast<T>(t_.sink), m = sc_.m[r];
-        const T top = std::max(m, sink);
-        c_acc = std::exp(m - top);
-        l = l * c_acc + std::exp(sink - top);
-      }
-      const T inv = c_acc / l;
+      const Final f = final_of(r);
+      const T inv = f.c / f.l;
       const T om = static_cast<T>(rules_.out_mult);
       for (int64_t c = 0; c < t_.dv; ++c) out[c] = acc[c] * inv * om;
     }
+#if defined(__x86_64__)
+    if (t_.weights || t_.scores) _mm_sfence();  // put_row's streaming stores
+#endif
   }
 
  private:
@@ -401,21 +402,10 @@ class Block {
     return sum;
   }
 
-  // Where row r of the block keeps its weights and scores as they are
-  // computed: the caller's maps, the block's scratch when they are widened
-  // to double at the end of the row, or nowhere.
-  T* weights_row_of(int64_t r) {
-    if (t_.weights) return t_.weights + (i0_ + r) * t_.len_k;
-    return t_.weights_wide ? sc_.weights.data() + r * t_.len_k : nullptr;
-  }
-  T* scores_row(int64_t r) {
-    if (t_.scores) return t_.scores + (i0_ + r) * t_.len_k;
-    return t_.scores_wide ? sc_.scores.data() + r * t_.len_k : nullptr;
-  }
-
-  static void widen(const T* src, double* dst, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) dst[j] = static_cast<double>(src[j]);
-  }
+  // Where row r of the block keeps its weights and scores until the row is
+  // done, or null when they are not kept.
+  T* weights_row_of(int64_t r) { return t_.weights ? sc_.weights.data() + r * t_.len_k : nullptr; }
+  T* scores_row(int64_t r) { return t_.scores ? sc_.scores.data() + r * t_.len_k : nullptr; }
 
   // dst[0..n) = src[0..n) in vectors: GCC turns the memcpy of a row of a
   // tile (a few hundred bytes) into rep movs, which starts slowly.
@@ -425,49 +415,66 @@ class Block {
     for (; j < n; ++j) dst[j] = src[j];
   }
 
-  // A row of kept scores (after the rules) to its weights; a row with every
-  // key masked as rules.fully_masked says, and all zero when a sink takes
-  // it.
-  void weights_row(T* w) {
-    const int64_t n = t_.len_k;
-    if (softmax_full_row(w, n)) return;
-    T v = 0;
-    if (!t_.has_sink && rules_.fully_masked == FullyMasked::kUniform) v = T(1) / static_cast<T>(n);
-    if (!t_.has_sink && rules_.fully_masked == FullyMasked::kNan) {
-      v = std::numeric_limits<T>::quiet_NaN();
-    }
-    std::fill(w, w + n, v);
+  // Row r's final maximum `top` and sum `l` once every tile is done, and
+  // the factor `c` the accumulated values (taken against the running
+  // maximum m) need: an attention sink joins the denominator, so with one
+  // everything is rescaled to max(m, sink). Only for rows with a key left.
+  struct Final {
+    T top, l, c;
+  };
+  Final final_of(int64_t r) const {
+    const T m = sc_.m[r];
+    if (!t_.has_sink) return {m, sc_.l[r], T(1)};
+    const T sink = static_cast<T>(t_.sink), top = std::max(m, sink);
+    const T c = std::exp(m - top);
+    return {top, sc_.l[r] * c + std::exp(sink - top), c};
   }
 
-  // Softmax of a whole row in place; false when every key is masked.
-  bool softmax_full_row(T* w, int64_t n) {
-    const int64_t nv = n / kW<T> * kW<T>;
-    T m = max_of(w, nv);
-    for (int64_t j = nv; j < n; ++j) m = std::max(m, w[j]);
-    if (m == -std::numeric_limits<T>::infinity()) return false;
-    T sink_term = 0;
-    if (t_.has_sink && m != std::numeric_limits<T>::infinity()) {
-      m = std::max(m, static_cast<T>(t_.sink));
-      sink_term = std::exp(static_cast<T>(t_.sink) - m);
-    }
-    const Vec<T> vmv = splat(m);
-    T total = hsum(exp_shifted(w, nv, vmv)) + sink_term;
-    if (nv < n) {
-      // The tail through one padded vector, so it gets the same exp.
-      T tmp[kW<T>];
-      for (int k = 0; k < kW<T>; ++k)
-        tmp[k] = nv + k < n ? w[nv + k] : -std::numeric_limits<T>::infinity();
-      const Vec<T> e = vexp(load(tmp) - vmv);
-      store(tmp, e);
-      for (int64_t j = nv; j < n; ++j) {
-        w[j] = tmp[j - nv];
-        total += w[j];
+  // Row r's kept exponentials to its weights: the tile taken against the
+  // running maximum m_t is multiplied by exp(m_t - top) / l. A row with
+  // every key masked is filled as rules.fully_masked says, and all zero
+  // when a sink takes it.
+  void weights_row(int64_t r) {
+    const int64_t n = t_.len_k;
+    double* dst = t_.weights + (i0_ + r) * n;
+    if (sc_.m[r] == -std::numeric_limits<T>::infinity()) {
+      T v = 0;
+      if (!t_.has_sink && rules_.fully_masked == FullyMasked::kUniform) {
+        v = T(1) / static_cast<T>(n);
       }
+      if (!t_.has_sink && rules_.fully_masked == FullyMasked::kNan) {
+        v = std::numeric_limits<T>::quiet_NaN();
+      }
+      std::fill(dst, dst + n, static_cast<double>(v));
+      return;
     }
-    const Vec<T> vt = splat(total);
-    for (int64_t j = 0; j < nv; j += kW<T>) store(w + j, load(w + j) / vt);
-    for (int64_t j = nv; j < n; ++j) w[j] /= total;
-    return true;
+    const Final f = final_of(r);
+    const T inv = T(1) / f.l;
+    const T* w = weights_row_of(r);
+    const T* tile_m = sc_.tile_m.data() + r * tiles_;
+    for (int64_t t = 0; t < tiles_; ++t) {
+      const T scale = std::exp(tile_m[t] - f.top) * inv;  // 0 for a tile with nothing seen yet
+      const int64_t j0 = t * kBlockK<T>, j1 = std::min(n, j0 + kBlockK<T>);
+      put_row(w + j0, dst + j0, j1 - j0, scale);
+    }
+  }
+
+  // dst[j] = double(src[j] · scale), the product rounded to T. The maps are
+  // written once and read long after (n = 2048 keeps 32 MB of weights), so
+  // the stores go around the caches: no read of each line before it is
+  // written, no eviction of the tiles in use. stream() fences them.
+  static void put_row(const T* src, double* dst, int64_t n, T scale) {
+    int64_t j = 0;
+#if defined(__x86_64__)
+    for (; j < n && (reinterpret_cast<uintptr_t>(dst + j) & 15) != 0; ++j) {
+      dst[j] = static_cast<double>(src[j] * scale);
+    }
+    for (; j + 2 <= n; j += 2) {
+      _mm_stream_pd(dst + j, _mm_set_pd(static_cast<double>(src[j + 1] * scale),
+                                        static_cast<double>(src[j] * scale)));
+    }
+#endif
+    for (; j < n; ++j) dst[j] = static_cast<double>(src[j] * scale);
   }
 
   // Inverted dropout on a tile of weights (kept for the value product only).
@@ -526,6 +533,7 @@ class Block {
   Scratch<T>& sc_;
   int64_t i0_, rows_, ldo_;
   T mult_, fill_;
+  int64_t tiles_ = 0;  // key tiles of a row
 };
 
 // ‖S‖_F² of a block of rows of a head (raw scores), for scale "norm".
