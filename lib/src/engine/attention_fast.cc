@@ -13,10 +13,18 @@ namespace attn::detail {
 
 namespace {
 
+// The largest L2 norm of a row of m, summed in double (a float's square
+// cannot overflow there) and vectorized; Eigen's stableNorm, which rescales
+// as it goes, only where a double sum overflows.
 template <class T>
-T max_row_norm(const Mat<T>& m) {
-  T best = 0;
-  for (int64_t i = 0; i < m.rows(); ++i) best = std::max(best, m.row(i).stableNorm());
+double max_row_norm(const Mat<T>& m) {
+  if (m.size() == 0) return 0;
+  const double sq = m.template cast<double>().rowwise().squaredNorm().maxCoeff();
+  if (std::isfinite(sq)) return std::sqrt(sq);
+  double best = 0;
+  for (int64_t i = 0; i < m.rows(); ++i) {
+    best = std::max(best, static_cast<double>(m.row(i).stableNorm()));
+  }
   return best;
 }
 
@@ -112,11 +120,11 @@ kernel::ScoreRules score_rules(const Problem& p) {
 // |q·k| <= ‖q‖‖k‖: whether a score could overflow T.
 template <class T>
 bool scores_may_overflow(const Heads<T>& x, const kernel::ScoreRules& rules) {
-  T qmax = 0, kmax = 0;
+  double qmax = 0, kmax = 0;
   for (const Mat<T>& m : x.q) qmax = std::max(qmax, max_row_norm(m));
   for (const Mat<T>& m : x.k) kmax = std::max(kmax, max_row_norm(m));
   const double limit = static_cast<double>(std::numeric_limits<T>::max()) / 16;
-  const double bound = static_cast<double>(qmax) * static_cast<double>(kmax);
+  const double bound = qmax * kmax;
   const double scaled = rules.norm ? 1.0 : bound * std::fabs(rules.mult);
   return !(bound < limit && scaled < limit);
 }

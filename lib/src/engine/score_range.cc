@@ -18,20 +18,25 @@ namespace attn::detail {
 
 namespace {
 
-// The largest L2 norm of a row (last axis) of t.
+// The largest L2 norm of a row (last axis) of t. Eigen's squaredNorm sums
+// in vectors (a scalar sum is one chain of dependent additions; this pass
+// was 3% of a 2048-token run); the order does not matter to a bound.
 double max_row_norm(const Tensor<double>& t) {
   if (t.rank() == 0 || t.size() == 0) return 0;
   const int64_t d = t.shape().back();
-  double best = 0;
-  for (int64_t r = 0; r * d < t.size(); ++r) {
-    double sum = 0;
-    for (int64_t j = 0; j < d; ++j) sum += t[r * d + j] * t[r * d + j];
-    best = std::max(best, std::sqrt(sum));
-  }
-  return best;
+  if (d == 0) return 0;
+  const Eigen::Map<const MatrixR> rows(t.data(), t.size() / d, d);
+  return std::sqrt(rows.rowwise().squaredNorm().maxCoeff());
 }
 
+// The largest finite |x[i]|, 0 when there is none: Eigen's vectorized
+// maximum, and a second look skipping the non-finite values only when
+// there are some (a bias of -inf cells).
 double largest_abs(const double* x, int64_t n) {
+  if (n == 0) return 0;
+  const double big = std::numeric_limits<double>::max();
+  const double all = Eigen::Map<const Eigen::ArrayXd>(x, n).abs().maxCoeff<Eigen::PropagateNaN>();
+  if (all <= big) return all;
   double best = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (std::isfinite(x[i])) best = std::max(best, std::abs(x[i]));
@@ -153,6 +158,7 @@ void check_score_range(const Problem& p, const ComputeRequest& request) {
 
 void check_output_range(const Problem& p, const Result& r) {
   const Tensor<double>& o = r.output;
+  if (Eigen::Map<const Eigen::ArrayXd>(o.data(), o.size()).allFinite()) return;
   for (int64_t i = 0; i < o.size(); ++i) {
     const double x = o[i];
     if (std::isinf(x) || (std::isnan(x) && p.fully_masked != FullyMasked::kNan)) {
