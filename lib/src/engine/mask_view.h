@@ -52,6 +52,9 @@ class MaskView {
     return left_ >= 0 ? std::min(len_k_, std::max<int64_t>(0, i - left_)) : 0;
   }
 
+  // Whether a window's left edge bounds the keys of every row.
+  bool windowed() const { return left_ >= 0; }
+
   // Row pointers into the dense masks (null when absent).
   const uint8_t* mask_row(int64_t i) const { return mask_ ? mask_ + i * len_k_ : nullptr; }
   const uint8_t* key_padding() const { return key_padding_; }

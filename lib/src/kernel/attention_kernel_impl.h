@@ -100,46 +100,20 @@ template <class T, int CV>
   }
 }
 
-// O[rows][0..dvp) += P[rows][0..nk) · V[0..nk)[0..dvp), rows a multiple of kPRows.
+// Values per packed panel: the width of the value product's register tile.
 template <class T>
-void pv_block(const T* p, int64_t ldp, int64_t rows, int64_t nk, const T* v, int64_t ldv, T* o,
-              int64_t ldo, int64_t dvp) {
-  for (int64_t r0 = 0; r0 < rows; r0 += kPRows) {
-    int64_t c0 = 0;
-    for (; c0 + kPCols * kW<T> <= dvp; c0 += kPCols * kW<T>) {
-      pv_tile<T, kPCols>(p + r0 * ldp, ldp, nk, v + c0, ldv, o + r0 * ldo + c0, ldo);
-    }
-    // The remaining vectors of columns in one tile of their width.
-    const T* pr = p + r0 * ldp;
-    T* orow = o + r0 * ldo + c0;
-    switch ((dvp - c0) / kW<T>) {
-      case 0:
-        break;
-      case 1:
-        pv_tile<T, 1>(pr, ldp, nk, v + c0, ldv, orow, ldo);
-        break;
-      case 2:
-        pv_tile<T, 2>(pr, ldp, nk, v + c0, ldv, orow, ldo);
-        break;
-      case 3:
-        pv_tile<T, 3>(pr, ldp, nk, v + c0, ldv, orow, ldo);
-        break;
-      default:
-        for (; c0 < dvp; c0 += kW<T>) {
-          pv_tile<T, 1>(p + r0 * ldp, ldp, nk, v + c0, ldv, o + r0 * ldo + c0, ldo);
-        }
-    }
-  }
-}
+constexpr int kVPanel = kPCols* kW<T>;
+static_assert(kPCols <= 4, "pv_block's cases cover remainders of up to 3 vectors");
 
 // A head's keys packed as panels [d][kPanel] (zero beyond len_k), and its
-// values with rows padded to whole vectors.
+// values as panels [len_k][kVPanel] of kVPanel columns each (zero beyond
+// dv): the value product's tile reads one panel from start to end, not a
+// slice of every row of V.
 template <class T>
 struct Packed {
-  std::vector<T> k;       // [panels][d][kPanel]
-  std::vector<T> v;       // [len_k][dvp] when padding was needed
-  const T* vp = nullptr;  // the values to read, ld dvp
-  int64_t dvp = 0;
+  std::vector<T> k;            // [panels][d][kPanel]
+  std::vector<T> v;            // [dvp / kVPanel, rounded up][len_k][kVPanel]
+  int64_t dvp = 0;             // dv rounded up to whole vectors
   std::vector<double> v_mean;  // mean of the value rows (fully_masked uniform)
 };
 
@@ -153,14 +127,40 @@ void pack(const HeadTask<T>& t, Packed<T>& pk) {
     for (int64_t k = 0; k < t.d; ++k) dst[k * kPanel<T>] = src[k];
   }
   pk.dvp = round_up(t.dv, kW<T>);
-  if (pk.dvp == t.dv) {
-    pk.vp = t.v;
-  } else {
-    pk.v.assign(static_cast<size_t>(t.len_k * pk.dvp), T(0));
+  const int64_t vpanels = round_up(t.dv, kVPanel<T>) / kVPanel<T>;
+  pk.v.assign(static_cast<size_t>(vpanels * t.len_k * kVPanel<T>), T(0));
+  for (int64_t c0 = 0, vp = 0; c0 < t.dv; c0 += kVPanel<T>, ++vp) {
+    const size_t w = static_cast<size_t>(std::min<int64_t>(kVPanel<T>, t.dv - c0));
+    T* panel = pk.v.data() + vp * t.len_k * kVPanel<T>;
     for (int64_t j = 0; j < t.len_k; ++j) {
-      std::memcpy(pk.v.data() + j * pk.dvp, t.v + j * t.dv, sizeof(T) * static_cast<size_t>(t.dv));
+      std::memcpy(panel + j * kVPanel<T>, t.v + j * t.dv + c0, sizeof(T) * w);
     }
-    pk.vp = pk.v.data();
+  }
+}
+
+// O[rows][0..dvp) += P[rows][0..nk) · V[jb..jb + nk)[0..dvp), rows a
+// multiple of kPRows, V from the packed panels.
+template <class T>
+void pv_block(const T* p, int64_t ldp, int64_t rows, int64_t nk, const Packed<T>& pk, int64_t len_k,
+              int64_t jb, T* o, int64_t ldo) {
+  const int64_t dvp = pk.dvp;
+  for (int64_t r0 = 0; r0 < rows; r0 += kPRows) {
+    const T* pr = p + r0 * ldp;
+    for (int64_t c0 = 0, vp = 0; c0 < dvp; c0 += kVPanel<T>, ++vp) {
+      const T* v = pk.v.data() + (vp * len_k + jb) * kVPanel<T>;
+      T* orow = o + r0 * ldo + c0;
+      // A whole panel, or the last one's 1 to kPCols - 1 vectors.
+      const int64_t cv = std::min<int64_t>(kVPanel<T>, dvp - c0) / kW<T>;
+      if (cv == kPCols) {
+        pv_tile<T, kPCols>(pr, ldp, nk, v, kVPanel<T>, orow, ldo);
+      } else if (cv == 1) {
+        pv_tile<T, 1>(pr, ldp, nk, v, kVPanel<T>, orow, ldo);
+      } else if (cv == 2) {
+        pv_tile<T, 2>(pr, ldp, nk, v, kVPanel<T>, orow, ldo);
+      } else {
+        pv_tile<T, 3>(pr, ldp, nk, v, kVPanel<T>, orow, ldo);
+      }
+    }
   }
 }
 
@@ -179,8 +179,9 @@ class Block {
  public:
   // `cap` is the run's block size (kBlockQ or kBlockQLong).
   // `mult` is the head's score multiplier (per head with scale "norm").
+  // `alibi` is the head's alibi_table, or null without ALiBi.
   Block(const HeadTask<T>& t, const Packed<T>& pk, const ScoreRules& rules, Scratch<T>& sc,
-        int64_t i0, int64_t cap, double mult)
+        int64_t i0, int64_t cap, double mult, const T* alibi)
       : t_(t),
         pk_(pk),
         rules_(rules),
@@ -189,7 +190,8 @@ class Block {
         rows_(std::min(cap, t.len_q - i0)),
         ldo_(pk.dvp),
         mult_(static_cast<T>(mult)),
-        fill_(static_cast<T>(rules.mask_fill)) {
+        fill_(static_cast<T>(rules.mask_fill)),
+        alibi_(alibi) {
     const int64_t d = t.d;
     const int64_t pad = round_up(rows_, kRowPad);
     sc.q.assign(static_cast<size_t>(pad * d), T(0));
@@ -226,8 +228,9 @@ class Block {
     const int64_t n = t_.len_k;
     // With an infinite fill, keys past every row's limit (valid_lens,
     // causal) contribute nothing: the tiles stop there. The window's left
-    // edge likewise lets them start late, at the tile holding the first key
-    // any row of the block may see. Kept maps need every tile.
+    // edge likewise lets them start late, at the panel holding the first
+    // key any row of the block may see. Kept maps need every tile (and
+    // their tiles start at multiples of kBlockK).
     int64_t begin = 0, end = n;
     const bool maps = t_.weights || t_.scores || t_.masked;
     if (t_.masks && std::isinf(rules_.mask_fill) && !maps) {
@@ -237,7 +240,7 @@ class Block {
         end = std::max(end, t_.masks->key_limit(i0_ + r));
         begin = std::min(begin, t_.masks->key_start(i0_ + r));
       }
-      begin = begin / kBlockK<T> * kBlockK<T>;
+      begin = begin / kPanel<T> * kPanel<T>;
     }
     const int64_t ld = kBlockK<T>;
     for (int64_t jb = begin; jb < end; jb += kBlockK<T>) {
@@ -258,8 +261,7 @@ class Block {
       }
       const T* p = sc_.s.data();
       if (rules_.dropout > 0) p = dropped(sc_.s.data(), ld, jb, nk);
-      pv_block(p, ld, round_up(rows_, kPRows), nk, pk_.vp + jb * pk_.dvp, pk_.dvp, sc_.o.data(),
-               ldo_, pk_.dvp);
+      pv_block(p, ld, round_up(rows_, kPRows), nk, pk_, n, jb, sc_.o.data(), ldo_);
     }
     for (int64_t r = 0; r < rows_; ++r) {
       if (t_.weights) weights_row(r);
@@ -318,17 +320,13 @@ class Block {
       const double* b = mv->bias_row(i) + jb;
       for (int64_t j = 0; j < nk; ++j) s[j] += static_cast<T>(b[j]);
     }
-    if (t_.alibi != 0.0) {
-      // -alibi·|i - j| in double, as the reference's bias matrix is, a
-      // vector of doubles per vector of scores; the distances are exact.
-      using Wide = typename Simd<T>::Doubles;
-      Wide dist = Wide{} + static_cast<double>(jb - i);
-      for (int k = 0; k < kW<T>; ++k) dist[k] += k;
-      const Wide slope = Wide{} - t_.alibi, step = Wide{} + kW<T>;
-      for (int64_t j = 0; j < npad; j += kW<T>, dist += step) {
-        const Wide bias = slope * (dist < 0 ? -dist : dist);
-        store(s + j, load(s + j) + __builtin_convertvector(bias, Vec<T>));
-      }
+    if (alibi_) {
+      // The head's ALiBi biases by distance j - i (alibi_table), read from
+      // where this tile's first key sits relative to row i.
+      const T* b = alibi_ + (jb - i) + (t_.len_q - 1);
+      int64_t j = 0;
+      for (; j + kW<T> <= nk; j += kW<T>) store(s + j, load(s + j) + load(b + j));
+      for (; j < nk; ++j) s[j] += b[j];
     }
     if (scores_out) std::memcpy(scores_out, s, sizeof(T) * static_cast<size_t>(nk));
     if (mv && !mv->mask_row(i) && !mv->key_padding()) {
@@ -533,8 +531,23 @@ class Block {
   Scratch<T>& sc_;
   int64_t i0_, rows_, ldo_;
   T mult_, fill_;
+  const T* alibi_;
   int64_t tiles_ = 0;  // key tiles of a row
 };
+
+// ALiBi's bias -alibi·|i - j| of a head by the distance j - i, from
+// -(len_q - 1) (entry 0) to len_k - 1: computed in double, as the reference
+// builds its bias matrix, and rounded to T once. Rows then add a slice of
+// it, one load per vector of scores; the bits are those of the bias matrix.
+template <class T>
+std::vector<T> alibi_table(const HeadTask<T>& t) {
+  std::vector<T> b(static_cast<size_t>(t.len_q + t.len_k - 1));
+  for (int64_t e = 0; e < static_cast<int64_t>(b.size()); ++e) {
+    const double dist = std::fabs(static_cast<double>(e - (t.len_q - 1)));
+    b[static_cast<size_t>(e)] = static_cast<T>(-t.alibi * dist);
+  }
+  return b;
+}
 
 // ‖S‖_F² of a block of rows of a head (raw scores), for scale "norm".
 template <class T>
@@ -565,6 +578,21 @@ double frobenius_block(const HeadTask<T>& t, const Packed<T>& pk, Scratch<T>& sc
 template <class T>
 int64_t packed_key_elements(int64_t len_k, int64_t d) {
   return round_up(len_k, kPanel<T>) * d;
+}
+
+// The most keys a query row of t visits: len_k, or with a window (an
+// infinite fill, so the skipped keys weigh nothing) the widest row's range.
+// A block visits its rows' ranges together, so under a narrow window a
+// large block visits more keys no row needs (about one block's height per
+// row): the large blocks are for long spans only.
+template <class T>
+int64_t key_span(const HeadTask<T>& t, const ScoreRules& rules) {
+  if (!t.masks || !t.masks->windowed() || !std::isinf(rules.mask_fill)) return t.len_k;
+  int64_t span = 0;
+  for (int64_t i = 0; i < t.len_q; ++i) {
+    span = std::max(span, t.masks->key_limit(i) - t.masks->key_start(i));
+  }
+  return span;
 }
 
 template <class T>
@@ -601,12 +629,12 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
   // depends on the shapes only, never on the thread count, so the blocks
   // (and the order of the norm's partial sums) are the same for any thread
   // count. Large blocks need long keys, and enough of them to share out.
-  int64_t max_len_k = 0, queries = 0;
+  int64_t max_span = 0, queries = 0;
   for (const HeadTask<T>& t : tasks) {
-    max_len_k = std::max(max_len_k, t.len_k);
+    max_span = std::max(max_span, key_span(t, rules));
     queries += t.len_q;
   }
-  const int64_t cap = max_len_k >= kLongKeys && queries >= 16 * kBlockQLong ? kBlockQLong : kBlockQ;
+  const int64_t cap = max_span >= kLongKeys && queries >= 16 * kBlockQLong ? kBlockQLong : kBlockQ;
   std::vector<std::pair<int64_t, int64_t>> blocks;
   for (int64_t h = 0; h < H; ++h) {
     for (int64_t i0 = 0; i0 < tasks[static_cast<size_t>(h)].len_q; i0 += cap) {
@@ -631,6 +659,11 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
           rules.mult / std::max(std::sqrt(sums[static_cast<size_t>(h)]), 1e-12);
     }
   }
+  std::vector<std::vector<T>> alibi(static_cast<size_t>(H));
+  parallel_for(H, nthreads, [&](int64_t h, int) {
+    const HeadTask<T>& t = tasks[static_cast<size_t>(h)];
+    if (t.alibi != 0.0) alibi[static_cast<size_t>(h)] = alibi_table(t);
+  });
   std::vector<std::vector<FullyMaskedRow>> found(blocks.size());
   std::atomic<int64_t> done{0};
   int64_t reported = 0;  // written by thread 0 only, read after the join
@@ -638,8 +671,10 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
   parallel_for(total, nthreads, [&](int64_t b, int id) {
     const auto [h, i0] = blocks[static_cast<size_t>(b)];
     const HeadTask<T>& t = tasks[static_cast<size_t>(h)];
+    const std::vector<T>& bias = alibi[static_cast<size_t>(h)];
     Block<T> blk(t, packed[pack_of[static_cast<size_t>(h)]], rules,
-                 scratch[static_cast<size_t>(id)], i0, cap, mult[static_cast<size_t>(h)]);
+                 scratch[static_cast<size_t>(id)], i0, cap, mult[static_cast<size_t>(h)],
+                 bias.empty() ? nullptr : bias.data());
     blk.stream(found[static_cast<size_t>(b)]);
     const int64_t now = ++done;
     if (progress && id == 0) {  // one reporting thread
