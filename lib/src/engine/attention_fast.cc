@@ -58,23 +58,29 @@ struct Heads {
 };
 
 template <class T>
-Heads<T> prepare_heads(const Problem& p) {
+Heads<T> prepare_heads(const Problem& p, int threads) {
   const int64_t B = p.batch, H = p.heads, KV = p.kv();
   Heads<T> x;
   x.q.resize(static_cast<size_t>(B * H));
   x.k.resize(static_cast<size_t>(B * KV));
   x.v.resize(x.k.size());
-  const Projections<T> w(p.params);
-  for (int64_t b = 0; b < B; ++b) {
-    if (p.four_d) {
-      for (int64_t h = 0; h < H; ++h)
-        x.q[static_cast<size_t>(b * H + h)] = four_d_head<T>(p.query_in, b, h);
-      for (int64_t g = 0; g < KV; ++g) {
-        x.k[static_cast<size_t>(b * KV + g)] = four_d_head<T>(p.key_in, b, g);
-        x.v[static_cast<size_t>(b * KV + g)] = four_d_head<T>(p.value_in, b, g);
+  if (p.four_d) {
+    // Each head a copy in T of its slice, on every thread: a pass over all
+    // the inputs, which on one thread held back the two-thread speed-up.
+    const int64_t nq = B * H, nkv = B * KV;
+    kernel::parallel_for(nq + 2 * nkv, threads, [&](int64_t u, int) {
+      if (u < nq) {
+        x.q[static_cast<size_t>(u)] = four_d_head<T>(p.query_in, u / H, u % H);
+      } else if (u < nq + nkv) {
+        x.k[static_cast<size_t>(u - nq)] = four_d_head<T>(p.key_in, (u - nq) / KV, (u - nq) % KV);
+      } else {
+        const int64_t g = u - nq - nkv;
+        x.v[static_cast<size_t>(g)] = four_d_head<T>(p.value_in, g / KV, g % KV);
       }
-      continue;
-    }
+    });
+  }
+  const Projections<T> w(p.params);
+  for (int64_t b = 0; b < B && !p.four_d; ++b) {
     const ItemInputs<T> in = item_inputs(p, b, w, true);
     for (int64_t h = 0; h < H; ++h) x.q[static_cast<size_t>(b * H + h)] = head_block(in.q, h, H);
     for (int64_t g = 0; g < KV; ++g) {
@@ -119,10 +125,17 @@ kernel::ScoreRules score_rules(const Problem& p) {
 
 // |q·k| <= ‖q‖‖k‖: whether a score could overflow T.
 template <class T>
-bool scores_may_overflow(const Heads<T>& x, const kernel::ScoreRules& rules) {
+bool scores_may_overflow(const Heads<T>& x, const kernel::ScoreRules& rules, int threads) {
+  const int64_t nq = static_cast<int64_t>(x.q.size());
+  std::vector<double> norm(x.q.size() + x.k.size());
+  kernel::parallel_for(static_cast<int64_t>(norm.size()), threads, [&](int64_t u, int) {
+    norm[static_cast<size_t>(u)] =
+        max_row_norm(u < nq ? x.q[static_cast<size_t>(u)] : x.k[static_cast<size_t>(u - nq)]);
+  });
   double qmax = 0, kmax = 0;
-  for (const Mat<T>& m : x.q) qmax = std::max(qmax, max_row_norm(m));
-  for (const Mat<T>& m : x.k) kmax = std::max(kmax, max_row_norm(m));
+  for (int64_t u = 0; u < static_cast<int64_t>(norm.size()); ++u) {
+    (u < nq ? qmax : kmax) = std::max(u < nq ? qmax : kmax, norm[static_cast<size_t>(u)]);
+  }
   const double limit = static_cast<double>(std::numeric_limits<T>::max()) / 16;
   const double bound = qmax * kmax;
   const double scaled = rules.norm ? 1.0 : bound * std::fabs(rules.mult);
@@ -235,9 +248,10 @@ Tensor<double> assemble_output(const Problem& p, const std::vector<Mat<T>>& oh) 
 
 template <class T>
 std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req) {
-  Heads<T> x = prepare_heads<T>(p);
+  const int threads = req.threads > 0 ? req.threads : kernel::hardware_threads();
+  Heads<T> x = prepare_heads<T>(p, threads);
   const kernel::ScoreRules rules = score_rules(p);
-  if (scores_may_overflow(x, rules)) return std::nullopt;
+  if (scores_may_overflow(x, rules, threads)) return std::nullopt;
   std::vector<MaskView> views;
   if (p.masks.any()) {
     for (int64_t b = 0; b < p.batch; ++b) {
@@ -248,7 +262,6 @@ std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req) 
   std::vector<Mat<T>> oh(x.q.size());
   std::vector<kernel::HeadTask<T>> tasks = head_tasks(p, x, views, maps, oh);
   std::vector<kernel::FullyMaskedRow> fully;
-  const int threads = req.threads > 0 ? req.threads : kernel::hardware_threads();
   kernel::run_heads(tasks, rules, threads, &fully, req.progress);
   if (p.fully_masked == FullyMasked::kError && !fully.empty()) {
     raise_fully_masked(p, fully[0].batch, fully[0].head, fully[0].query);

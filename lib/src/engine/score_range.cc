@@ -7,32 +7,53 @@
 // one is reported as an input error.
 #include "engine/score_range.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "attn/error.h"
 #include "attn/number_text.h"
+#include "kernel/parallel.h"
 
 namespace attn::detail {
 
 namespace {
 
+// The largest f(begin, end) over [0, n) cut in chunks of at least `grain`,
+// on up to `threads` threads: a maximum, so the same for any thread count.
+// These passes read every input once before the kernels start; on one
+// thread they held back the two-thread speed-up.
+template <class F>
+double chunked_max(int64_t n, int64_t grain, int threads, F f) {
+  const int64_t chunks = std::clamp<int64_t>(n / grain, 1, std::max(threads, 1));
+  std::vector<double> part(static_cast<size_t>(chunks), 0.0);
+  kernel::parallel_for(chunks, threads, [&](int64_t c, int) {
+    part[static_cast<size_t>(c)] = f(n * c / chunks, n * (c + 1) / chunks);
+  });
+  return *std::max_element(part.begin(), part.end());
+}
+
+constexpr int64_t kGrain = int64_t{1} << 18;  // elements worth a thread
+
 // The largest L2 norm of a row (last axis) of t. Eigen's squaredNorm sums
-// in vectors (a scalar sum is one chain of dependent additions; this pass
-// was 3% of a 2048-token run); the order does not matter to a bound.
-double max_row_norm(const Tensor<double>& t) {
+// in vectors (a scalar sum is one chain of dependent additions); the order
+// does not matter to a bound.
+double max_row_norm(const Tensor<double>& t, int threads) {
   if (t.rank() == 0 || t.size() == 0) return 0;
   const int64_t d = t.shape().back();
   if (d == 0) return 0;
-  const Eigen::Map<const MatrixR> rows(t.data(), t.size() / d, d);
-  return std::sqrt(rows.rowwise().squaredNorm().maxCoeff());
+  const int64_t rows = t.size() / d;
+  return chunked_max(rows, std::max<int64_t>(1, kGrain / d), threads, [&](int64_t a, int64_t z) {
+    const Eigen::Map<const MatrixR> m(t.data() + a * d, z - a, d);
+    return std::sqrt(m.rowwise().squaredNorm().maxCoeff());
+  });
 }
 
 // The largest finite |x[i]|, 0 when there is none: Eigen's vectorized
 // maximum, and a second look skipping the non-finite values only when
 // there are some (a bias of -inf cells).
-double largest_abs(const double* x, int64_t n) {
+double largest_abs_range(const double* x, int64_t n) {
   if (n == 0) return 0;
   const double big = std::numeric_limits<double>::max();
   const double all = Eigen::Map<const Eigen::ArrayXd>(x, n).abs().maxCoeff<Eigen::PropagateNaN>();
@@ -42,6 +63,11 @@ double largest_abs(const double* x, int64_t n) {
     if (std::isfinite(x[i])) best = std::max(best, std::abs(x[i]));
   }
   return best;
+}
+
+double largest_abs(const double* x, int64_t n, int threads = 1) {
+  return chunked_max(n, kGrain, threads,
+                     [&](int64_t a, int64_t z) { return largest_abs_range(x + a, z - a); });
 }
 
 double frobenius(const std::optional<MatrixR>& m) { return m ? m->norm() : 0.0; }
@@ -54,10 +80,10 @@ double projected(double row_norm, const std::optional<MatrixR>& w,
 }
 
 // The largest magnitude any input or parameter holds, for the float32 check.
-double largest_input(const Problem& p) {
+double largest_input(const Problem& p, int threads) {
   double m = 0;
   for (const Tensor<double>* t : {&p.query_in, &p.key_in, &p.value_in}) {
-    m = std::max(m, largest_abs(t->data(), t->size()));
+    m = std::max(m, largest_abs(t->data(), t->size(), threads));
   }
   const Params& q = p.params;
   for (const auto* w : {&q.W_q, &q.W_k, &q.W_v, &q.W_o, &q.additive_W_q, &q.additive_W_k}) {
@@ -74,10 +100,10 @@ std::string dtype_name(DType d) { return d == DType::kF32 ? "float32" : "float64
 
 }  // namespace
 
-double score_bound(const Problem& p) {
+double score_bound(const Problem& p, int threads) {
   const Params& w = p.params;
-  const double nq = projected(max_row_norm(p.query_in), w.W_q, w.b_q);
-  const double nk = projected(max_row_norm(p.key_in), w.W_k, w.b_k);
+  const double nq = projected(max_row_norm(p.query_in, threads), w.W_q, w.b_q);
+  const double nk = projected(max_row_norm(p.key_in, threads), w.W_k, w.b_k);
   double s = 0;
   switch (p.variant) {
     case Variant::kScaledDot:
@@ -102,22 +128,25 @@ double score_bound(const Problem& p) {
           nq * nk * (w.dot_scale ? w.dot_scale->lpNorm<Eigen::Infinity>() : 0.0);
       break;
   }
-  if (!p.masks.bias.empty()) s += largest_abs(p.masks.bias.data(), p.masks.bias.size());
+  if (!p.masks.bias.empty()) {
+    s += largest_abs(p.masks.bias.data(), p.masks.bias.size(), threads);
+  }
   return s;
 }
 
 void check_score_range(const Problem& p, const ComputeRequest& request) {
+  const int threads = request.threads > 0 ? request.threads : kernel::hardware_threads();
   const double limit = request.dtype == DType::kF32
                            ? static_cast<double>(std::numeric_limits<float>::max())
                            : std::numeric_limits<double>::max();
   if (request.dtype == DType::kF32) {
-    const double m = largest_input(p);
+    const double m = largest_input(p, threads);
     if (m > limit) {
       throw_input(p.source, "the value " + format_shortest(m) +
                                 " is outside the float32 range; use --dtype f64");
     }
   }
-  const double bound = score_bound(p);
+  const double bound = score_bound(p, threads);
   if (std::isfinite(bound) && bound < 0.5 * limit) return;
 
   // The bound is loose; look at the scores themselves.

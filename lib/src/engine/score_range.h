@@ -9,8 +9,9 @@
 namespace attn::detail {
 
 // An upper bound on |score| over every head, query and key of p, from the
-// norms of its inputs and parameters (inf when the norms overflow).
-double score_bound(const Problem& p);
+// norms of its inputs and parameters (inf when the norms overflow), read
+// on up to `threads` threads.
+double score_bound(const Problem& p, int threads = 1);
 
 // Throws attn::Error (kInput) naming the first score that is not finite, or
 // an input that float32 cannot hold. Cheap unless the bound reaches the range.
