@@ -31,14 +31,11 @@ constexpr int kVectorBytes = 16;
 template <class T>
 struct Simd;
 
-// Doubles: as many doubles as V has lanes (two vectors' worth for float),
-// for what is computed in double whatever T (ALiBi's biases).
 template <>
 struct Simd<float> {
   static constexpr int W = kVectorBytes / 4;
   typedef float V __attribute__((vector_size(kVectorBytes)));
   typedef int32_t I __attribute__((vector_size(kVectorBytes)));
-  typedef double Doubles __attribute__((vector_size(2 * kVectorBytes)));
 };
 
 template <>
@@ -46,7 +43,6 @@ struct Simd<double> {
   static constexpr int W = kVectorBytes / 8;
   typedef double V __attribute__((vector_size(kVectorBytes)));
   typedef int64_t I __attribute__((vector_size(kVectorBytes)));
-  typedef double Doubles __attribute__((vector_size(kVectorBytes)));
 };
 
 template <class T>
