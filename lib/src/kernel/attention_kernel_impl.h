@@ -660,10 +660,10 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
     }
   }
   std::vector<std::vector<T>> alibi(static_cast<size_t>(H));
-  parallel_for(H, nthreads, [&](int64_t h, int) {
+  for (int64_t h = 0; h < H; ++h) {  // len_q + len_k values a head: not worth a thread
     const HeadTask<T>& t = tasks[static_cast<size_t>(h)];
     if (t.alibi != 0.0) alibi[static_cast<size_t>(h)] = alibi_table(t);
-  });
+  }
   std::vector<std::vector<FullyMaskedRow>> found(blocks.size());
   std::atomic<int64_t> done{0};
   int64_t reported = 0;  // written by thread 0 only, read after the join
