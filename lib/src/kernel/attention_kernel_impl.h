@@ -19,11 +19,12 @@ namespace {
 // Register tiles: S += Q·Kᵀ on kSRows queries x kSCols vectors of keys,
 // O += P·V on kPRows queries x up to kPCols vectors of value columns. With
 // AVX-512 there are 32 vector registers, otherwise 16.
-// A key tile is kTilePanels panels of kSCols vectors: with AVX2, 16 (256
-// keys in f32, 128 in f64) ran 1.3% faster than 8 (f32, n = 8192, one
-// thread; the same in f64, and no feature slower): half the per-tile work
-// of the online softmax. The AVX-512 tiles are wider and were never
-// measured on such a CPU: they keep 8.
+// A key tile is kTilePanels panels of kSCols vectors. With AVX2, 32 (512
+// keys in f32, 256 in f64; a score tile of 96 rows is 192 KiB, in L2) ran
+// 4.5% faster than 8 in f32 and 3% in f64 (n = 8192, one thread), 16 in
+// between, 64 no better: the online softmax's per-tile work (rescaling
+// the accumulators, the row sums) is paid once per tile. The AVX-512
+// tiles are wider and were never measured on such a CPU: they keep 8.
 #if defined(ATTN_SIMD_AVX512)
 constexpr int kSRows = 8, kSCols = 3;
 constexpr int kPRows = 4, kPCols = 4;
@@ -31,7 +32,7 @@ constexpr int kTilePanels = 8;
 #else
 constexpr int kSRows = 6, kSCols = 2;
 constexpr int kPRows = 6, kPCols = 2;
-constexpr int kTilePanels = 16;
+constexpr int kTilePanels = 32;
 #endif
 // Queries per task: multiples of kSRows and kPRows. Long key ranges take
 // the larger blocks: each block streams all of K and V once, so doubling
@@ -147,7 +148,7 @@ void pack(const HeadTask<T>& t, Packed<T>& pk) {
 
 // O[rows][0..dvp) += P[rows][0..nk) · V[jb..jb + nk)[0..dvp), rows a
 // multiple of kPRows, V from the packed panels. Panels outer, rows inner:
-// a panel's slice (16 KB in f32) stays in L1 while every row group reads
+// a panel's slice (32 KB in f32) stays in L1/L2 while every row group reads
 // it, and the P tile, which outgrows L1 with the large blocks, is what
 // comes from L2 (+1–2% over the other order, f32 and f64).
 template <class T>
