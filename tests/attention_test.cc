@@ -25,12 +25,12 @@ std::string zero_query_doc(const std::string& extra) {
          (extra.empty() ? "" : ", " + extra) + "}";
 }
 
-std::vector<double> outputs(const std::string& extra) {
+Values<double> outputs(const std::string& extra) {
   return compute_json(zero_query_doc(extra)).output.values();
 }
 
 TEST(Masks, NoMaskAveragesAllKeys) {
-  EXPECT_EQ(outputs(""), (std::vector<double>{277.75, 277.75, 277.75}));
+  EXPECT_EQ(outputs(""), (Values<double>{277.75, 277.75, 277.75}));
 }
 
 TEST(Masks, BoolMaskBlocksTrueCells) {
@@ -43,7 +43,7 @@ TEST(Masks, BoolMaskBlocksTrueCells) {
 
 TEST(Masks, ZeroOneMaskEqualsBoolMask) {
   auto o = outputs(R"("mask": [[0, 1, 1, 1], [0, 0, 1, 1], [1, 1, 1, 0.0]])");
-  EXPECT_EQ(o, (std::vector<double>{1, 5.5, 1000}));
+  EXPECT_EQ(o, (Values<double>{1, 5.5, 1000}));
 }
 
 TEST(Masks, KeepConventionFlipsTheMask) {
@@ -55,14 +55,14 @@ TEST(Masks, KeepConventionFlipsTheMask) {
 }
 
 TEST(Masks, KeyPaddingMaskBlocksKeysForEveryQuery) {
-  EXPECT_EQ(outputs(R"("key_padding_mask": [0, 0, 1, 1])"), (std::vector<double>{5.5, 5.5, 5.5}));
+  EXPECT_EQ(outputs(R"("key_padding_mask": [0, 0, 1, 1])"), (Values<double>{5.5, 5.5, 5.5}));
   EXPECT_EQ(outputs(R"("key_padding_mask": [true, false, false, false])"),
-            (std::vector<double>{370, 370, 370}));
+            (Values<double>{370, 370, 370}));
 }
 
 TEST(Masks, KeyPaddingMaskKeepConvention) {
   EXPECT_EQ(outputs(R"("key_padding_mask": [0, 0, 1, 1], "mask_convention": "keep")"),
-            (std::vector<double>{550, 550, 550}));
+            (Values<double>{550, 550, 550}));
 }
 
 TEST(Masks, ValidLensIntegerCutsKeysForEveryQuery) {
@@ -70,11 +70,11 @@ TEST(Masks, ValidLensIntegerCutsKeysForEveryQuery) {
 }
 
 TEST(Masks, ValidLensPerQuery) {
-  EXPECT_EQ(outputs(R"("valid_lens": [1, 2, 4])"), (std::vector<double>{1, 5.5, 277.75}));
+  EXPECT_EQ(outputs(R"("valid_lens": [1, 2, 4])"), (Values<double>{1, 5.5, 277.75}));
 }
 
 TEST(Masks, ValidLensLongerThanKeysMasksNothing) {
-  EXPECT_EQ(outputs(R"("valid_lens": 99)"), (std::vector<double>{277.75, 277.75, 277.75}));
+  EXPECT_EQ(outputs(R"("valid_lens": 99)"), (Values<double>{277.75, 277.75, 277.75}));
 }
 
 TEST(Masks, CausalIsTopLeftAlignedForFewerQueriesThanKeys) {
@@ -85,7 +85,7 @@ TEST(Masks, CausalIsTopLeftAlignedForFewerQueriesThanKeys) {
 TEST(Masks, CausalWithMoreQueriesThanKeys) {
   Result r =
       compute_json(R"({"Q": [[0], [0], [0]], "K": [[1], [2]], "V": [[2], [4]], "causal": true})");
-  EXPECT_EQ(r.output.values(), (std::vector<double>{2, 3, 3}));
+  EXPECT_EQ(r.output.values(), (Values<double>{2, 3, 3}));
 }
 
 TEST(Masks, AdditiveBiasShiftsScores) {
@@ -103,13 +103,13 @@ TEST(Masks, MasksCombine) {
                       "key_padding_mask": [1, 0, 0, 0], "causal": true, "valid_lens": [4, 4, 2])");
   // query 0: causal leaves key 0, padding removes it -> fully masked -> 0.
   // query 1: keys 0..1, minus key 0 -> 10. query 2: keys 0..2, valid 2 -> key 1 -> 10.
-  EXPECT_EQ(o, (std::vector<double>{0, 10, 10}));
+  EXPECT_EQ(o, (Values<double>{0, 10, 10}));
 }
 
 TEST(FullyMasked, ZeroIsTheDefault) {
   Result r = compute_json(zero_query_doc(R"("key_padding_mask": [1, 1, 1, 1])"));
-  EXPECT_EQ(r.output.values(), (std::vector<double>{0, 0, 0}));
-  EXPECT_EQ(r.weights->values(), std::vector<double>(12, 0.0));
+  EXPECT_EQ(r.output.values(), (Values<double>{0, 0, 0}));
+  EXPECT_EQ(r.weights->values(), Values<double>(12, 0.0));
   ASSERT_EQ(r.fully_masked_rows.size(), 3u);
   EXPECT_EQ(r.fully_masked_rows[2].query, 2);
 }
@@ -117,7 +117,7 @@ TEST(FullyMasked, ZeroIsTheDefault) {
 TEST(FullyMasked, UniformAttendsToAllKeys) {
   auto o =
       outputs(R"("mask": [[1, 1, 1, 1], [0, 1, 1, 1], [1, 1, 1, 1]], "fully_masked": "uniform")");
-  EXPECT_EQ(o, (std::vector<double>{277.75, 1, 277.75}));
+  EXPECT_EQ(o, (Values<double>{277.75, 1, 277.75}));
 }
 
 TEST(FullyMasked, NanGivesNan) {
@@ -146,7 +146,7 @@ TEST(FullyMasked, FiniteMaskFillGivesWhatTheArithmeticGives) {
 TEST(FullyMasked, MinusInfBiasRowCountsAsFullyMasked) {
   auto o =
       outputs(R"("attn_bias": [["-inf", "-inf", "-inf", "-inf"], [0, 0, 0, 0], [0, 0, 0, 0]])");
-  EXPECT_EQ(o, (std::vector<double>{0, 277.75, 277.75}));
+  EXPECT_EQ(o, (Values<double>{0, 277.75, 277.75}));
 }
 
 TEST(Masks, BatchedMasksOfEveryRank) {
@@ -154,19 +154,19 @@ TEST(Masks, BatchedMasksOfEveryRank) {
                                "V": [[[1], [10]], [[100], [1000]]])";
   // [q][k] applies to every batch.
   EXPECT_EQ(compute_json(base + R"(, "mask": [[0, 1], [1, 0]]})").output.values(),
-            (std::vector<double>{1, 10, 100, 1000}));
+            (Values<double>{1, 10, 100, 1000}));
   // [batch][q][k].
   EXPECT_EQ(
       compute_json(base + R"(, "mask": [[[0, 1], [0, 1]], [[1, 0], [1, 0]]]})").output.values(),
-      (std::vector<double>{1, 1, 1000, 1000}));
+      (Values<double>{1, 1, 1000, 1000}));
   // [batch][k] key padding.
   EXPECT_EQ(compute_json(base + R"(, "key_padding_mask": [[1, 0], [0, 1]]})").output.values(),
-            (std::vector<double>{10, 10, 100, 100}));
+            (Values<double>{10, 10, 100, 100}));
   // d2l valid_lens [batch] and [batch][q].
   EXPECT_EQ(compute_json(base + R"(, "valid_lens": [1, 2]})").output.values(),
-            (std::vector<double>{1, 1, 550, 550}));
+            (Values<double>{1, 1, 550, 550}));
   EXPECT_EQ(compute_json(base + R"(, "valid_lens": [[1, 2], [2, 1]]})").output.values(),
-            (std::vector<double>{1, 5.5, 550, 100}));
+            (Values<double>{1, 5.5, 550, 100}));
 }
 
 TEST(Masks, PerHeadMasks) {
@@ -175,12 +175,12 @@ TEST(Masks, PerHeadMasks) {
       R"({"Q": [[0, 0]], "K": [[1, 1], [2, 2]], "V": [[1, 100], [3, 300]], "heads": 2)";
   // Unbatched 3D mask is [heads][q][k].
   Result r = compute_json(base + R"(, "mask": [[[0, 1]], [[1, 0]]]})");
-  EXPECT_EQ(r.output.values(), (std::vector<double>{1, 300}));
+  EXPECT_EQ(r.output.values(), (Values<double>{1, 300}));
   EXPECT_EQ(r.weights->shape(), (Shape{2, 1, 2}));
-  EXPECT_EQ(r.weights->values(), (std::vector<double>{1, 0, 0, 1}));
+  EXPECT_EQ(r.weights->values(), (Values<double>{1, 0, 0, 1}));
   // [1][heads][q][k] for unbatched input.
   r = compute_json(base + R"(, "mask": [[[[1, 0]], [[0, 1]]]]})");
-  EXPECT_EQ(r.output.values(), (std::vector<double>{3, 100}));
+  EXPECT_EQ(r.output.values(), (Values<double>{3, 100}));
 }
 
 // ---- scaling: one query (3, 0) against keys e1, e2, e2 with values 1, 0, 0:
@@ -241,7 +241,7 @@ TEST(WorkedExample, SweetScoresAreTheBlogsQKt) {
   req.scores = true;
   Result s = compute(test::problem(with(kSweet, R"("scale": "none")")), req);
   EXPECT_EQ(s.scores->values(),
-            (std::vector<double>{8, 8, 8, 8, 8, 10, 8, 12, 8, 8, 8, 8, 8, 12, 8, 16}));
+            (Values<double>{8, 8, 8, 8, 8, 10, 8, 12, 8, 8, 8, 8, 8, 12, 8, 16}));
 }
 
 TEST(WorkedExample, SweetFormulaNumbers) {
@@ -324,7 +324,7 @@ TEST(Projection, MathLayoutWithBiasesAndOutputProjection) {
                "W_v": [[1, 0, 1], [0, 1, 1]], "b_v": [10, 20, 30],
                "W_o": [[1], [1], [1]], "b_o": [0.5]}})");
   EXPECT_EQ(r.output.shape(), (Shape{2, 1}));
-  EXPECT_EQ(r.output.values(), (std::vector<double>{70.5, 70.5}));
+  EXPECT_EQ(r.output.values(), (Values<double>{70.5, 70.5}));
 }
 
 TEST(Projection, QueryBiasChangesScores) {
@@ -336,13 +336,13 @@ TEST(Projection, QueryBiasChangesScores) {
 
 TEST(Modes, CrossAttentionTakesKeysAndValuesFromY) {
   Result r = compute_json(R"({"X": [[0, 0]], "Y": [[1, 2], [3, 4], [5, 6]]})");
-  EXPECT_EQ(r.output.values(), (std::vector<double>{3, 4}));
+  EXPECT_EQ(r.output.values(), (Values<double>{3, 4}));
   EXPECT_EQ(r.weights->shape(), (Shape{1, 3}));
 }
 
 TEST(Modes, QkvWithoutVUsesK) {
   Result r = compute_json(R"({"Q": [[0, 0]], "K": [[1, 2], [3, 4]]})");
-  EXPECT_EQ(r.output.values(), (std::vector<double>{2, 3}));
+  EXPECT_EQ(r.output.values(), (Values<double>{2, 3}));
 }
 
 TEST(Heads, SplitIntoColumnBlocksAndConcatenate) {

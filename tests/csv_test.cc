@@ -16,7 +16,7 @@ std::string csv_error(const std::string& text, CellKind kind = CellKind::kFinite
 TEST(Csv, CommaSeparated) {
   CsvMatrix m = parse_csv("1,2,3\n4,5,6\n", "x.csv");
   EXPECT_EQ(m.values.shape(), (Shape{2, 3}));
-  EXPECT_EQ(m.values.values(), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(m.values.values(), (Values<double>{1, 2, 3, 4, 5, 6}));
   EXPECT_TRUE(m.row_labels.empty());
   EXPECT_TRUE(m.column_labels.empty());
 }
@@ -26,21 +26,21 @@ TEST(Csv, NumpySavetxtDefaultIsSpaceSeparated) {
       "1.000000000000000000e+00 2.500000000000000000e+00\n"
       "-3.000000000000000000e+00 4.000000000000000000e-01\n",
       "x.txt");
-  EXPECT_EQ(m.values.values(), (std::vector<double>{1, 2.5, -3, 0.4}));
+  EXPECT_EQ(m.values.values(), (Values<double>{1, 2.5, -3, 0.4}));
   EXPECT_EQ(m.delimiter, ' ');
 }
 
 TEST(Csv, TabAndSemicolonAndRunsOfSpaces) {
-  EXPECT_EQ(parse_csv("1\t2\n3\t4\n", "t").values.values(), (std::vector<double>{1, 2, 3, 4}));
-  EXPECT_EQ(parse_csv("1;2\n3;4\n", "t").values.values(), (std::vector<double>{1, 2, 3, 4}));
-  EXPECT_EQ(parse_csv("  1    2\n3 4  \n", "t").values.values(), (std::vector<double>{1, 2, 3, 4}));
-  EXPECT_EQ(parse_csv("1 , 2\r\n3 ,4\r\n", "t").values.values(), (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(parse_csv("1\t2\n3\t4\n", "t").values.values(), (Values<double>{1, 2, 3, 4}));
+  EXPECT_EQ(parse_csv("1;2\n3;4\n", "t").values.values(), (Values<double>{1, 2, 3, 4}));
+  EXPECT_EQ(parse_csv("  1    2\n3 4  \n", "t").values.values(), (Values<double>{1, 2, 3, 4}));
+  EXPECT_EQ(parse_csv("1 , 2\r\n3 ,4\r\n", "t").values.values(), (Values<double>{1, 2, 3, 4}));
 }
 
 TEST(Csv, CommentsAndBlankLinesAreSkipped) {
   CsvMatrix m = parse_csv("# made by numpy\n\n1,2  # first row\n# middle\n3,4\n\n", "t");
   EXPECT_EQ(m.values.shape(), (Shape{2, 2}));
-  EXPECT_EQ(m.values.values(), (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(m.values.values(), (Values<double>{1, 2, 3, 4}));
 }
 
 TEST(Csv, HeaderAndLabelColumn) {
@@ -54,7 +54,7 @@ TEST(Csv, HeaderWithoutCornerCell) {
   CsvMatrix m = parse_csv("cat,milk\ncat,0.5,0.5\nmilk,0.1,0.9\n", "t");
   EXPECT_EQ(m.column_labels, (std::vector<std::string>{"cat", "milk"}));
   EXPECT_EQ(m.row_labels, (std::vector<std::string>{"cat", "milk"}));
-  EXPECT_EQ(m.values.values(), (std::vector<double>{0.5, 0.5, 0.1, 0.9}));
+  EXPECT_EQ(m.values.values(), (Values<double>{0.5, 0.5, 0.1, 0.9}));
 }
 
 TEST(Csv, HeaderOnly) {
@@ -69,7 +69,7 @@ TEST(Csv, PandasToCsvIndexColumnNamesTheRows) {
   CsvMatrix m =
       parse_csv(",0,1,2,3\n0,0.0,2.0,2.0,0.0\n1,0.0,1.0,3.0,0.0\n2,0.0,0.0,4.0,0.0\n", "t");
   EXPECT_EQ(m.values.shape(), (Shape{3, 4}));
-  EXPECT_EQ(m.values.values(), (std::vector<double>{0, 2, 2, 0, 0, 1, 3, 0, 0, 0, 4, 0}));
+  EXPECT_EQ(m.values.values(), (Values<double>{0, 2, 2, 0, 0, 1, 3, 0, 0, 0, 4, 0}));
   EXPECT_EQ(m.row_labels, (std::vector<std::string>{"0", "1", "2"}));
   EXPECT_EQ(m.column_labels, (std::vector<std::string>{"0", "1", "2", "3"}));
   // Named columns and a token index, as df.set_index(...).to_csv() without
@@ -77,7 +77,7 @@ TEST(Csv, PandasToCsvIndexColumnNamesTheRows) {
   CsvMatrix n = parse_csv(",d0,d1\ncat,2,2\nmilk,1,3\n", "t");
   EXPECT_EQ(n.row_labels, (std::vector<std::string>{"cat", "milk"}));
   EXPECT_EQ(n.column_labels, (std::vector<std::string>{"d0", "d1"}));
-  EXPECT_EQ(n.values.values(), (std::vector<double>{2, 2, 1, 3}));
+  EXPECT_EQ(n.values.values(), (Values<double>{2, 2, 1, 3}));
   // A header with the empty corner but rows of another width is an error.
   EXPECT_EQ(csv_error(",a,b\n0,1\n"),
             "x.csv:1:1: header has 3 columns but the data rows have 2 (line 2)");
@@ -93,12 +93,12 @@ TEST(Csv, ByteOrderMarkIsSkipped) {
                       "1,2\n",
                       "t")
                 .values.values(),
-            (std::vector<double>{1, 2}));
+            (Values<double>{1, 2}));
 }
 
 TEST(Csv, MaskCellsAcceptBooleans) {
   CsvMatrix m = parse_csv("0,1\ntrue,false\n", "t", CellKind::kBool);
-  EXPECT_EQ(m.values.values(), (std::vector<double>{0, 1, 1, 0}));
+  EXPECT_EQ(m.values.values(), (Values<double>{0, 1, 1, 0}));
   EXPECT_EQ(csv_error("0,2\n", CellKind::kBool),
             "x.csv:1:3: mask cells must be true/false or 0/1, got 2");
 }
@@ -143,7 +143,7 @@ TEST(Csv, QuotedNumbersAreTextAndSaidSo) {
   // A header of quoted numbers is a header of names (years, say).
   CsvMatrix m = parse_csv("\"2019\",\"2020\"\n1,2\n", "x.csv");
   EXPECT_EQ(m.column_labels, (std::vector<std::string>{"2019", "2020"}));
-  EXPECT_EQ(m.values.values(), (std::vector<double>{1, 2}));
+  EXPECT_EQ(m.values.values(), (Values<double>{1, 2}));
 }
 
 TEST(Csv, EmptyFiles) {
@@ -176,10 +176,10 @@ TEST(CsvFastRows, ErrorsAfterTheFirstRows) {
 TEST(CsvFastRows, LabelsCommentsAndQuotesAfterTheFirstRows) {
   CsvMatrix m = parse_csv("t,a,b\nx,1,2\ny,3,4  # note\n\n\"z, q\",5,6\nw , 7 , 8\n", "t");
   EXPECT_EQ(m.row_labels, (std::vector<std::string>{"x", "y", "z, q", "w"}));
-  EXPECT_EQ(m.values.values(), (std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(m.values.values(), (Values<double>{1, 2, 3, 4, 5, 6, 7, 8}));
   CsvMatrix s = parse_csv("a 1 2\nb 3 4\nc\t5\t6\n", "t");
   EXPECT_EQ(s.row_labels, (std::vector<std::string>{"a", "b", "c"}));
-  EXPECT_EQ(s.values.values(), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(s.values.values(), (Values<double>{1, 2, 3, 4, 5, 6}));
 }
 
 TEST(CsvFastRows, ManyRowsKeepEveryValue) {

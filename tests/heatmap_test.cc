@@ -41,7 +41,7 @@ using test::write_temp;
 
 struct Image {
   int w = 0, h = 0;
-  std::vector<uint8_t> rgb;
+  Values<uint8_t> rgb;
   Rgb at(int x, int y) const {
     const size_t i = (static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 3;
     return {rgb[i], rgb[i + 1], rgb[i + 2]};
@@ -113,7 +113,7 @@ TEST(HeatmapColor, ViridisEndsAreMatplotlibs) {
 }
 
 TEST(HeatmapPanels, RowNormalizeDividesByTheRowMax) {
-  const Tensor<double> t({2, 2}, std::vector<double>{1, 4, -2, 1});
+  const Tensor<double> t({2, 2}, Values<double>{1, 4, -2, 1});
   HeatmapOptions o;
   o.normalize = Normalize::kRow;
   const HeatmapData d = heatmap_from_tensor(t);
@@ -127,8 +127,8 @@ TEST(HeatmapPanels, RowNormalizeDividesByTheRowMax) {
 
 TEST(HeatmapPanels, BlocksMergeByMeanOrMaxSkippingMaskedCells) {
   // 3x3 in 2x2 blocks: the edge blocks are partial.
-  const Tensor<double> t({3, 3}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9});
-  const std::vector<uint8_t> masked = {0, 1, 1, 0, 0, 1, 0, 0, 0};
+  const Tensor<double> t({3, 3}, Values<double>{1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const Values<uint8_t> masked = {0, 1, 1, 0, 0, 1, 0, 0, 0};
   HeatmapData d = heatmap_from_tensor(t);
   d.masked = masked.data();
   HeatmapOptions o;
@@ -146,8 +146,8 @@ TEST(HeatmapPanels, BlocksMergeByMeanOrMaxSkippingMaskedCells) {
 
 TEST(HeatmapPanels, HeadMeanCountsMaskedWeightsAsZero) {
   // Two heads of 1x2; head 1 masks key 1.
-  const Tensor<double> t({2, 1, 2}, std::vector<double>{0.5, 0.5, 1, 0});
-  const std::vector<uint8_t> masked = {0, 0, 0, 1};
+  const Tensor<double> t({2, 1, 2}, Values<double>{0.5, 0.5, 1, 0});
+  const Values<uint8_t> masked = {0, 0, 0, 1};
   HeatmapData d = heatmap_from_tensor(t);
   d.masked = masked.data();
   HeatmapOptions o;
@@ -341,7 +341,7 @@ HeatmapData two_by_two(const Tensor<double>& t) {
 }
 
 TEST(HeatmapTerminal, TwoByTwoInShadeCharacters) {
-  const Tensor<double> t({2, 2}, std::vector<double>{0, 1, 0.5, 0.25});
+  const Tensor<double> t({2, 2}, Values<double>{0, 1, 0.5, 0.25});
   const std::string got = render_terminal(two_by_two(t), HeatmapOptions{}, TerminalStyle{});
   EXPECT_EQ(got,
             "two\n"
@@ -352,8 +352,8 @@ TEST(HeatmapTerminal, TwoByTwoInShadeCharacters) {
 }
 
 TEST(HeatmapTerminal, TwoByTwoInTrueColour) {
-  const Tensor<double> t({2, 2}, std::vector<double>{0, 1, 0.5, 0.25});
-  const std::vector<uint8_t> masked = {0, 0, 0, 1};
+  const Tensor<double> t({2, 2}, Values<double>{0, 1, 0.5, 0.25});
+  const Values<uint8_t> masked = {0, 0, 0, 1};
   HeatmapData d = two_by_two(t);
   d.masked = masked.data();
   d.title.clear();
@@ -491,14 +491,14 @@ TEST(HeatmapLimits, HugeValuesGetShortLabelsThatNeverOverlap) {
   // ±1.7e308: hi - lo overflows. The colour range, the tick positions and
   // the labels were computed from it: both end labels at the top, a tick
   // label of 309 digits, every cell in the bottom colour.
-  const std::vector<std::vector<double>> cases = {
+  const std::vector<Values<double>> cases = {
       {1.7e308, -1.7e308, 0, 1e308},          {1.7e308},
       {-1.7e308, -1.6e308, -1.5e308, -1e308}, {1e-300, 2e-300, 3e-300, -1.23e-300},
       {1e-12, 2e-12, 3e-12, 1.1e-11},
   };
   for (const auto& v : cases) {
     const int64_t n = static_cast<int64_t>(v.size());
-    const Tensor<double> t(n == 4 ? Shape{2, 2} : Shape{1, 1}, std::vector<double>(v));
+    const Tensor<double> t(n == 4 ? Shape{2, 2} : Shape{1, 1}, Values<double>(v));
     const HeatmapData d = heatmap_from_tensor(t);
     const Scene scene = heatmap::layout_figure(d, HeatmapOptions{});
     EXPECT_EQ(text_collisions(scene), std::vector<std::string>{}) << v[0];
@@ -512,7 +512,7 @@ TEST(HeatmapLimits, HugeValuesGetShortLabelsThatNeverOverlap) {
     EXPECT_EQ(svg.find("00000000"), std::string::npos) << "a number written out in full";
   }
   // The colours follow the values: the largest cell has the top colour.
-  const Tensor<double> t({2, 2}, std::vector<double>{1.7e308, -1.7e308, 0, 1e308});
+  const Tensor<double> t({2, 2}, Values<double>{1.7e308, -1.7e308, 0, 1e308});
   const HeatmapData d = heatmap_from_tensor(t);
   const Scene scene = heatmap::layout_figure(d, HeatmapOptions{});
   const std::vector<CellGrid> g = panels(scene);
@@ -552,7 +552,7 @@ TEST(HeatmapLimits, NumbersAreWrittenWithinEightCharacters) {
 TEST(HeatmapLimits, MeansOfHugeValuesDoNotOverflow) {
   // Two heads of 1.7e308: their mean is 1.7e308, not inf. The means of
   // ordinary values are the same bits as a plain sum gives.
-  const Tensor<double> t({2, 1, 2}, std::vector<double>{1.7e308, 0.1, 1.7e308, 0.2});
+  const Tensor<double> t({2, 1, 2}, Values<double>{1.7e308, 0.1, 1.7e308, 0.2});
   const HeatmapData d = heatmap_from_tensor(t);
   HeatmapOptions o;
   const heatmap::PanelPlan plan = heatmap::plan_panels(d, o);
@@ -567,9 +567,9 @@ TEST(HeatmapLimits, ManyPanelsAreRefusedBeforeDrawing) {
   // 1000 heads of 2x2 drew a 5988 x 5468 image at --max-size 2048 (and
   // 262,144 heads gigabytes). Panels of a grid keep 32 px: 1000 heads now
   // wrap into 2048 px, 5000 do not.
-  const Tensor<double> fits({1000, 2, 2}, std::vector<double>(4000, 0.5));
+  const Tensor<double> fits({1000, 2, 2}, Values<double>(4000, 0.5));
   EXPECT_LE(decode(render_png(heatmap_from_tensor(fits), HeatmapOptions{})).w, 2048);
-  const Tensor<double> t({5000, 2, 2}, std::vector<double>(20000, 0.5));
+  const Tensor<double> t({5000, 2, 2}, Values<double>(20000, 0.5));
   HeatmapData d = heatmap_from_tensor(t);
   d.source = "h.json";
   const std::string e = test::error_of([&] { render_png(d, HeatmapOptions{}); });
@@ -586,7 +586,7 @@ TEST(HeatmapLimits, ManyPanelsAreRefusedBeforeDrawing) {
   const Scene s = heatmap::layout_figure(d, large);
   EXPECT_LE(std::max(s.width, s.height), 16384);
   // At the largest --max-size there is nothing to raise.
-  const Tensor<double> many({20000, 1, 1}, std::vector<double>(20000, 0.5));
+  const Tensor<double> many({20000, 1, 1}, Values<double>(20000, 0.5));
   HeatmapOptions largest;
   largest.max_size = kLargestMaxSize;
   const std::string m =
@@ -673,7 +673,7 @@ TEST(HeatmapLimits, MegabyteTitlesAndLabelsAreLaidOutInLinearTime) {
   std::string accents;
   while (accents.size() < (1u << 20)) accents += "é";
   const std::string solid(1u << 20, 'b');
-  const Tensor<double> t({2, 2}, std::vector<double>{0.1, 0.2, 0.3, 0.4});
+  const Tensor<double> t({2, 2}, Values<double>{0.1, 0.2, 0.3, 0.4});
   for (const std::string* text : std::vector<const std::string*>{&words, &accents, &solid}) {
     HeatmapData d = heatmap_from_tensor(t);
     d.title = *text;
@@ -721,7 +721,7 @@ std::vector<const heatmap::TextItem*> texts_of(const Scene& s, const std::string
 }
 
 HeatmapData labelled(int64_t n, int64_t heads = 1) {
-  std::vector<double> v(static_cast<size_t>(heads * n * n));
+  Values<double> v(static_cast<size_t>(heads * n * n));
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7) % 11) / 10.0;
   static std::vector<Tensor<double>> keep;  // the data outlives the figure
   keep.emplace_back(heads > 1 ? Shape{heads, n, n} : Shape{n, n}, std::move(v));
@@ -839,7 +839,7 @@ TEST(HeatmapLayout, GridsWrapToFitMaxSize) {
 }
 
 TEST(HeatmapNumbers, ValuesFollowPrecisionAndCanBeLeftOut) {
-  const Tensor<double> t({2, 2}, std::vector<double>{0.125, 0.875, 0.5, 0.5});
+  const Tensor<double> t({2, 2}, Values<double>{0.125, 0.875, 0.5, 0.5});
   const HeatmapData d = heatmap_from_tensor(t);
   auto values = [&](const HeatmapOptions& o) {
     std::vector<std::string> out;

@@ -157,7 +157,7 @@ TEST(Npz, StoredAndDeflatedMembersReadAsNumPyWroteThem) {
   const NpzArchive stored = NpzArchive::open(source_path("tests/bad/npz_two_arrays.npz"));
   EXPECT_EQ(stored.members()[1].method, 0);
   const Tensor<double> b = parse_npy(stored.member("b").view(), "b", CellKind::kFinite).values;
-  EXPECT_EQ(b.values(), std::vector<double>(4, 1.0));
+  EXPECT_EQ(b.values(), Values<double>(4, 1.0));
 }
 
 // --- the binary: FILE.safetensors:NAME and FILE.npz:NAME anywhere a matrix goes

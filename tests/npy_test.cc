@@ -49,14 +49,14 @@ std::string f8_data(std::initializer_list<double> values) {
 }
 
 // The fixtures' formulas: see make_fixtures.py.
-std::vector<double> float_values(int64_t n) {
-  std::vector<double> v;
+Values<double> float_values(int64_t n) {
+  Values<double> v;
   for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<double>(i - 5) * 0.25);
   return v;
 }
 
-std::vector<double> int_values(int64_t n, int64_t offset) {
-  std::vector<double> v;
+Values<double> int_values(int64_t n, int64_t offset) {
+  Values<double> v;
   for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<double>(i - offset));
   return v;
 }
@@ -65,7 +65,7 @@ struct DtypeCase {
   const char* file;
   const char* dtype;
   Shape shape;
-  std::vector<double> values;
+  Values<double> values;
 };
 
 TEST(NpyRead, EveryAcceptedDtypeAndRankFromNumpy) {
@@ -102,8 +102,8 @@ TEST(NpyRead, VersionsTwoAndThreeUseFourByteHeaderLengths) {
 
 TEST(NpyRead, BoolArraysAreMasks) {
   EXPECT_EQ(read("b1_2d.npy", CellKind::kBool).values.values(),
-            (std::vector<double>{1, 0, 0, 1, 0, 0, 1, 0, 0}));
-  EXPECT_EQ(read("u1_1d.npy", CellKind::kCount).values.values(), (std::vector<double>{0, 1, 2, 3}));
+            (Values<double>{1, 0, 0, 1, 0, 0, 1, 0, 0}));
+  EXPECT_EQ(read("u1_1d.npy", CellKind::kCount).values.values(), (Values<double>{0, 1, 2, 3}));
 }
 
 TEST(NpyRead, ZeroSizedArraysAreLeftToProblemValidation) {
@@ -196,7 +196,7 @@ TEST(NpyHeader, AcceptsAnySpacingQuotingAndKeyOrder) {
     SCOPED_TRACE(header);
     const NpyArray a = parse_npy(npy_bytes(header, data), "h.npy", CellKind::kFinite);
     EXPECT_EQ(a.values.shape(), Shape{3});
-    EXPECT_EQ(a.values.values(), (std::vector<double>{1.5, -2, 3}));
+    EXPECT_EQ(a.values.values(), (Values<double>{1.5, -2, 3}));
   }
 }
 
@@ -250,8 +250,8 @@ TEST(NpyWrite, BytesMatchWhatNumpyWrites) {
 
 TEST(NpyWrite, RoundTripsEveryDoubleBitForBit) {
   const double inf = std::numeric_limits<double>::infinity();
-  const std::vector<double> v = {0.1, -0.0, 1e-300,       4.9e-324, -1.7976931348623157e308,
-                                 inf, -inf, std::nan(""), 1.0 / 3.0};
+  const Values<double> v = {0.1, -0.0, 1e-300,       4.9e-324, -1.7976931348623157e308,
+                            inf, -inf, std::nan(""), 1.0 / 3.0};
   const Tensor<double> t({static_cast<int64_t>(v.size())}, v);
   const NpyArray back = parse_npy(format_npy(t, DType::kF64), "r.npy", CellKind::kExtended);
   EXPECT_EQ(back.dtype, "<f8");
@@ -262,7 +262,7 @@ TEST(NpyWrite, RoundTripsEveryDoubleBitForBit) {
 }
 
 TEST(NpyWrite, Float32RoundsEachValueOnce) {
-  const Tensor<double> t({2, 1, 1, 2}, std::vector<double>{0.1, 1.0 / 3.0, -2.5, 1e-40});
+  const Tensor<double> t({2, 1, 1, 2}, Values<double>{0.1, 1.0 / 3.0, -2.5, 1e-40});
   const NpyArray back = parse_npy(format_npy(t, DType::kF32), "r.npy", CellKind::kFinite);
   EXPECT_EQ(back.dtype, "<f4");
   EXPECT_EQ(back.values.shape(), (Shape{2, 1, 1, 2}));
@@ -272,7 +272,7 @@ TEST(NpyWrite, Float32RoundsEachValueOnce) {
 }
 
 TEST(NpyWrite, HeaderIsPaddedToSixtyFourBytes) {
-  const std::string b = format_npy(Tensor<double>({1}, std::vector<double>{2}), DType::kF64);
+  const std::string b = format_npy(Tensor<double>({1}, Values<double>{2}), DType::kF64);
   const std::string dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }";
   ASSERT_EQ(b.size(), 128u + 8u);
   EXPECT_EQ(b.substr(0, 10), std::string("\x93NUMPY\x01\x00\x76\x00", 10));

@@ -38,7 +38,7 @@ TEST(NpyStrings, OtherArraysAndBadCodePointsAreRefused) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(error_of(format_npy(Tensor<double>({2}, std::vector<double>{1, 2}), DType::kF64)),
+  EXPECT_EQ(error_of(format_npy(Tensor<double>({2}, Values<double>{1, 2}), DType::kF64)),
             "s.npy: expected a string array ('<U…'), got '<f8'");
   std::string bad = format_npy_strings({"ab"}, false);
   bad[bad.size() - 2] = '\x11';  // the second code point becomes 0x110062
@@ -50,7 +50,7 @@ TEST(NpyStrings, OtherArraysAndBadCodePointsAreRefused) {
 }
 
 TEST(NpzWriter, ArchivesReadBackMemberByMember) {
-  const std::string a = format_npy(Tensor<double>({2}, std::vector<double>{0.5, -1}), DType::kF64);
+  const std::string a = format_npy(Tensor<double>({2}, Values<double>{0.5, -1}), DType::kF64);
   const std::string b = format_npy_strings({"x", "y"}, false);
   const std::string bytes = format_npz({{"a", a}, {"labels", b}});
   EXPECT_EQ(bytes, format_npz({{"a", a}, {"labels", b}}));  // no clock in it

@@ -126,7 +126,7 @@ TEST(Problem, PerHeadWeightsAreConcatenatedInHeadOrder) {
 TEST(Problem, KeepConventionIsAppliedOnce) {
   Problem p =
       test::problem(R"({"X": [[1], [2]], "mask": [[1, 0], [1, 1]], "mask_convention": "keep"})");
-  EXPECT_EQ(p.masks.mask.values(), (std::vector<uint8_t>{0, 1, 0, 0}));
+  EXPECT_EQ(p.masks.mask.values(), (Values<uint8_t>{0, 1, 0, 0}));
 }
 
 TEST(Problem, ValidLensAreSpreadToEveryQuery) {

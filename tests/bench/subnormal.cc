@@ -36,7 +36,7 @@ struct Case {
 Tensor<double> random_matrix(int64_t rows, int64_t cols, double scale, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> u(0.5, 1.0);
   std::bernoulli_distribution sign(0.5);
-  std::vector<double> v(static_cast<size_t>(rows * cols));
+  attn::Values<double> v(static_cast<size_t>(rows * cols));
   for (double& x : v) x = (sign(rng) ? -1 : 1) * u(rng) * scale;
   return Tensor<double>({rows, cols}, std::move(v));
 }

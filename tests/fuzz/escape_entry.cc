@@ -335,7 +335,7 @@ Run small_run(const std::string& title, const std::vector<std::string>& labels) 
   doc.source = "fuzz.json";
   doc.settings_place = "fuzz.json";
   const int64_t n = static_cast<int64_t>(labels.size());
-  std::vector<double> x(static_cast<size_t>(n * 2));
+  Values<double> x(static_cast<size_t>(n * 2));
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 3);
   doc.X = Input{Tensor<double>({n, 2}, std::move(x)), "fuzz.json: X"};
   doc.labels = LabelSet{labels, labels, true, "fuzz.json: labels"};

@@ -8,7 +8,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
+#include <type_traits>
 #include <vector>
+
+#include "attn/tensor.h"
 
 namespace attn {
 
@@ -16,13 +20,28 @@ namespace attn {
 // the range is large enough for it to matter.
 void advise_huge_pages(void* p, size_t bytes);
 
-// v = n value-initialized elements (zeros), in memory advised as above.
+// v = n elements left unset, in memory advised as above: the caller writes
+// every one. Sanitizer builds set every byte to 0xFF first (NaN in a
+// double, 255 in a flag), so a cell the caller misses shows in the tests.
 template <class T>
-void assign_big(std::vector<T>& v, size_t n) {
-  std::vector<T>().swap(v);
+void assign_big(Values<T>& v, size_t n) {
+  Values<T>().swap(v);
   v.reserve(n);  // allocated, not yet touched
   advise_huge_pages(v.data(), n * sizeof(T));
   v.resize(n);
+#if defined(__SANITIZE_ADDRESS__)
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::memset(static_cast<void*>(v.data()), 0xFF, n * sizeof(T));
+#endif
+}
+
+// v = n copies of `fill`, in memory advised as above.
+template <class T, class A>
+void assign_big(std::vector<T, A>& v, size_t n, const T& fill) {
+  std::vector<T, A>().swap(v);
+  v.reserve(n);
+  advise_huge_pages(v.data(), n * sizeof(T));
+  v.resize(n, fill);
 }
 
 }  // namespace attn

@@ -111,7 +111,9 @@ BenchResult bench(const BenchOptions& o) {
   req.dtype = o.dtype;
   req.threads = o.threads > 0 ? o.threads : kernel::hardware_threads();
   using clock = std::chrono::steady_clock;
+  const auto first = clock::now();
   compute(p, req);  // warm-up
+  const double first_seconds = std::chrono::duration<double>(clock::now() - first).count();
   auto cpu_now = [] {
     timespec ts{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -133,6 +135,7 @@ BenchResult bench(const BenchOptions& o) {
   r.reps = static_cast<int>(times.size());
   r.seconds = times[times.size() / 2];
   r.min_seconds = times.front();
+  r.first_seconds = first_seconds;
   r.cpu_seconds = cpu[cpu.size() / 2];
   const double flops = 4.0 * static_cast<double>(o.batch * o.heads) * static_cast<double>(o.n) *
                        static_cast<double>(o.n) * static_cast<double>(o.d);
@@ -177,10 +180,12 @@ std::string bench_json(const BenchOptions& o, const BenchResult& r) {
          "\", \"weights\": " + (o.weights ? "true" : "false") +
          ", \"causal\": " + (o.causal ? "true" : "false") +
          ", \"threads\": " + std::to_string(r.threads) + ", \"seconds\": " + num(r.seconds) +
-         ", \"min_seconds\": " + num(r.min_seconds) + ", \"cpu_seconds\": " + num(r.cpu_seconds) +
-         ", \"gflops\": " + num(r.gflops) + ", \"reps\": " + std::to_string(r.reps) +
-         ", \"peak_rss_mb\": " + num(r.peak_rss_mb) + ", \"kernels\": \"" + r.kernels +
-         "\", \"path\": \"" + r.path + "\", \"run\": " + json_string(r.description) + "}\n";
+         ", \"min_seconds\": " + num(r.min_seconds) +
+         ", \"first_seconds\": " + num(r.first_seconds) +
+         ", \"cpu_seconds\": " + num(r.cpu_seconds) + ", \"gflops\": " + num(r.gflops) +
+         ", \"reps\": " + std::to_string(r.reps) + ", \"peak_rss_mb\": " + num(r.peak_rss_mb) +
+         ", \"kernels\": \"" + r.kernels + "\", \"path\": \"" + r.path +
+         "\", \"run\": " + json_string(r.description) + "}\n";
 }
 
 std::string bench_text(const BenchOptions& o, const BenchResult& r) {
@@ -191,7 +196,8 @@ std::string bench_text(const BenchOptions& o, const BenchResult& r) {
                   (r.threads == 1 ? " thread" : " threads") + ", " + r.kernels + " kernels\n";
   s += "  " + r.description + " (" + r.path + ")\n";
   s += "  median " + format_fixed(r.seconds * 1e3, 3) + " ms, min " +
-       format_fixed(r.min_seconds * 1e3, 3) + " ms over " + std::to_string(r.reps) + " runs\n";
+       format_fixed(r.min_seconds * 1e3, 3) + " ms over " + std::to_string(r.reps) +
+       " runs; the first run " + format_fixed(r.first_seconds * 1e3, 3) + " ms\n";
   s += "  CPU time " + format_fixed(r.cpu_seconds * 1e3, 3) + " ms per run (all threads)\n";
   s += "  " + format_fixed(r.gflops, 1) + " GFLOP/s (4·n²·d per head), peak RSS " +
        format_fixed(r.peak_rss_mb, 1) + " MB\n";

@@ -35,7 +35,12 @@ struct BenchOptions {
 struct BenchResult {
   double seconds = 0;      // median time of one forward over all batches and heads
   double min_seconds = 0;  // fastest repeat
-  double gflops = 0;       // 4·batch·heads·n²·d / seconds (causal: the same count)
+  // The first run, not counted in the others: what one `attn run` pays,
+  // with every buffer fresh from the kernel (faulted in and cleared page
+  // by page) and the caches cold. The repeats reuse the memory the
+  // process freed (app/main.cc).
+  double first_seconds = 0;
+  double gflops = 0;  // 4·batch·heads·n²·d / seconds (causal: the same count)
   // CPU time of the process per repeat (median); on a loaded machine
   // seconds grows but this does not, which tells the two apart.
   double cpu_seconds = 0;

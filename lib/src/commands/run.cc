@@ -156,11 +156,11 @@ std::vector<TraceStep> similarity_steps(const Problem& p, const Result& r) {
 
 // The similarity steps as two tensors, for JSON and CSV documents.
 Similarity similarity_tensors(const std::vector<TraceStep>& steps) {
-  std::vector<double> in, out;
+  Values<double> in, out;
   int64_t n = 0, blocks = 0;
   for (const TraceStep& s : steps) {
     n = s.values.rows();
-    std::vector<double>& dst = s.id == "similarity_input" ? in : out;
+    Values<double>& dst = s.id == "similarity_input" ? in : out;
     if (s.id == "similarity_input") ++blocks;
     dst.insert(dst.end(), s.values.data(), s.values.data() + s.values.size());
   }

@@ -179,7 +179,7 @@ void apply_flags(const RunRequest& req, InputDocument& doc) {
       }
     } else {
       std::vector<std::string> parts = split_list(t);
-      std::vector<double> v;
+      Values<double> v;
       for (const std::string& p : parts) {
         const auto n = parse_unsigned_text(p);
         if (!n) {

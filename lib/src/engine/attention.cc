@@ -28,14 +28,14 @@ Shape weights_shape(const Problem& p, bool average_heads) {
 
 namespace detail {
 
-void finish_maps(const Problem& p, const ComputeRequest& req, std::vector<double>* weights,
-                 std::vector<double>* scores, std::vector<uint8_t>& masked, Result& r) {
+void finish_maps(const Problem& p, const ComputeRequest& req, Values<double>* weights,
+                 Values<double>* scores, Values<uint8_t>& masked, Result& r) {
   const Shape shape = weights_shape(p, req.average_heads);
   const bool average = req.average_heads && p.heads > 1;
   const int64_t H = p.heads, qk = p.len_q * p.len_k;
-  auto reduce = [&](std::vector<double>& full) {
+  auto reduce = [&](Values<double>& full) {
     if (!average) return Tensor<double>(shape, std::move(full));
-    std::vector<double> mean(static_cast<size_t>(p.batch * qk), 0.0);
+    Values<double> mean(static_cast<size_t>(p.batch * qk), 0.0);
     for (int64_t b = 0; b < p.batch; ++b) {
       for (int64_t h = 0; h < H; ++h) {
         for (int64_t c = 0; c < qk; ++c) {
@@ -53,7 +53,7 @@ void finish_maps(const Problem& p, const ComputeRequest& req, std::vector<double
     r.masked = Tensor<uint8_t>(shape, std::move(masked));
   } else {
     // A cell is shown masked in the average when it is masked in every head.
-    std::vector<uint8_t> all(static_cast<size_t>(p.batch * qk), 1);
+    Values<uint8_t> all(static_cast<size_t>(p.batch * qk), 1);
     for (int64_t b = 0; b < p.batch; ++b) {
       for (int64_t h = 0; h < H; ++h) {
         for (int64_t c = 0; c < qk; ++c) {
@@ -102,9 +102,10 @@ class Engine {
     keep_maps_ = req.weights || req.scores;
     if (keep_maps_) {
       const size_t cells = static_cast<size_t>(p.batch * p.heads * p.len_q * p.len_k);
-      if (req.weights) assign_big(weights_, cells);
-      if (req.scores) assign_big(scores_, cells);
-      assign_big(masked_, cells);
+      // Zeros first: the reference path is for clarity, not speed.
+      if (req.weights) assign_big(weights_, cells, 0.0);
+      if (req.scores) assign_big(scores_, cells, 0.0);
+      assign_big(masked_, cells, uint8_t{0});
     }
   }
 
@@ -679,7 +680,7 @@ class Engine {
     return static_cast<size_t>((b * p_.heads + h) * p_.len_q * p_.len_k);
   }
 
-  void copy_map(std::vector<double>& dst, int64_t b, int64_t h, const Mat<T>& m) {
+  void copy_map(Values<double>& dst, int64_t b, int64_t h, const Mat<T>& m) {
     Eigen::Map<MatrixR>(dst.data() + map_offset(b, h), m.rows(), m.cols()) =
         m.template cast<double>();
   }
@@ -791,8 +792,8 @@ class Engine {
   std::optional<Mat<T>> Wo_, aWq_, aWk_;
   std::optional<Vec<T>> bo_, wv_, w_, w_in_, w_mem_, dot_scale_;
   bool keep_maps_ = false;
-  std::vector<double> weights_, scores_;
-  std::vector<uint8_t> masked_;
+  Values<double> weights_, scores_;
+  Values<uint8_t> masked_;
   Tensor<double> output_;
   std::vector<FullyMaskedRow> fully_masked_rows_;
 };

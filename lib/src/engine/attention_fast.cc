@@ -146,12 +146,12 @@ bool scores_may_overflow(const Heads<T>& x, const kernel::ScoreRules& rules, int
 // The maps the kernels write when the request keeps them, as the result
 // holds them: doubles (f32 runs have the kernel widen each row as it is
 // done, so no float copy of the n×n maps is ever allocated), and the mask
-// flags.
+// flags. Not zeroed first: the kernel writes every cell of every map.
 template <class T>
 struct Maps {
   bool keep = false;
-  std::vector<double> weights, scores;
-  std::vector<uint8_t> masked;
+  Values<double> weights, scores;
+  Values<uint8_t> masked;
 
   Maps(const ComputeRequest& req, int64_t cells) {
     keep = req.weights || req.scores;

@@ -257,8 +257,8 @@ void normalize_rows(Mat<T>& m) {
 
 // Gives the kept [batch][heads][q][k] maps their reported shape (and the
 // head mean with average_heads) and moves them into r.
-void finish_maps(const Problem& p, const ComputeRequest& req, std::vector<double>* weights,
-                 std::vector<double>* scores, std::vector<uint8_t>& masked, Result& r);
+void finish_maps(const Problem& p, const ComputeRequest& req, Values<double>* weights,
+                 Values<double>* scores, Values<uint8_t>& masked, Result& r);
 
 // The input error of fully_masked "error" for row i of batch b, head h.
 [[noreturn]] void raise_fully_masked(const Problem& p, int64_t b, int64_t h, int64_t i);

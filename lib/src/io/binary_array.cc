@@ -188,7 +188,7 @@ void decode_cells(const unsigned char* p, ElementType t, int64_t n, double* out)
 }
 
 Tensor<double> BinaryArray::to_tensor(const std::string& name, CellKind kind) const {
-  std::vector<double> v(static_cast<size_t>(size()));
+  Values<double> v(static_cast<size_t>(size()));  // every cell decoded below
   decode_cells(data, type, size(), v.data());
   detail::check_cells(v, shape, name, kind, single_precision(type));
   return Tensor<double>(shape, std::move(v));

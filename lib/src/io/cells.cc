@@ -16,7 +16,7 @@ std::string cell_place(const std::string& name, const Shape& shape, int64_t flat
   return name + idx;
 }
 
-void check_cells(const std::vector<double>& v, const Shape& shape, const std::string& name,
+void check_cells(const Values<double>& v, const Shape& shape, const std::string& name,
                  CellKind kind, bool single_precision) {
   auto text = [&](double x) {
     return single_precision ? format_shortest(static_cast<float>(x)) : format_shortest(x);

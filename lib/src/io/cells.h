@@ -27,7 +27,7 @@ std::string cell_place(const std::string& name, const Shape& shape, int64_t flat
 // Throws attn::Error (kInput) at the first cell `kind` refuses, naming its
 // index. single_precision: the values came from 32 bits or fewer and are
 // printed as such ("0.1", not "0.100000001").
-void check_cells(const std::vector<double>& v, const Shape& shape, const std::string& name,
+void check_cells(const Values<double>& v, const Shape& shape, const std::string& name,
                  CellKind kind, bool single_precision);
 
 }  // namespace attn::detail

@@ -83,7 +83,7 @@ class CsvParser {
     }
 
     Layout lay{width, first_value, first.line, label_column};
-    std::vector<double> values;
+    Values<double> values;
     // A guess from the first row's length, so big files grow the vector once.
     values.reserve(
         std::min<size_t>(
@@ -109,7 +109,7 @@ class CsvParser {
   };
 
   // One row through the cell splitter: every check, exact messages.
-  void careful_row(const Row& row, const Layout& lay, std::vector<double>& values,
+  void careful_row(const Row& row, const Layout& lay, Values<double>& values,
                    std::vector<std::string>& labels) {
     if (row.cells.size() != lay.width) {
       size_t where = row.cells.size() > lay.width ? row.cells[lay.width].offset : row.end_offset;
@@ -125,8 +125,7 @@ class CsvParser {
   // The data rows after the first two: numbers are converted straight from
   // the text. Anything unusual on a line (quotes, a non-number, a wrong
   // count) sends that line through careful_row, which gives the message.
-  int64_t fast_rows(const Layout& lay, std::vector<double>& values,
-                    std::vector<std::string>& labels) {
+  int64_t fast_rows(const Layout& lay, Values<double>& values, std::vector<std::string>& labels) {
     int64_t rows = 0;
     size_t pos = rest_pos_;
     int64_t line_no = rest_line_;
@@ -163,7 +162,7 @@ class CsvParser {
 
   // Parses one plain line; false when it needs the careful path (the caller
   // then drops what this line added to values and labels).
-  bool fast_line(std::string_view line, const Layout& lay, size_t cols, std::vector<double>& values,
+  bool fast_line(std::string_view line, const Layout& lay, size_t cols, Values<double>& values,
                  std::vector<std::string>& labels) {
     const char* p = line.data();
     const char* e = p + line.size();

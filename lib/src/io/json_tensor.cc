@@ -217,7 +217,7 @@ class Converter {
   const std::string& place_;
   CellKind kind_;
   Shape shape_;
-  std::vector<double> out_;
+  Values<double> out_;
 };
 
 }  // namespace

@@ -189,7 +189,7 @@ std::string arch_names() {
 // Columns [from, from + n) of a [rows][cols] matrix, or elements of a vector.
 Tensor<double> columns(const Tensor<double>& t, int64_t from, int64_t n) {
   if (t.rank() == 1) {
-    return Tensor<double>(Shape{n}, std::vector<double>(t.data() + from, t.data() + from + n));
+    return Tensor<double>(Shape{n}, Values<double>(t.data() + from, t.data() + from + n));
   }
   const int64_t rows = t.dim(0), cols = t.dim(1);
   Tensor<double> out(Shape{rows, n});

@@ -44,7 +44,7 @@ Tensor<T> to_scores_shape(const Input& in, const Problem& p, const std::string& 
                               ", len_k " + std::to_string(p.len_k) + "); expected " +
                               score_forms(p));
   }
-  std::vector<T> data(t.values().begin(), t.values().end());
+  Values<T> data(t.values().begin(), t.values().end());
   return Tensor<T>(four, std::move(data));
 }
 
@@ -97,7 +97,7 @@ void resolve_masks(const InputDocument& doc, Problem& p) {
       throw_input(in.place, "shape " + shape_string(s) + " does not match the " +
                                 std::to_string(p.len_k) + " keys; expected " + forms);
     }
-    std::vector<uint8_t> data(in.tensor.values().begin(), in.tensor.values().end());
+    Values<uint8_t> data(in.tensor.values().begin(), in.tensor.values().end());
     m.key_padding = Tensor<uint8_t>(two, std::move(data));
     if (keep) flip(m.key_padding);
     if (p.variant == Variant::kBiattention) {

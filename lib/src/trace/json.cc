@@ -10,7 +10,7 @@ namespace attn::detail {
 namespace {
 
 void append_matrix(std::string& out, const MatrixR& m) {
-  Tensor<double> t({m.rows(), m.cols()}, std::vector<double>(m.data(), m.data() + m.size()));
+  Tensor<double> t({m.rows(), m.cols()}, Values<double>(m.data(), m.data() + m.size()));
   append_json_tensor(out, t, DType::kF64, 4);
 }
 
