@@ -250,8 +250,9 @@ Tensor<double> assemble_output(const Problem& p, const std::vector<Mat<T>>& oh) 
 template <class T>
 std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req) {
   const int threads = req.threads > 0 ? req.threads : kernel::hardware_threads();
-  // The passes over the inputs take the threads when they are worth
-  // starting (parallel_for starts its threads per call, tens of µs each).
+  // The passes over the inputs take the threads when the inputs are large
+  // enough to pay for waking them and sharing the work out (measured with
+  // threads started per call; the pool kept since makes a call cheaper).
   const int64_t inputs = p.query_in.size() + p.key_in.size() + p.value_in.size();
   const int prep_threads = inputs >= (int64_t{1} << 18) ? threads : 1;
   Heads<T> x = prepare_heads<T>(p, prep_threads);

@@ -1,0 +1,139 @@
+// The threads behind parallel_for: a pool started on first use and kept
+// until the program ends. One call at a time has it; the caller works as
+// thread 0 and the first threads - 1 workers join it. Between calls the
+// workers spin for a short while (the calls of one run come within
+// microseconds of each other) and then sleep on a condition variable.
+#include "kernel/parallel.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <vector>
+
+namespace attn::kernel::pool {
+
+namespace {
+
+thread_local bool t_in_task = false;
+
+// One call's tasks, shared by the threads taking part.
+struct Job {
+  int64_t n = 0;
+  TaskFn fn = nullptr;
+  void* f = nullptr;
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;  // the first exception, written once (failed guards it)
+
+  void work(int id) {
+    t_in_task = true;
+    try {
+      for (int64_t i = next++; i < n && !failed; i = next++) fn(f, i, id);
+    } catch (...) {
+      if (!failed.exchange(true)) error = std::current_exception();
+    }
+    t_in_task = false;
+  }
+};
+
+class Pool {
+ public:
+  static Pool& get() {
+    static Pool pool;
+    return pool;
+  }
+
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      stop_ = true;
+      generation_.fetch_add(1);
+    }
+    wake_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  // Runs `job` on this thread and threads - 1 workers; false when another
+  // thread has the pool.
+  bool try_run(Job& job, int threads) {
+    std::unique_lock<std::mutex> use(use_, std::try_to_lock);
+    if (!use.owns_lock()) return false;
+    while (static_cast<int>(workers_.size()) < threads - 1) {
+      const int id = static_cast<int>(workers_.size()) + 1;
+      workers_.emplace_back([this, id] { loop(id); });
+    }
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      job_ = &job;
+      joining_ = threads - 1;
+      running_ = threads - 1;
+      generation_.fetch_add(1);
+    }
+    wake_.notify_all();
+    job.work(0);
+    std::unique_lock<std::mutex> lock(m_);
+    done_.wait(lock, [this] { return running_ == 0; });
+    job_ = nullptr;
+    return true;
+  }
+
+ private:
+  void loop(int id) {
+    uint64_t seen = 0;
+    for (;;) {
+      // Spin first: the next call of the same run is usually this close.
+      for (int spin = 0; spin < 2000 && generation_.load() == seen; ++spin) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
+      Job* job = nullptr;
+      {
+        std::unique_lock<std::mutex> lock(m_);
+        wake_.wait(lock, [&] { return generation_.load() != seen; });
+        seen = generation_.load();
+        if (stop_) return;
+        if (id > joining_) continue;  // this call wants fewer threads
+        job = job_;
+      }
+      job->work(id);
+      {
+        std::lock_guard<std::mutex> lock(m_);
+        --running_;
+      }
+      done_.notify_one();
+    }
+  }
+
+  std::mutex use_;  // held by the call that has the pool
+  std::mutex m_;    // guards the fields below
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> workers_;  // worker k has thread id k + 1
+  std::atomic<uint64_t> generation_{0};
+  Job* job_ = nullptr;
+  int joining_ = 0;  // workers 1..joining_ take part in the current call
+  int running_ = 0;  // of those, the ones not done yet
+  bool stop_ = false;
+};
+
+}  // namespace
+
+bool in_parallel_task() { return t_in_task; }
+
+void run_parallel(int64_t n, int threads, TaskFn fn, void* f) {
+  Job job;
+  job.n = n;
+  job.fn = fn;
+  job.f = f;
+  if (!Pool::get().try_run(job, threads)) {
+    // Another thread of the program has the pool: threads of our own.
+    std::vector<std::thread> own;
+    for (int t = 1; t < threads; ++t) own.emplace_back([&job, t] { job.work(t); });
+    job.work(0);
+    for (std::thread& t : own) t.join();
+  }
+  if (job.error) std::rethrow_exception(job.error);
+}
+
+}  // namespace attn::kernel::pool
