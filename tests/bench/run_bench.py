@@ -661,7 +661,13 @@ def write_report(path, rows, attn_results, big, e2e, io, mach, ns, peaks, peaks_
     for dtype in ("f32", "f64"):
         w, o = get(2048, 1, dtype, 1, True), get(2048, 1, dtype, 1, False)
         if w and o:
-            L.append(f"- weights kept vs output only, n = 2048, {dtype}: **{w['seconds'] / o['seconds']:.2f}×** the time (target ≤ 1.3×)")
+            first = ""
+            if "first_seconds" in w and "first_seconds" in o:
+                # One pass in a fresh process: the map's pages come from the system.
+                first = (f"; a single run (the first pass, its memory fresh from the system): "
+                         f"{w['first_seconds'] / o['first_seconds']:.2f}×")
+            L.append(f"- weights kept vs output only, n = 2048, {dtype}: **{w['seconds'] / o['seconds']:.2f}×** the time "
+                     f"(target ≤ 1.3×; medians of the repeats, which reuse the memory the program freed){first}")
     if big:
         L.append(f"- n = 32768, f32, output only: {big['seconds']:.2f} s ({big['gflops']:.1f} GFLOP/s{of_peak(big)}), "
                  f"peak RSS **{big['peak_rss_mb']:.1f} MB** (target ≤ 100 MB; the weights alone would be 4 GB)")
