@@ -35,14 +35,14 @@ template <>
 struct Simd<float> {
   static constexpr int W = kVectorBytes / 4;
   typedef float V __attribute__((vector_size(kVectorBytes)));
-  typedef int32_t I __attribute__((vector_size(kVectorBytes)));
+  typedef uint32_t I __attribute__((vector_size(kVectorBytes)));
 };
 
 template <>
 struct Simd<double> {
   static constexpr int W = kVectorBytes / 8;
   typedef double V __attribute__((vector_size(kVectorBytes)));
-  typedef int64_t I __attribute__((vector_size(kVectorBytes)));
+  typedef uint64_t I __attribute__((vector_size(kVectorBytes)));
 };
 
 template <class T>
@@ -151,11 +151,17 @@ struct ExpParts {
   Vec<T> r, p1, scale, underflow;
 };
 
+// Clamp: x is first brought into [log of the smallest normal, log of the
+// largest], as vexpm1 needs for its -1 below that range. vexp does without
+// (two instructions of about twenty, on the ports the FMAs use): for x below
+// the range the lanes come out as garbage and vexp replaces them with 0,
+// and it is never given x above the range.
+template <bool Clamp>
 inline ExpParts<float> exp_parts(Vec<float> x) {
   const Vec<float> lo = splat(-87.33654f);  // log(FLT_MIN)
   const Vec<float> hi = splat(88.72283f);
   const Vec<float> underflow = x < lo ? splat(0.0f) + 1 : splat(0.0f);
-  const Vec<float> t = vmin(vmax(x, lo), hi);
+  const Vec<float> t = Clamp ? vmin(vmax(x, lo), hi) : x;
   // n = round(t / ln2) and the bits of 2^n in one step: t·log2(e) plus
   // 1.5·2^23 + 127 has no fraction bits left, so the addition rounds
   // t·log2(e) to the nearest integer (ties to even) and the low mantissa
@@ -187,11 +193,12 @@ inline ExpParts<float> exp_parts(Vec<float> x) {
   return {r, fma(q, r, splat(1.0f)), scale, underflow};
 }
 
+template <bool Clamp>
 inline ExpParts<double> exp_parts(Vec<double> x) {
   const Vec<double> lo = splat(-708.3964185322641);  // log(DBL_MIN)
   const Vec<double> hi = splat(709.782712893384);
   const Vec<double> underflow = x < lo ? splat(0.0) + 1 : splat(0.0);
-  const Vec<double> t = vmin(vmax(x, lo), hi);
+  const Vec<double> t = Clamp ? vmin(vmax(x, lo), hi) : x;
   // As for float, with 1.5·2^52 + 1023 (n + 1023 from 1 to 2047).
   const Vec<double> magic = splat(0x1.8p52 + 1023);
   const Vec<double> shifted = fma(t, splat(1.4426950408889634), magic);
@@ -224,7 +231,7 @@ inline ExpParts<double> exp_parts(Vec<double> x) {
 // Callers pass x <= 0 (scores minus the row maximum) or -inf.
 template <class T>
 inline Vec<T> vexp_impl(Vec<T> x) {
-  const ExpParts<T> e = exp_parts(x);
+  const ExpParts<T> e = exp_parts<false>(x);
   const Vec<T> p = fma(e.p1, e.r, splat(T(1)));
   return e.underflow != 0 ? splat(T(0)) : p * e.scale;
 }
@@ -234,7 +241,7 @@ inline Vec<T> vexp_impl(Vec<T> x) {
 // n = 0. Below the smallest normal exp(x) the result is -1 to the last bit.
 template <class T>
 inline Vec<T> vexpm1_impl(Vec<T> x) {
-  const ExpParts<T> e = exp_parts(x);
+  const ExpParts<T> e = exp_parts<true>(x);
   return fma(e.scale, e.r * e.p1, e.scale - splat(T(1)));
 }
 
