@@ -1,7 +1,11 @@
 // parallel_for and the threads it keeps between calls (kernel/parallel.cc).
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdlib>
 #include <numeric>
 #include <stdexcept>
 #include <thread>
@@ -80,6 +84,22 @@ TEST(Parallel, CallsFromTwoThreadsOfTheProgramBothFinish) {
   other.join();
   EXPECT_EQ(a, 200 * (300 * 299 / 2));
   EXPECT_EQ(b, a);
+}
+
+TEST(Parallel, AForkedChildComputesAndExits) {
+  expect_each_task_once(100, 2);  // the pool's workers exist in this process
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(20);  // a hang ends the child with SIGALRM, which fails the test
+    std::atomic<int64_t> sum{0};
+    parallel_for(1000, 2, [&](int64_t i, int) { sum += i; });
+    std::exit(sum.load() == 1000 * 999 / 2 ? 0 : 1);  // static destructors run
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child hung or crashed";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace

@@ -3,7 +3,17 @@
 // thread 0 and the first threads - 1 workers join it. Between calls the
 // workers spin for a short while (the calls of one run come within
 // microseconds of each other) and then sleep on a condition variable.
+//
+// The pool is never destroyed and its threads are detached: joining them
+// from a static destructor would hang in a child of fork(), which has the
+// pool's memory but not its threads. A child does not use the pool (it
+// starts threads of its own), and at exit the sleeping workers simply end
+// with the process.
 #include "kernel/parallel.h"
+
+#if defined(__unix__)
+#include <pthread.h>
+#endif
 
 #include <atomic>
 #include <condition_variable>
@@ -16,6 +26,9 @@ namespace attn::kernel::pool {
 namespace {
 
 thread_local bool t_in_task = false;
+
+// Set in the child of a fork(): the pool's workers stayed in the parent.
+std::atomic<bool> g_forked{false};
 
 // One call's tasks, shared by the threads taking part.
 struct Job {
@@ -40,28 +53,20 @@ struct Job {
 class Pool {
  public:
   static Pool& get() {
-    static Pool pool;
-    return pool;
-  }
-
-  ~Pool() {
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      stop_ = true;
-      generation_.fetch_add(1);
-    }
-    wake_.notify_all();
-    for (std::thread& t : workers_) t.join();
+    static Pool* pool = new Pool;  // never destroyed: see the top of the file
+    return *pool;
   }
 
   // Runs `job` on this thread and threads - 1 workers; false when another
-  // thread has the pool.
+  // thread has the pool, or in the child of a fork.
   bool try_run(Job& job, int threads) {
+    if (g_forked) return false;
     std::unique_lock<std::mutex> use(use_, std::try_to_lock);
     if (!use.owns_lock()) return false;
-    while (static_cast<int>(workers_.size()) < threads - 1) {
-      const int id = static_cast<int>(workers_.size()) + 1;
-      workers_.emplace_back([this, id] { loop(id); });
+    while (workers_ < threads - 1) {
+      const int id = workers_ + 1;
+      std::thread([this, id] { loop(id); }).detach();  // counted once it exists
+      workers_ = id;
     }
     {
       std::lock_guard<std::mutex> lock(m_);
@@ -79,6 +84,12 @@ class Pool {
   }
 
  private:
+  Pool() {
+#if defined(__unix__)
+    pthread_atfork(nullptr, nullptr, [] { g_forked = true; });
+#endif
+  }
+
   void loop(int id) {
     uint64_t seen = 0;
     for (;;) {
@@ -93,7 +104,6 @@ class Pool {
         std::unique_lock<std::mutex> lock(m_);
         wake_.wait(lock, [&] { return generation_.load() != seen; });
         seen = generation_.load();
-        if (stop_) return;
         if (id > joining_) continue;  // this call wants fewer threads
         job = job_;
       }
@@ -109,12 +119,11 @@ class Pool {
   std::mutex use_;  // held by the call that has the pool
   std::mutex m_;    // guards the fields below
   std::condition_variable wake_, done_;
-  std::vector<std::thread> workers_;  // worker k has thread id k + 1
+  int workers_ = 0;  // started so far; worker k has thread id k
   std::atomic<uint64_t> generation_{0};
   Job* job_ = nullptr;
   int joining_ = 0;  // workers 1..joining_ take part in the current call
   int running_ = 0;  // of those, the ones not done yet
-  bool stop_ = false;
 };
 
 }  // namespace
