@@ -20,14 +20,21 @@ namespace attn {
 // the range is large enough for it to matter.
 void advise_huge_pages(void* p, size_t bytes);
 
+// v emptied and given room for n elements (not yet touched), advised as
+// above.
+template <class V>
+void reserve_big(V& v, size_t n) {
+  V().swap(v);
+  v.reserve(n);
+  advise_huge_pages(v.data(), n * sizeof(typename V::value_type));
+}
+
 // v = n elements left unset, in memory advised as above: the caller writes
 // every one. Sanitizer builds set every byte to 0xFF first (NaN in a
 // double, 255 in a flag), so a cell the caller misses shows in the tests.
 template <class T>
 void assign_big(Values<T>& v, size_t n) {
-  Values<T>().swap(v);
-  v.reserve(n);  // allocated, not yet touched
-  advise_huge_pages(v.data(), n * sizeof(T));
+  reserve_big(v, n);
   v.resize(n);
 #if defined(__SANITIZE_ADDRESS__)
   static_assert(std::is_trivially_copyable_v<T>);
@@ -38,9 +45,7 @@ void assign_big(Values<T>& v, size_t n) {
 // v = n copies of `fill`, in memory advised as above.
 template <class T, class A>
 void assign_big(std::vector<T, A>& v, size_t n, const T& fill) {
-  std::vector<T, A>().swap(v);
-  v.reserve(n);
-  advise_huge_pages(v.data(), n * sizeof(T));
+  reserve_big(v, n);
   v.resize(n, fill);
 }
 

@@ -7,29 +7,13 @@
 
 #include "base/big_buffer.h"
 #include "engine/engine.h"
+#include "engine/norms.h"
 #include "kernel/attention_kernel.h"
 #include "kernel/parallel.h"
 
 namespace attn::detail {
 
-namespace {
-
-// The largest L2 norm of a row of m, summed in double (a float's square
-// cannot overflow there) and vectorized; Eigen's stableNorm, which rescales
-// as it goes, only where a double sum overflows.
-template <class T>
-double max_row_norm(const Mat<T>& m) {
-  if (m.size() == 0) return 0;
-  const double sq = m.template cast<double>().rowwise().squaredNorm().maxCoeff();
-  if (std::isfinite(sq)) return std::sqrt(sq);
-  double best = 0;
-  for (int64_t i = 0; i < m.rows(); ++i) {
-    best = std::max(best, static_cast<double>(m.row(i).stableNorm()));
-  }
-  return best;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 bool fast_path_applies(const Problem& p, DType dtype) {
   if (p.variant != Variant::kScaledDot && p.variant != Variant::kDot) return false;
@@ -127,16 +111,15 @@ kernel::ScoreRules score_rules(const Problem& p) {
 // |q·k| <= ‖q‖‖k‖: whether a score could overflow T.
 template <class T>
 bool scores_may_overflow(const Heads<T>& x, const kernel::ScoreRules& rules, int threads) {
+  // Every query head's and key head's norm in one pass over the threads.
   const int64_t nq = static_cast<int64_t>(x.q.size());
-  std::vector<double> norm(x.q.size() + x.k.size());
-  kernel::parallel_for(static_cast<int64_t>(norm.size()), threads, [&](int64_t u, int) {
-    norm[static_cast<size_t>(u)] =
-        max_row_norm(u < nq ? x.q[static_cast<size_t>(u)] : x.k[static_cast<size_t>(u - nq)]);
-  });
-  double qmax = 0, kmax = 0;
-  for (int64_t u = 0; u < static_cast<int64_t>(norm.size()); ++u) {
-    (u < nq ? qmax : kmax) = std::max(u < nq ? qmax : kmax, norm[static_cast<size_t>(u)]);
-  }
+  const std::vector<double> norm =
+      parallel_values(nq + static_cast<int64_t>(x.k.size()), threads, [&](int64_t u) {
+        const Mat<T>& m = u < nq ? x.q[static_cast<size_t>(u)] : x.k[static_cast<size_t>(u - nq)];
+        return max_row_norm(m.data(), m.rows(), m.cols());
+      });
+  const double qmax = *std::max_element(norm.begin(), norm.begin() + nq);
+  const double kmax = *std::max_element(norm.begin() + nq, norm.end());
   const double limit = static_cast<double>(std::numeric_limits<T>::max()) / 16;
   const double bound = qmax * kmax;
   const double scaled = rules.norm ? 1.0 : bound * std::fabs(rules.mult);

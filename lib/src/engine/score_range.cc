@@ -14,39 +14,32 @@
 
 #include "attn/error.h"
 #include "attn/number_text.h"
-#include "kernel/parallel.h"
+#include "engine/norms.h"
 
 namespace attn::detail {
 
 namespace {
 
 // The largest f(begin, end) over [0, n) cut in chunks of at least `grain`,
-// on up to `threads` threads: a maximum, so the same for any thread count.
-// These passes read every input once before the kernels start; on one
-// thread they held back the two-thread speed-up.
+// one chunk a thread.
 template <class F>
 double chunked_max(int64_t n, int64_t grain, int threads, F f) {
   const int64_t chunks = std::clamp<int64_t>(n / grain, 1, std::max(threads, 1));
-  std::vector<double> part(static_cast<size_t>(chunks), 0.0);
-  kernel::parallel_for(chunks, threads, [&](int64_t c, int) {
-    part[static_cast<size_t>(c)] = f(n * c / chunks, n * (c + 1) / chunks);
-  });
+  const std::vector<double> part = parallel_values(
+      chunks, threads, [&](int64_t c) { return f(n * c / chunks, n * (c + 1) / chunks); });
   return *std::max_element(part.begin(), part.end());
 }
 
 constexpr int64_t kGrain = int64_t{1} << 18;  // elements worth a thread
 
-// The largest L2 norm of a row (last axis) of t. Eigen's squaredNorm sums
-// in vectors (a scalar sum is one chain of dependent additions); the order
-// does not matter to a bound.
+// The largest L2 norm of a row (last axis) of t.
 double max_row_norm(const Tensor<double>& t, int threads) {
   if (t.rank() == 0 || t.size() == 0) return 0;
   const int64_t d = t.shape().back();
   if (d == 0) return 0;
   const int64_t rows = t.size() / d;
   return chunked_max(rows, std::max<int64_t>(1, kGrain / d), threads, [&](int64_t a, int64_t z) {
-    const Eigen::Map<const MatrixR> m(t.data() + a * d, z - a, d);
-    return std::sqrt(m.rowwise().squaredNorm().maxCoeff());
+    return detail::max_row_norm(t.data() + a * d, z - a, d);
   });
 }
 
