@@ -233,14 +233,9 @@ Tensor<double> assemble_output(const Problem& p, const std::vector<Mat<T>>& oh) 
 template <class T>
 std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req) {
   const int threads = req.threads > 0 ? req.threads : kernel::hardware_threads();
-  // The passes over the inputs take the threads when the inputs are large
-  // enough to pay for waking them and sharing the work out (measured with
-  // threads started per call; the pool kept since makes a call cheaper).
-  const int64_t inputs = p.query_in.size() + p.key_in.size() + p.value_in.size();
-  const int prep_threads = inputs >= (int64_t{1} << 18) ? threads : 1;
-  Heads<T> x = prepare_heads<T>(p, prep_threads);
+  Heads<T> x = prepare_heads<T>(p, threads);
   const kernel::ScoreRules rules = score_rules(p);
-  if (scores_may_overflow(x, rules, prep_threads)) return std::nullopt;
+  if (scores_may_overflow(x, rules, threads)) return std::nullopt;
   std::vector<MaskView> views;
   if (p.masks.any()) {
     for (int64_t b = 0; b < p.batch; ++b) {
