@@ -192,6 +192,28 @@ TEST(Kernel, AgreesWithReferenceOnModernSettings) {
   }
 }
 
+// Windows and causal masks over several key tiles (512 keys in float32,
+// 256 in float64 with AVX2): each group of rows visits only the keys one of
+// its rows may see, and the output keeps its bits whether the weights are
+// kept (every key visited) or not.
+TEST(Kernel, BandedMasksOverManyTilesKeepTheirBits) {
+  std::mt19937_64 g(29);
+  const int64_t lq = 700, lk = 1500, d = 8, dv = 8, heads = 2;
+  for (const std::string extra :
+       {"\"window\": [300, 0], \"causal\": true", "\"window\": [100, 100]",
+        "\"causal\": true, \"alibi\": true", "\"valid_lens\": 1000, \"window\": [200, 50]",
+        "\"window\": [700, 0], \"softcap\": 3, \"sinks\": 0.5"}) {
+    const Problem p = test::problem(random_doc(g, lq, lk, d, dv, heads, extra));
+    compare_paths(p, extra);
+    for (DType dtype : {DType::kF64, DType::kF32}) {
+      const Result plain = run(p, false, false, dtype);
+      const Result kept = run(p, true, false, dtype, 2);
+      EXPECT_EQ(plain.output.values(), kept.output.values())
+          << extra << (dtype == DType::kF32 ? " f32" : " f64");
+    }
+  }
+}
+
 TEST(Kernel, GroupedHeadsDoNotDependOnThreads) {
   std::mt19937_64 g(23);
   const Problem p = test::problem(

@@ -119,57 +119,81 @@ static_assert(kPCols <= 4, "pv_block's cases cover remainders of up to 3 vectors
 // slice of every row of V.
 template <class T>
 struct Packed {
-  std::vector<T> k;            // [panels][d][kPanel]
-  std::vector<T> v;            // [dvp / kVPanel, rounded up][len_k][kVPanel]
+  Values<T> k;                 // [panels][d][kPanel]
+  Values<T> v;                 // [dvp / kVPanel, rounded up][len_k][kVPanel]
   int64_t dvp = 0;             // dv rounded up to whole vectors
   std::vector<double> v_mean;  // mean of the value rows (fully_masked uniform)
 };
 
+// Every element is written once: the keys and values, and zeros only in
+// the padding (filling the whole of both first was 1% of a run).
 template <class T>
 void pack(const HeadTask<T>& t, Packed<T>& pk) {
   const int64_t panels = round_up(t.len_k, kPanel<T>) / kPanel<T>;
-  pk.k.assign(static_cast<size_t>(panels * t.d * kPanel<T>), T(0));
-  for (int64_t j = 0; j < t.len_k; ++j) {
+  pk.k.resize(static_cast<size_t>(panels * t.d * kPanel<T>));
+  for (int64_t j = 0; j < panels * kPanel<T>; ++j) {
     T* dst = pk.k.data() + (j / kPanel<T>)*t.d * kPanel<T> + j % kPanel<T>;
+    if (j >= t.len_k) {
+      for (int64_t k = 0; k < t.d; ++k) dst[k * kPanel<T>] = T(0);
+      continue;
+    }
     const T* src = t.k + j * t.d;
     for (int64_t k = 0; k < t.d; ++k) dst[k * kPanel<T>] = src[k];
   }
   pk.dvp = round_up(t.dv, kW<T>);
   const int64_t vpanels = round_up(t.dv, kVPanel<T>) / kVPanel<T>;
-  pk.v.assign(static_cast<size_t>(vpanels * t.len_k * kVPanel<T>), T(0));
+  pk.v.resize(static_cast<size_t>(vpanels * t.len_k * kVPanel<T>));
   for (int64_t c0 = 0, vp = 0; c0 < t.dv; c0 += kVPanel<T>, ++vp) {
-    const size_t w = static_cast<size_t>(std::min<int64_t>(kVPanel<T>, t.dv - c0));
+    const int64_t w = std::min<int64_t>(kVPanel<T>, t.dv - c0);
     T* panel = pk.v.data() + vp * t.len_k * kVPanel<T>;
     for (int64_t j = 0; j < t.len_k; ++j) {
-      std::memcpy(panel + j * kVPanel<T>, t.v + j * t.dv + c0, sizeof(T) * w);
+      T* row = panel + j * kVPanel<T>;
+      std::memcpy(row, t.v + j * t.dv + c0, sizeof(T) * static_cast<size_t>(w));
+      std::fill(row + w, row + kVPanel<T>, T(0));
     }
   }
 }
 
+// The keys [lo, hi) of a tile one register group of query rows visits
+// (kSRows rows for the scores, kPRows for the values), relative to the
+// tile's first key. Outside, every row of the group has its keys masked
+// with an infinite fill: their weights are exact zeros, which the online
+// softmax and the value product may skip without changing a bit.
+struct KeyRange {
+  int64_t lo, hi;
+};
+
 // O[rows][0..dvp) += P[rows][0..nk) · V[jb..jb + nk)[0..dvp), rows a
-// multiple of kPRows, V from the packed panels. Panels outer, rows inner:
-// a panel's slice (32 KB in f32) stays in L1/L2 while every row group reads
-// it, and the P tile, which outgrows L1 with the large blocks, is what
-// comes from L2 (+1–2% over the other order, f32 and f64).
+// multiple of kPRows, V from the packed panels; each row group only over
+// its keys range[r / kSRows] (which holds whole groups of kPRows). Panels
+// outer, rows inner: a panel's slice (32 KB in f32) stays in L1/L2 while
+// every row group reads it, and the P tile, which outgrows L1 with the
+// large blocks, is what comes from L2 (+1–2% over the other order, f32 and
+// f64).
 template <class T>
-void pv_block(const T* p, int64_t ldp, int64_t rows, int64_t nk, const Packed<T>& pk, int64_t len_k,
-              int64_t jb, T* o, int64_t ldo) {
+void pv_block(const T* p, int64_t ldp, int64_t rows, const KeyRange* range, const Packed<T>& pk,
+              int64_t len_k, int64_t jb, T* o, int64_t ldo) {
+  static_assert(kSRows % kPRows == 0, "a score row group holds whole value row groups");
   const int64_t dvp = pk.dvp;
   for (int64_t c0 = 0, vp = 0; c0 < dvp; c0 += kVPanel<T>, ++vp) {
     const T* v = pk.v.data() + (vp * len_k + jb) * kVPanel<T>;
     for (int64_t r0 = 0; r0 < rows; r0 += kPRows) {
-      const T* pr = p + r0 * ldp;
+      const KeyRange kr = range[r0 / kSRows];
+      const int64_t nk = kr.hi - kr.lo;
+      if (nk <= 0) continue;
+      const T* pr = p + r0 * ldp + kr.lo;
+      const T* vr = v + kr.lo * kVPanel<T>;
       T* orow = o + r0 * ldo + c0;
       // A whole panel, or the last one's 1 to kPCols - 1 vectors.
       const int64_t cv = std::min<int64_t>(kVPanel<T>, dvp - c0) / kW<T>;
       if (cv == kPCols) {
-        pv_tile<T, kPCols>(pr, ldp, nk, v, kVPanel<T>, orow, ldo);
+        pv_tile<T, kPCols>(pr, ldp, nk, vr, kVPanel<T>, orow, ldo);
       } else if (cv == 1) {
-        pv_tile<T, 1>(pr, ldp, nk, v, kVPanel<T>, orow, ldo);
+        pv_tile<T, 1>(pr, ldp, nk, vr, kVPanel<T>, orow, ldo);
       } else if (cv == 2) {
-        pv_tile<T, 2>(pr, ldp, nk, v, kVPanel<T>, orow, ldo);
+        pv_tile<T, 2>(pr, ldp, nk, vr, kVPanel<T>, orow, ldo);
       } else {
-        pv_tile<T, 3>(pr, ldp, nk, v, kVPanel<T>, orow, ldo);
+        pv_tile<T, 3>(pr, ldp, nk, vr, kVPanel<T>, orow, ldo);
       }
     }
   }
@@ -182,6 +206,7 @@ struct Scratch {
   std::vector<T> m, l;
   std::vector<T> weights, scores;  // the block's rows of the kept maps, until each is done
   std::vector<T> tile_m;           // [row][tile]: the running maximum after each key tile
+  std::vector<KeyRange> range;     // [row group]: the keys of the tile in use
 };
 
 // One block of queries: rows [i0, i0 + rows) of task t.
@@ -205,8 +230,9 @@ class Block {
         alibi_(alibi) {
     const int64_t d = t.d;
     const int64_t pad = round_up(rows_, kRowPad);
-    sc.q.assign(static_cast<size_t>(pad * d), T(0));
+    sc.q.resize(static_cast<size_t>(pad * d));
     std::memcpy(sc.q.data(), t.q + i0 * d, sizeof(T) * static_cast<size_t>(rows_ * d));
+    std::fill(sc.q.begin() + rows_ * d, sc.q.end(), T(0));
     // The score multiplier goes into the packed queries, (q·m)·k instead of
     // (q·k)·m: one multiply per query element instead of one per score.
     if (mult_ != T(1)) {
@@ -239,40 +265,49 @@ class Block {
     const int64_t n = t_.len_k;
     // With an infinite fill, keys past every row's limit (valid_lens,
     // causal) contribute nothing: the tiles stop there. The window's left
-    // edge likewise lets them start late, at the panel holding the first
-    // key any row of the block may see. Kept maps need every tile (and
-    // their tiles start at multiples of kBlockK).
+    // edge likewise lets them start late, at the tile holding the first
+    // key any row of the block may see. Tiles start at multiples of kBlockK
+    // whatever is asked, so kept maps (which need every tile) see the same
+    // tiles and the output the same bits.
     int64_t begin = 0, end = n;
     const bool maps = t_.weights || t_.scores || t_.masked;
-    if (t_.masks && std::isinf(rules_.mask_fill) && !maps) {
+    const bool limits = t_.masks && std::isinf(rules_.mask_fill) && !maps;
+    if (limits) {
       end = 0;
       begin = n;
       for (int64_t r = 0; r < rows_; ++r) {
         end = std::max(end, t_.masks->key_limit(i0_ + r));
         begin = std::min(begin, t_.masks->key_start(i0_ + r));
       }
-      begin = begin / kPanel<T> * kPanel<T>;
+      begin = begin / kBlockK<T> * kBlockK<T>;
     }
+    // Within a tile each register group of rows visits only the keys one
+    // of its rows may see (a window's band, the causal diagonal): a block
+    // then costs about a group's height more keys per row, not its own.
+    const bool ranged = limits && rules_.dropout == 0;
     const int64_t ld = kBlockK<T>;
     for (int64_t jb = begin; jb < end; jb += kBlockK<T>) {
       const int64_t nk = std::min(kBlockK<T>, end - jb);
+      key_ranges(jb, nk, ranged);
       scores_tile(jb, nk, sc_.s.data(), ld);
       for (int64_t r = 0; r < rows_; ++r) {
-        const int64_t i = i0_ + r;
-        T* s = sc_.s.data() + r * ld;
+        const KeyRange kr = sc_.range[static_cast<size_t>(r / kSRows)];
+        if (kr.hi <= kr.lo) continue;  // every key of the tile masked for the group
+        const int64_t i = i0_ + r, j0 = jb + kr.lo, len = kr.hi - kr.lo;
+        T* s = sc_.s.data() + r * ld + kr.lo;
         T* scores = scores_row(r);
         T* weights = weights_row_of(r);
-        rules_row(s, i, jb, nk, scores ? scores + jb : nullptr,
-                  t_.masked ? t_.masked + i * n + jb : nullptr);
-        online_row(r, s, nk);
+        rules_row(s, i, j0, len, scores ? scores + j0 : nullptr,
+                  t_.masked ? t_.masked + i * n + j0 : nullptr);
+        online_row(r, s, len);
         if (weights) {
-          copy_row(s, weights + jb, nk);
+          copy_row(s, weights + j0, len);
           sc_.tile_m[static_cast<size_t>(r * tiles_ + jb / kBlockK<T>)] = sc_.m[r];
         }
       }
       const T* p = sc_.s.data();
       if (rules_.dropout > 0) p = dropped(sc_.s.data(), ld, jb, nk);
-      pv_block(p, ld, round_up(rows_, kPRows), nk, pk_, n, jb, sc_.o.data(), ldo_);
+      pv_block(p, ld, round_up(rows_, kPRows), sc_.range.data(), pk_, n, jb, sc_.o.data(), ldo_);
     }
     for (int64_t r = 0; r < rows_; ++r) {
       if (t_.weights) weights_row(r);
@@ -299,15 +334,41 @@ class Block {
   }
 
  private:
-  // S[r][0..nk) for every row of the block and keys [jb, jb + nk).
+  // The keys of tile [jb, jb + nk) each register group of rows visits
+  // (sc_.range, relative to jb): all of them, or when `ranged` the span
+  // from the first key any row of the group may see to the last, its
+  // start rounded down to a panel. Empty for a group that sees none.
+  void key_ranges(int64_t jb, int64_t nk, bool ranged) {
+    const size_t groups = static_cast<size_t>(round_up(rows_, kSRows) / kSRows);
+    sc_.range.assign(groups, KeyRange{0, nk});
+    if (!ranged) return;
+    for (size_t g = 0; g < groups; ++g) {
+      int64_t lo = nk, hi = 0;
+      const int64_t r0 = static_cast<int64_t>(g) * kSRows;
+      for (int64_t r = r0; r < std::min(rows_, r0 + kSRows); ++r) {
+        const int64_t a = std::clamp<int64_t>(t_.masks->key_start(i0_ + r) - jb, 0, nk);
+        const int64_t z = std::clamp<int64_t>(t_.masks->key_limit(i0_ + r) - jb, 0, nk);
+        if (a >= z) continue;
+        lo = std::min(lo, a);
+        hi = std::max(hi, z);
+      }
+      sc_.range[g] = lo < hi ? KeyRange{lo / kPanel<T> * kPanel<T>, hi} : KeyRange{0, 0};
+    }
+  }
+
+  // S[r][j] for the rows of the block and the keys j of tile [jb, jb + nk)
+  // in their group's range (whole panels).
   void scores_tile(int64_t jb, int64_t nk, T* s, int64_t lds) {
     const int64_t d = t_.d;
-    const int64_t p0 = jb / kPanel<T>, p1 = round_up(jb + nk, kPanel<T>) / kPanel<T>;
+    const int64_t panels = round_up(nk, kPanel<T>) / kPanel<T>;
     const int64_t qrows = round_up(rows_, kSRows);
-    for (int64_t p = p0; p < p1; ++p) {
-      const T* kp = pk_.k.data() + p * d * kPanel<T>;
+    for (int64_t p = 0; p < panels; ++p) {
+      const T* kp = pk_.k.data() + (jb / kPanel<T> + p) * d * kPanel<T>;
+      const int64_t k0 = p * kPanel<T>;
       for (int64_t r0 = 0; r0 < qrows; r0 += kSRows) {
-        s_tile(sc_.q.data() + r0 * d, d, kp, s + r0 * lds + (p - p0) * kPanel<T>, lds);
+        const KeyRange kr = sc_.range[static_cast<size_t>(r0 / kSRows)];
+        if (k0 >= kr.hi || k0 + kPanel<T> <= kr.lo) continue;
+        s_tile(sc_.q.data() + r0 * d, d, kp, s + r0 * lds + k0, lds);
       }
     }
   }

@@ -48,6 +48,7 @@
 #include "attn/dropout.h"
 #include "attn/options.h"
 #include "attn/progress.h"
+#include "attn/tensor.h"
 #include "engine/mask_view.h"
 #include "kernel/attention_kernel.h"
 #include "kernel/instruction_set.h"
