@@ -802,11 +802,13 @@ class Engine {
 
 namespace {
 
-Result compute_unchecked(const Problem& p, const ComputeRequest& request, Observer* observer) {
+// `bound`: a bound on |score| already known (score_bound), or inf.
+Result compute_unchecked(const Problem& p, const ComputeRequest& request, Observer* observer,
+                         double bound) {
   if (plan_compute(p, request, observer != nullptr) != ComputePath::kReference) {
     std::optional<Result> r = request.dtype == DType::kF32
-                                  ? detail::compute_fast<float>(p, request)
-                                  : detail::compute_fast<double>(p, request);
+                                  ? detail::compute_fast<float>(p, request, bound)
+                                  : detail::compute_fast<double>(p, request, bound);
     if (r) return std::move(*r);
     // A score could overflow the dtype: the reference path, which gives
     // infinite scores their limit, computes instead.
@@ -829,8 +831,9 @@ ComputePath plan_compute(const Problem& p, const ComputeRequest& request, bool o
 }
 
 Result compute(const Problem& p, const ComputeRequest& request, Observer* observer) {
-  if (request.check_range) detail::check_score_range(p, request);
-  Result r = compute_unchecked(p, request, observer);
+  const double bound = request.check_range ? detail::check_score_range(p, request)
+                                           : std::numeric_limits<double>::infinity();
+  Result r = compute_unchecked(p, request, observer, bound);
   if (request.check_range) detail::check_output_range(p, r);
   return r;
 }

@@ -108,9 +108,16 @@ kernel::ScoreRules score_rules(const Problem& p) {
   return rules;
 }
 
-// |q·k| <= ‖q‖‖k‖: whether a score could overflow T.
+// |q·k| <= ‖q‖‖k‖: whether a score could overflow T. `bound` is
+// score_bound(p) (or inf): it bounds the raw and the scaled products of
+// the inputs' norms, and the prepared heads' norms are those (RoPE
+// rotates, the projections are in it) up to rounding, or 1 (cosine); when
+// it is far below the limit, the heads need not be read again.
 template <class T>
-bool scores_may_overflow(const Heads<T>& x, const kernel::ScoreRules& rules, int threads) {
+bool scores_may_overflow(const Heads<T>& x, const kernel::ScoreRules& rules, int threads,
+                         double bound) {
+  const double limit = static_cast<double>(std::numeric_limits<T>::max()) / 16;
+  if (std::max(bound, 1.0) * 2 < limit) return false;
   // Every query head's and key head's norm in one pass over the threads.
   const int64_t nq = static_cast<int64_t>(x.q.size());
   const std::vector<double> norm =
@@ -120,10 +127,9 @@ bool scores_may_overflow(const Heads<T>& x, const kernel::ScoreRules& rules, int
       });
   const double qmax = *std::max_element(norm.begin(), norm.begin() + nq);
   const double kmax = *std::max_element(norm.begin() + nq, norm.end());
-  const double limit = static_cast<double>(std::numeric_limits<T>::max()) / 16;
-  const double bound = qmax * kmax;
-  const double scaled = rules.norm ? 1.0 : bound * std::fabs(rules.mult);
-  return !(bound < limit && scaled < limit);
+  const double heads_bound = qmax * kmax;
+  const double scaled = rules.norm ? 1.0 : heads_bound * std::fabs(rules.mult);
+  return !(heads_bound < limit && scaled < limit);
 }
 
 // The maps the kernels write when the request keeps them, as the result
@@ -205,14 +211,14 @@ Tensor<double> assemble_output(const Problem& p, const std::vector<Mat<T>>& oh) 
   const int64_t B = p.batch, H = p.heads, Lq = p.len_q;
   if (p.four_d) {
     const int64_t dv = oh[0].cols();
-    Tensor<double> out({B, H, Lq, dv});
+    Tensor<double> out({B, H, Lq, dv}, Values<double>(static_cast<size_t>(B * H * Lq * dv)));
     for (size_t bh = 0; bh < oh.size(); ++bh) {
       Eigen::Map<MatrixR>(out.data() + static_cast<int64_t>(bh) * Lq * dv, Lq, dv) =
           oh[bh].template cast<double>();
     }
     return out;
   }
-  Tensor<double> out({B, Lq, p.d_out});
+  Tensor<double> out({B, Lq, p.d_out}, Values<double>(static_cast<size_t>(B * Lq * p.d_out)));
   const std::optional<MatrixR>& Wo = p.params.W_o;
   const std::optional<Eigen::VectorXd>& bo = p.params.b_o;
   for (int64_t b = 0; b < B; ++b) {
@@ -231,11 +237,11 @@ Tensor<double> assemble_output(const Problem& p, const std::vector<Mat<T>>& oh) 
 }  // namespace
 
 template <class T>
-std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req) {
+std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req, double bound) {
   const int threads = req.threads > 0 ? req.threads : kernel::hardware_threads();
   Heads<T> x = prepare_heads<T>(p, threads);
   const kernel::ScoreRules rules = score_rules(p);
-  if (scores_may_overflow(x, rules, threads)) return std::nullopt;
+  if (scores_may_overflow(x, rules, threads, bound)) return std::nullopt;
   std::vector<MaskView> views;
   if (p.masks.any()) {
     for (int64_t b = 0; b < p.batch; ++b) {
@@ -260,7 +266,7 @@ std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req) 
   return r;
 }
 
-template std::optional<Result> compute_fast<float>(const Problem&, const ComputeRequest&);
-template std::optional<Result> compute_fast<double>(const Problem&, const ComputeRequest&);
+template std::optional<Result> compute_fast<float>(const Problem&, const ComputeRequest&, double);
+template std::optional<Result> compute_fast<double>(const Problem&, const ComputeRequest&, double);
 
 }  // namespace attn::detail

@@ -270,9 +270,10 @@ void finish_maps(const Problem& p, const ComputeRequest& req, Values<double>* we
 bool fast_path_applies(const Problem& p, DType dtype);
 
 // Nothing when a score of the prepared heads could overflow T (|q·k| <=
-// ‖q‖‖k‖ is checked once RoPE and the projections are applied): the
-// caller computes such a problem on the reference path.
+// ‖q‖‖k‖ is checked once RoPE and the projections are applied, unless
+// `bound`, score_bound(p) or inf, already shows it cannot): the caller
+// computes such a problem on the reference path.
 template <class T>
-std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req);
+std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req, double bound);
 
 }  // namespace attn::detail

@@ -32,17 +32,6 @@ double chunked_max(int64_t n, int64_t grain, int threads, F f) {
 
 constexpr int64_t kGrain = int64_t{1} << 18;  // elements worth a thread
 
-// The largest L2 norm of a row (last axis) of t.
-double max_row_norm(const Tensor<double>& t, int threads) {
-  if (t.rank() == 0 || t.size() == 0) return 0;
-  const int64_t d = t.shape().back();
-  if (d == 0) return 0;
-  const int64_t rows = t.size() / d;
-  return chunked_max(rows, std::max<int64_t>(1, kGrain / d), threads, [&](int64_t a, int64_t z) {
-    return detail::max_row_norm(t.data() + a * d, z - a, d);
-  });
-}
-
 // The largest finite |x[i]|, 0 when there is none: Eigen's vectorized
 // maximum, and a second look skipping the non-finite values only when
 // there are some (a bias of -inf cells).
@@ -63,6 +52,36 @@ double largest_abs(const double* x, int64_t n, int threads = 1) {
                      [&](int64_t a, int64_t z) { return largest_abs_range(x + a, z - a); });
 }
 
+// The largest L2 norm of a row (last axis) of t, and with `abs` also the
+// largest finite |x| in t (0 without): both from one read of the input, in
+// pieces that stay in L1 while each is looked at twice.
+struct RowBounds {
+  double norm = 0, abs = 0;
+};
+
+RowBounds row_bounds(const Tensor<double>& t, bool abs, int threads) {
+  if (t.rank() == 0 || t.size() == 0) return {};
+  const int64_t d = t.shape().back();
+  if (d == 0) return {};
+  const int64_t rows = t.size() / d;
+  const int64_t grain = std::max<int64_t>(1, kGrain / d);
+  const int64_t chunks = std::clamp<int64_t>(rows / grain, 1, std::max(threads, 1));
+  const int64_t piece = std::max<int64_t>(1, 2048 / d);  // rows of 16 KiB
+  std::vector<RowBounds> part(static_cast<size_t>(chunks));
+  kernel::parallel_for(chunks, threads, [&](int64_t c, int) {
+    RowBounds b;
+    for (int64_t a = rows * c / chunks, z = rows * (c + 1) / chunks; a < z; a += piece) {
+      const int64_t n = std::min(piece, z - a);
+      b.norm = std::max(b.norm, detail::max_row_norm(t.data() + a * d, n, d));
+      if (abs) b.abs = std::max(b.abs, largest_abs_range(t.data() + a * d, n * d));
+    }
+    part[static_cast<size_t>(c)] = b;
+  });
+  RowBounds all;
+  for (const RowBounds& b : part) all = {std::max(all.norm, b.norm), std::max(all.abs, b.abs)};
+  return all;
+}
+
 double frobenius(const std::optional<MatrixR>& m) { return m ? m->norm() : 0.0; }
 double norm2(const std::optional<Eigen::VectorXd>& v) { return v ? v->norm() : 0.0; }
 
@@ -72,12 +91,10 @@ double projected(double row_norm, const std::optional<MatrixR>& w,
   return (w ? row_norm * frobenius(w) : row_norm) + norm2(b);
 }
 
-// The largest magnitude any input or parameter holds, for the float32 check.
-double largest_input(const Problem& p, int threads) {
+// The largest magnitude any parameter holds, for the float32 check (the
+// inputs' is taken with their row norms).
+double largest_param(const Problem& p) {
   double m = 0;
-  for (const Tensor<double>* t : {&p.query_in, &p.key_in, &p.value_in}) {
-    m = std::max(m, largest_abs(t->data(), t->size(), threads));
-  }
   const Params& q = p.params;
   for (const auto* w : {&q.W_q, &q.W_k, &q.W_v, &q.W_o, &q.additive_W_q, &q.additive_W_k}) {
     if (*w) m = std::max(m, largest_abs((*w)->data(), (*w)->size()));
@@ -91,12 +108,11 @@ double largest_input(const Problem& p, int threads) {
 
 std::string dtype_name(DType d) { return d == DType::kF32 ? "float32" : "float64"; }
 
-}  // namespace
-
-double score_bound(const Problem& p, int threads) {
+// The bound of score_bound() from the inputs' largest row norms.
+double bound_from_norms(const Problem& p, double q_norm, double k_norm, int threads) {
   const Params& w = p.params;
-  const double nq = projected(max_row_norm(p.query_in, threads), w.W_q, w.b_q);
-  const double nk = projected(max_row_norm(p.key_in, threads), w.W_k, w.b_k);
+  const double nq = projected(q_norm, w.W_q, w.b_q);
+  const double nk = projected(k_norm, w.W_k, w.b_k);
   double s = 0;
   switch (p.variant) {
     case Variant::kScaledDot:
@@ -127,20 +143,31 @@ double score_bound(const Problem& p, int threads) {
   return s;
 }
 
-void check_score_range(const Problem& p, const ComputeRequest& request) {
+}  // namespace
+
+double score_bound(const Problem& p, int threads) {
+  return bound_from_norms(p, row_bounds(p.query_in, false, threads).norm,
+                          row_bounds(p.key_in, false, threads).norm, threads);
+}
+
+double check_score_range(const Problem& p, const ComputeRequest& request) {
   const int threads = request.threads > 0 ? request.threads : kernel::hardware_threads();
   const double limit = request.dtype == DType::kF32
                            ? static_cast<double>(std::numeric_limits<float>::max())
                            : std::numeric_limits<double>::max();
-  if (request.dtype == DType::kF32) {
-    const double m = largest_input(p, threads);
+  const bool f32 = request.dtype == DType::kF32;
+  const RowBounds q = row_bounds(p.query_in, f32, threads);
+  const RowBounds k = row_bounds(p.key_in, f32, threads);
+  if (f32) {
+    const double m = std::max({q.abs, k.abs, largest_param(p),
+                               largest_abs(p.value_in.data(), p.value_in.size(), threads)});
     if (m > limit) {
       throw_input(p.source, "the value " + format_shortest(m) +
                                 " is outside the float32 range; use --dtype f64");
     }
   }
-  const double bound = score_bound(p, threads);
-  if (std::isfinite(bound) && bound < 0.5 * limit) return;
+  const double bound = bound_from_norms(p, q.norm, k.norm, threads);
+  if (std::isfinite(bound) && bound < 0.5 * limit) return bound;
 
   // The bound is loose; look at the scores themselves.
   const int64_t cells = p.batch * p.heads * p.len_q * p.len_k;
@@ -176,6 +203,7 @@ void check_score_range(const Problem& p, const ComputeRequest& request) {
                               ": it overflows the " + dtype_name(request.dtype) +
                               " range; scale the inputs down");
   }
+  return std::numeric_limits<double>::infinity();  // finite scores, but no bound
 }
 
 void check_output_range(const Problem& p, const Result& r) {

@@ -15,7 +15,8 @@ double score_bound(const Problem& p, int threads = 1);
 
 // Throws attn::Error (kInput) naming the first score that is not finite, or
 // an input that float32 cannot hold. Cheap unless the bound reaches the range.
-void check_score_range(const Problem& p, const ComputeRequest& request);
+// Returns score_bound(p) when that cleared the problem, inf otherwise.
+double check_score_range(const Problem& p, const ComputeRequest& request);
 
 // Throws attn::Error (kInput) when an output element is infinite (or NaN,
 // unless fully_masked is "nan").
