@@ -383,9 +383,19 @@ class Block {
       for (int64_t j = 0; j < npad; j += kW<T>) store(s + j, load(s + j) * m);
     }
     if (rules_.softcap > 0) {
-      const T cap = static_cast<T>(rules_.softcap), inv = T(1) / cap;
-      const Vec<T> vcap = splat(cap), vinv = splat(inv);
-      for (int64_t j = 0; j < npad; j += kW<T>) store(s + j, vcap * vtanh(load(s + j) * vinv));
+      const T cap = static_cast<T>(rules_.softcap), two_inv = T(2) / cap;
+      int64_t j = 0;
+      for (; j + 4 * kW<T> <= npad; j += 4 * kW<T>) {
+        Vec<T> x[4];
+        ATTN_UNROLL for (int k = 0; k < 4; ++k) x[k] = load(s + j + k * kW<T>);
+        vsoftcap_n<T, 4>(x, cap, two_inv);
+        ATTN_UNROLL for (int k = 0; k < 4; ++k) store(s + j + k * kW<T>, x[k]);
+      }
+      for (; j < npad; j += kW<T>) {
+        Vec<T> x[1] = {load(s + j)};
+        vsoftcap_n<T, 1>(x, cap, two_inv);
+        store(s + j, x[0]);
+      }
     }
     const detail::MaskView* mv = t_.masks;
     if (mv && mv->has_bias()) {

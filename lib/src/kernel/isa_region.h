@@ -39,6 +39,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <type_traits>
 #include <utility>
 #include <vector>
 #if defined(__x86_64__)

@@ -151,17 +151,25 @@ struct ExpParts {
   Vec<T> r, p1, scale, underflow;
 };
 
-// Clamp: x is first brought into [log of the smallest normal, log of the
-// largest], as vexpm1 needs for its -1 below that range. vexp does without
-// (two instructions of about twenty, on the ports the FMAs use): for x below
+// Steps over N vectors in lockstep: each step of a function is done for
+// every vector before the next, so the chains of dependent instructions of
+// N vectors run side by side (see vtanh_n).
+#define ATTN_EACH _Pragma("GCC unroll 8") for (int i = 0; i < N; ++i)
+
+// Clamp: x is first raised to the log of the smallest normal, as vexpm1
+// needs for its -1 below that range (its x <= 0 needs no upper bound). vexp
+// does without
+// (an instruction of about twenty, on the ports the FMAs use): for x below
 // the range the lanes come out as garbage and vexp replaces them with 0,
-// and it is never given x above the range.
-template <bool Clamp>
-inline ExpParts<float> exp_parts(Vec<float> x) {
+// and neither is given x above the range.
+template <bool Clamp, int N>
+inline void exp_parts(const Vec<float> (&x)[N], ExpParts<float> (&e)[N]) {
   const Vec<float> lo = splat(-87.33654f);  // log(FLT_MIN)
-  const Vec<float> hi = splat(88.72283f);
-  const Vec<float> underflow = x < lo ? splat(0.0f) + 1 : splat(0.0f);
-  const Vec<float> t = Clamp ? vmin(vmax(x, lo), hi) : x;
+  Vec<float> t[N], shifted[N], q[N];
+  ATTN_EACH {
+    e[i].underflow = x[i] < lo ? splat(0.0f) + 1 : splat(0.0f);
+    t[i] = Clamp ? vmax(x[i], lo) : x[i];
+  }
   // n = round(t / ln2) and the bits of 2^n in one step: t·log2(e) plus
   // 1.5·2^23 + 127 has no fraction bits left, so the addition rounds
   // t·log2(e) to the nearest integer (ties to even) and the low mantissa
@@ -170,11 +178,10 @@ inline ExpParts<float> exp_parts(Vec<float> x) {
   // or convert instruction: AVX2 has no double-to-int64 conversion, and GCC
   // split that one into scalar instructions.
   const Vec<float> magic = splat(0x1.8p23f + 127);
-  const Vec<float> shifted = fma(t, splat(1.44269504088896341f), magic);
-  const Vec<float> n = shifted - magic;
+  ATTN_EACH shifted[i] = fma(t[i], splat(1.44269504088896341f), magic);
   // t = n·ln2 + r, |r| <= ln2/2, with ln2 split in two for accuracy.
-  Vec<float> r = fma(n, splat(-0.693359375f), t);
-  r = fma(n, splat(2.12194440e-4f), r);
+  ATTN_EACH e[i].r = fma(shifted[i] - magic, splat(-0.693359375f), t[i]);
+  ATTN_EACH e[i].r = fma(shifted[i] - magic, splat(2.12194440e-4f), e[i].r);
   // exp(r) = 1 + r·(1 + r·q(r)), q of degree 4 fitted to (e^r - 1 - r)/r²
   // on |r| <= 0.35 (Chebyshev, relative error 1e-8, under 0.1 ulp; it
   // replaced a Taylor polynomial of degree 7), q in Horner's order. The
@@ -182,49 +189,52 @@ inline ExpParts<float> exp_parts(Vec<float> x) {
   // out-of-order core overlaps their chains and what limits is the number
   // of instructions on the FMA ports: Horner's 4 against Estrin's 5 (with
   // r²) measured +0.6% in f32 and +0.5% in f64 (n = 8192, one thread).
-  Vec<float> q = fma(r, splat(0.0013926926767453551f), splat(0.008363774046301842f));
-  q = fma(q, r, splat(0.04166654869914055f));
-  q = fma(q, r, splat(0.16666573286056519f));
-  q = fma(q, r, splat(0.5f));
-  // 2^n through the exponent bits.
-  Simd<float>::I bits;
-  std::memcpy(&bits, &shifted, sizeof bits);
-  bits <<= 23;
-  Vec<float> scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return {r, fma(q, r, splat(1.0f)), scale, underflow};
+  ATTN_EACH q[i] = fma(e[i].r, splat(0.0013926926767453551f), splat(0.008363774046301842f));
+  ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.04166654869914055f));
+  ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.16666573286056519f));
+  ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.5f));
+  ATTN_EACH {
+    e[i].p1 = fma(q[i], e[i].r, splat(1.0f));
+    // 2^n through the exponent bits.
+    Simd<float>::I bits;
+    std::memcpy(&bits, &shifted[i], sizeof bits);
+    bits <<= 23;
+    std::memcpy(&e[i].scale, &bits, sizeof bits);
+  }
 }
 
-template <bool Clamp>
-inline ExpParts<double> exp_parts(Vec<double> x) {
+template <bool Clamp, int N>
+inline void exp_parts(const Vec<double> (&x)[N], ExpParts<double> (&e)[N]) {
   const Vec<double> lo = splat(-708.3964185322641);  // log(DBL_MIN)
-  const Vec<double> hi = splat(709.782712893384);
-  const Vec<double> underflow = x < lo ? splat(0.0) + 1 : splat(0.0);
-  const Vec<double> t = Clamp ? vmin(vmax(x, lo), hi) : x;
+  Vec<double> t[N], shifted[N], q[N];
+  ATTN_EACH {
+    e[i].underflow = x[i] < lo ? splat(0.0) + 1 : splat(0.0);
+    t[i] = Clamp ? vmax(x[i], lo) : x[i];
+  }
   // As for float, with 1.5·2^52 + 1023 (n + 1023 from 1 to 2047).
   const Vec<double> magic = splat(0x1.8p52 + 1023);
-  const Vec<double> shifted = fma(t, splat(1.4426950408889634), magic);
-  const Vec<double> n = shifted - magic;
-  Vec<double> r = fma(n, splat(-6.93145751953125e-1), t);
-  r = fma(n, splat(-1.42860682030941723212e-6), r);
+  ATTN_EACH shifted[i] = fma(t[i], splat(1.4426950408889634), magic);
+  ATTN_EACH e[i].r = fma(shifted[i] - magic, splat(-6.93145751953125e-1), t[i]);
+  ATTN_EACH e[i].r = fma(shifted[i] - magic, splat(-1.42860682030941723212e-6), e[i].r);
   // As for float, q of degree 9 (relative error 2e-17, under 0.1 ulp; it
   // replaced a Taylor polynomial of degree 13), in Horner's order: 9
   // instructions against Estrin's 11.
-  Vec<double> q = fma(r, splat(2.510134692835034e-08), splat(2.7621338669142925e-07));
-  q = fma(q, r, splat(2.75572664186123e-06));
-  q = fma(q, r, splat(2.4801518641395993e-05));
-  q = fma(q, r, splat(0.00019841269864380513));
-  q = fma(q, r, splat(0.0013888888918939168));
-  q = fma(q, r, splat(0.008333333333329793));
-  q = fma(q, r, splat(0.04166666666662064));
-  q = fma(q, r, splat(0.16666666666666669));
-  q = fma(q, r, splat(0.5000000000000001));
-  Simd<double>::I bits;
-  std::memcpy(&bits, &shifted, sizeof bits);
-  bits <<= 52;
-  Vec<double> scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return {r, fma(q, r, splat(1.0)), scale, underflow};
+  ATTN_EACH q[i] = fma(e[i].r, splat(2.510134692835034e-08), splat(2.7621338669142925e-07));
+  ATTN_EACH q[i] = fma(q[i], e[i].r, splat(2.75572664186123e-06));
+  ATTN_EACH q[i] = fma(q[i], e[i].r, splat(2.4801518641395993e-05));
+  ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.00019841269864380513));
+  ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.0013888888918939168));
+  ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.008333333333329793));
+  ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.04166666666662064));
+  ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.16666666666666669));
+  ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.5000000000000001));
+  ATTN_EACH {
+    e[i].p1 = fma(q[i], e[i].r, splat(1.0));
+    Simd<double>::I bits;
+    std::memcpy(&bits, &shifted[i], sizeof bits);
+    bits <<= 52;
+    std::memcpy(&e[i].scale, &bits, sizeof bits);
+  }
 }
 
 // exp(x) for a vector, to about 1 ulp. Arguments below the smallest normal
@@ -233,29 +243,81 @@ inline ExpParts<double> exp_parts(Vec<double> x) {
 // Callers pass x <= 0 (scores minus the row maximum) or -inf.
 template <class T>
 inline Vec<T> vexp_impl(Vec<T> x) {
-  const ExpParts<T> e = exp_parts<false>(x);
-  const Vec<T> p = fma(e.p1, e.r, splat(T(1)));
-  return e.underflow != 0 ? splat(T(0)) : p * e.scale;
+  const Vec<T> in[1] = {x};
+  ExpParts<T> e[1];
+  exp_parts<false>(in, e);
+  const Vec<T> p = fma(e[0].p1, e[0].r, splat(T(1)));
+  return e[0].underflow != 0 ? splat(T(0)) : p * e[0].scale;
 }
 
 // exp(x) - 1 for x <= 0 (or -inf: -1), without the cancellation of
 // vexp(x) - 1 near 0: 2^n·r·p1 + (2^n - 1), which is r·p1 exactly when
 // n = 0. Below the smallest normal exp(x) the result is -1 to the last bit.
+template <class T, int N>
+inline void vexpm1_n(Vec<T> (&x)[N]) {
+  ExpParts<T> e[N];
+  exp_parts<true>(x, e);
+  ATTN_EACH x[i] = fma(e[i].scale, e[i].r * e[i].p1, e[i].scale - splat(T(1)));
+}
+
 template <class T>
 inline Vec<T> vexpm1_impl(Vec<T> x) {
-  const ExpParts<T> e = exp_parts<true>(x);
-  return fma(e.scale, e.r * e.p1, e.scale - splat(T(1)));
+  Vec<T> v[1] = {x};
+  vexpm1_n<T, 1>(v);
+  return v[0];
 }
 
 // tanh(x) = sign(x)·(-m / (2 + m)), m = exp(-2|x|) - 1: a few ulp
 // relative, also for |x| near 0 where 1 - exp(-2|x|) would cancel; ±1 for
 // |x| large and infinite.
+template <class T, int N>
+inline void vtanh_n(Vec<T> (&x)[N]) {
+  Vec<T> m[N];
+  ATTN_EACH m[i] = splat(T(-2)) * vmax(x[i], -x[i]);
+  vexpm1_n<T, N>(m);
+  ATTN_EACH {
+    const Vec<T> t = -m[i] / (splat(T(2)) + m[i]);
+    x[i] = x[i] < splat(T(0)) ? -t : t;
+  }
+}
+
+// The scores' soft cap, cap·tanh(x / cap), for N vectors: tanh as above,
+// of y/2 with y = x·(2/cap), its sign and absolute value taken with bit
+// operations and the cap multiplied into the numerator; 2/cap is `two_inv`.
+// Four vectors in lockstep (each step for every vector before the next):
+// one vector's steps are a single chain of about 75 cycles, the division
+// alone 10. Both measured, n = 4096, causal, f32, one thread: soft-capping
+// cost 18% over plain causal with vtanh, 10% this way.
+template <class T, int N>
+inline void vsoftcap_n(Vec<T> (&x)[N], T cap, T two_inv) {
+  using I = typename Simd<T>::I;
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const I sign_bit = I{} + (U(1) << (8 * sizeof(T) - 1));
+  Vec<T> m[N];
+  I sign[N];
+  ATTN_EACH {
+    const Vec<T> y = x[i] * splat(two_inv);
+    I b;
+    std::memcpy(&b, &y, sizeof b);
+    sign[i] = b & sign_bit;
+    b |= sign_bit;  // -|y|
+    std::memcpy(&m[i], &b, sizeof b);
+  }
+  vexpm1_n<T, N>(m);
+  ATTN_EACH {
+    const Vec<T> t = (m[i] * splat(-cap)) / (splat(T(2)) + m[i]);
+    I b;
+    std::memcpy(&b, &t, sizeof b);
+    b ^= sign[i];
+    std::memcpy(&x[i], &b, sizeof b);
+  }
+}
+
 template <class T>
 inline Vec<T> vtanh_impl(Vec<T> x) {
-  const Vec<T> ax = vmax(x, -x);
-  const Vec<T> m = vexpm1_impl<T>(splat(T(-2)) * ax);
-  const Vec<T> t = -m / (splat(T(2)) + m);
-  return x < splat(T(0)) ? -t : t;
+  Vec<T> v[1] = {x};
+  vtanh_n<T, 1>(v);
+  return v[0];
 }
 
 // Overloads rather than templates, as for vmax.
