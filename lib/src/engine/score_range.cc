@@ -155,12 +155,17 @@ double check_score_range(const Problem& p, const ComputeRequest& request) {
   const double limit = request.dtype == DType::kF32
                            ? static_cast<double>(std::numeric_limits<float>::max())
                            : std::numeric_limits<double>::max();
-  const bool f32 = request.dtype == DType::kF32;
-  const RowBounds q = row_bounds(p.query_in, f32, threads);
-  const RowBounds k = row_bounds(p.key_in, f32, threads);
-  if (f32) {
-    const double m = std::max({q.abs, k.abs, largest_param(p),
-                               largest_abs(p.value_in.data(), p.value_in.size(), threads)});
+  const RowBounds q = row_bounds(p.query_in, false, threads);
+  const RowBounds k = row_bounds(p.key_in, false, threads);
+  if (request.dtype == DType::kF32) {
+    // No |x| exceeds its row's norm: Q and K need a look of their own only
+    // when a norm is past the range.
+    const auto largest = [&](const Tensor<double>& t, double norm) {
+      return norm <= limit ? norm : row_bounds(t, true, threads).abs;
+    };
+    const double m =
+        std::max({largest(p.query_in, q.norm), largest(p.key_in, k.norm), largest_param(p),
+                  largest_abs(p.value_in.data(), p.value_in.size(), threads)});
     if (m > limit) {
       throw_input(p.source, "the value " + format_shortest(m) +
                                 " is outside the float32 range; use --dtype f64");
