@@ -199,10 +199,13 @@ TEST(Kernel, AgreesWithReferenceOnModernSettings) {
 TEST(Kernel, BandedMasksOverManyTilesKeepTheirBits) {
   std::mt19937_64 g(29);
   const int64_t lq = 700, lk = 1500, d = 8, dv = 8, heads = 2;
-  for (const std::string extra :
-       {"\"window\": [300, 0], \"causal\": true", "\"window\": [100, 100]",
-        "\"causal\": true, \"alibi\": true", "\"valid_lens\": 1000, \"window\": [200, 50]",
-        "\"window\": [700, 0], \"softcap\": 3, \"sinks\": 0.5"}) {
+  for (const std::string& extra : std::vector<std::string>{
+           "\"window\": [300, 0], \"causal\": true", "\"window\": [100, 100]",
+           "\"causal\": true, \"alibi\": true", "\"valid_lens\": 1000, \"window\": [200, 50]",
+           "\"window\": [700, 0], \"softcap\": 3, \"sinks\": 0.5",
+           "\"window\": [150, 20], \"mask\": " + bool_matrix(g, lq, lk, 0.3),
+           "\"window\": [90, 0], \"causal\": true, \"attn_bias\": " +
+               bool_matrix(g, lq, lk, 0.5)}) {
     const Problem p = test::problem(random_doc(g, lq, lk, d, dv, heads, extra));
     compare_paths(p, extra);
     for (DType dtype : {DType::kF64, DType::kF32}) {
@@ -294,6 +297,36 @@ TEST(Kernel, LargeFiniteScoresAreComputed) {
       R"({"Q": [[1e150]], "K": [[1e150], [-1e150]], "V": [[1], [2]], "scale": "none"})");
   EXPECT_EQ(run(p, false, false).output[0], 1.0);
   EXPECT_EQ(run(p, true, false).output[0], 1.0);
+}
+
+TEST(Kernel, CosineScoresPastTheRangeTakeTheReferencePath) {
+  // Small inputs bound the raw scores far inside float32, but cosine
+  // scaling makes the heads' norms 1 and the temperature takes the
+  // scores to 1e39: the fast path must see that and leave the problem to
+  // the reference path, not multiply its queries by inf.
+  const Problem p = test::problem(
+      R"({"Q": [[0.1, 0]], "K": [[0.1, 0], [0, 0.1]], "V": [[1], [2]], "scale": "cosine",
+          "temperature": 1e-39})");
+  const Result fast = run(p, false, false, DType::kF32);
+  const Result ref = run(p, false, true, DType::kF32);
+  EXPECT_EQ(fast.output.values(), ref.output.values());
+  EXPECT_EQ(fast.output[0], 1.0);
+}
+
+TEST(Kernel, SoftCapKeepsTheSignOfZero) {
+  // A zero query row scores +0 against every key; cap·tanh(+0/cap) is +0,
+  // as the reference's std::tanh gives, in the kept scores of both dtypes.
+  const Problem p = test::problem(
+      R"({"Q": [[0, 0], [1, 2]], "K": [[1, 0], [0, 1]], "V": [[1], [2]], "softcap": 3})");
+  for (DType dtype : {DType::kF64, DType::kF32}) {
+    ComputeRequest req;
+    req.scores = true;
+    req.dtype = dtype;
+    const Result r = compute(p, req);
+    ASSERT_TRUE(r.scores.has_value());
+    EXPECT_FALSE(std::signbit((*r.scores)[0]));
+    EXPECT_FALSE(std::signbit((*r.scores)[1]));
+  }
 }
 
 }  // namespace

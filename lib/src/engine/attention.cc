@@ -802,13 +802,13 @@ class Engine {
 
 namespace {
 
-// `bound`: a bound on |score| already known (score_bound), or inf.
+// `norms`: the head norms the range check found, or unknown.
 Result compute_unchecked(const Problem& p, const ComputeRequest& request, Observer* observer,
-                         double bound) {
+                         const detail::HeadNorms& norms) {
   if (plan_compute(p, request, observer != nullptr) != ComputePath::kReference) {
     std::optional<Result> r = request.dtype == DType::kF32
-                                  ? detail::compute_fast<float>(p, request, bound)
-                                  : detail::compute_fast<double>(p, request, bound);
+                                  ? detail::compute_fast<float>(p, request, norms)
+                                  : detail::compute_fast<double>(p, request, norms);
     if (r) return std::move(*r);
     // A score could overflow the dtype: the reference path, which gives
     // infinite scores their limit, computes instead.
@@ -831,9 +831,9 @@ ComputePath plan_compute(const Problem& p, const ComputeRequest& request, bool o
 }
 
 Result compute(const Problem& p, const ComputeRequest& request, Observer* observer) {
-  const double bound = request.check_range ? detail::check_score_range(p, request)
-                                           : std::numeric_limits<double>::infinity();
-  Result r = compute_unchecked(p, request, observer, bound);
+  const detail::HeadNorms norms =
+      request.check_range ? detail::check_score_range(p, request) : detail::HeadNorms{};
+  Result r = compute_unchecked(p, request, observer, norms);
   if (request.check_range) detail::check_output_range(p, r);
   return r;
 }

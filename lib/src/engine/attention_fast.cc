@@ -108,16 +108,20 @@ kernel::ScoreRules score_rules(const Problem& p) {
   return rules;
 }
 
-// |q·k| <= ‖q‖‖k‖: whether a score could overflow T. `bound` is
-// score_bound(p) (or inf): it bounds the raw and the scaled products of
-// the inputs' norms, and the prepared heads' norms are those (RoPE
-// rotates, the projections are in it) up to rounding, or 1 (cosine); when
-// it is far below the limit, the heads need not be read again.
+// |q·k| <= ‖q‖‖k‖: whether a score could overflow T. The range check's
+// `known` norms bound the heads' up to the rounding of the projections
+// and RoPE's rotation in T (taken as a factor 2), and cosine scaling makes
+// them 1: when those are far from the limit, with the multiplier that goes
+// into the queries, the heads need not be read again.
 template <class T>
 bool scores_may_overflow(const Heads<T>& x, const kernel::ScoreRules& rules, int threads,
-                         double bound) {
+                         const HeadNorms& known, bool cosine) {
   const double limit = static_cast<double>(std::numeric_limits<T>::max()) / 16;
-  if (std::max(bound, 1.0) * 2 < limit) return false;
+  const double mult = rules.norm ? 1.0 : std::fabs(rules.mult);
+  const double q = cosine ? 1.0 : 2 * known.q, k = cosine ? 1.0 : 2 * known.k;
+  if (q < limit && k < limit && q * mult < limit && q * k < limit && q * k * mult < limit) {
+    return false;
+  }
   // Every query head's and key head's norm in one pass over the threads.
   const int64_t nq = static_cast<int64_t>(x.q.size());
   const std::vector<double> norm =
@@ -127,9 +131,8 @@ bool scores_may_overflow(const Heads<T>& x, const kernel::ScoreRules& rules, int
       });
   const double qmax = *std::max_element(norm.begin(), norm.begin() + nq);
   const double kmax = *std::max_element(norm.begin() + nq, norm.end());
-  const double heads_bound = qmax * kmax;
-  const double scaled = rules.norm ? 1.0 : heads_bound * std::fabs(rules.mult);
-  return !(heads_bound < limit && scaled < limit);
+  const double bound = qmax * kmax;
+  return !(bound < limit && bound * mult < limit);
 }
 
 // The maps the kernels write when the request keeps them, as the result
@@ -237,11 +240,14 @@ Tensor<double> assemble_output(const Problem& p, const std::vector<Mat<T>>& oh) 
 }  // namespace
 
 template <class T>
-std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req, double bound) {
+std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req,
+                                   const HeadNorms& norms) {
   const int threads = req.threads > 0 ? req.threads : kernel::hardware_threads();
   Heads<T> x = prepare_heads<T>(p, threads);
   const kernel::ScoreRules rules = score_rules(p);
-  if (scores_may_overflow(x, rules, threads, bound)) return std::nullopt;
+  if (scores_may_overflow(x, rules, threads, norms, p.scale.kind == ScaleKind::kCosine)) {
+    return std::nullopt;
+  }
   std::vector<MaskView> views;
   if (p.masks.any()) {
     for (int64_t b = 0; b < p.batch; ++b) {
@@ -266,7 +272,9 @@ std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req, 
   return r;
 }
 
-template std::optional<Result> compute_fast<float>(const Problem&, const ComputeRequest&, double);
-template std::optional<Result> compute_fast<double>(const Problem&, const ComputeRequest&, double);
+template std::optional<Result> compute_fast<float>(const Problem&, const ComputeRequest&,
+                                                   const HeadNorms&);
+template std::optional<Result> compute_fast<double>(const Problem&, const ComputeRequest&,
+                                                    const HeadNorms&);
 
 }  // namespace attn::detail

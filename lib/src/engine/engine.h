@@ -11,6 +11,7 @@
 
 #include "attn/attention.h"
 #include "engine/mask_view.h"
+#include "engine/score_range.h"
 
 namespace attn::detail {
 
@@ -271,9 +272,10 @@ bool fast_path_applies(const Problem& p, DType dtype);
 
 // Nothing when a score of the prepared heads could overflow T (|q·k| <=
 // ‖q‖‖k‖ is checked once RoPE and the projections are applied, unless
-// `bound`, score_bound(p) or inf, already shows it cannot): the caller
+// `norms`, from the range check, already show it cannot): the caller
 // computes such a problem on the reference path.
 template <class T>
-std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req, double bound);
+std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req,
+                                   const HeadNorms& norms);
 
 }  // namespace attn::detail

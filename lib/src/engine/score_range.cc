@@ -108,11 +108,16 @@ double largest_param(const Problem& p) {
 
 std::string dtype_name(DType d) { return d == DType::kF32 ? "float32" : "float64"; }
 
-// The bound of score_bound() from the inputs' largest row norms.
-double bound_from_norms(const Problem& p, double q_norm, double k_norm, int threads) {
+// The projected heads' norms from the inputs' largest row norms.
+HeadNorms head_norms(const Problem& p, double q_norm, double k_norm) {
   const Params& w = p.params;
-  const double nq = projected(q_norm, w.W_q, w.b_q);
-  const double nk = projected(k_norm, w.W_k, w.b_k);
+  return {projected(q_norm, w.W_q, w.b_q), projected(k_norm, w.W_k, w.b_k)};
+}
+
+// The bound of score_bound() from the projected heads' norms.
+double bound_from_norms(const Problem& p, const HeadNorms& heads, int threads) {
+  const Params& w = p.params;
+  const double nq = heads.q, nk = heads.k;
   double s = 0;
   switch (p.variant) {
     case Variant::kScaledDot:
@@ -146,11 +151,13 @@ double bound_from_norms(const Problem& p, double q_norm, double k_norm, int thre
 }  // namespace
 
 double score_bound(const Problem& p, int threads) {
-  return bound_from_norms(p, row_bounds(p.query_in, false, threads).norm,
-                          row_bounds(p.key_in, false, threads).norm, threads);
+  return bound_from_norms(p,
+                          head_norms(p, row_bounds(p.query_in, false, threads).norm,
+                                     row_bounds(p.key_in, false, threads).norm),
+                          threads);
 }
 
-double check_score_range(const Problem& p, const ComputeRequest& request) {
+HeadNorms check_score_range(const Problem& p, const ComputeRequest& request) {
   const int threads = request.threads > 0 ? request.threads : kernel::hardware_threads();
   const double limit = request.dtype == DType::kF32
                            ? static_cast<double>(std::numeric_limits<float>::max())
@@ -171,8 +178,9 @@ double check_score_range(const Problem& p, const ComputeRequest& request) {
                                 " is outside the float32 range; use --dtype f64");
     }
   }
-  const double bound = bound_from_norms(p, q.norm, k.norm, threads);
-  if (std::isfinite(bound) && bound < 0.5 * limit) return bound;
+  const HeadNorms heads = head_norms(p, q.norm, k.norm);
+  const double bound = bound_from_norms(p, heads, threads);
+  if (std::isfinite(bound) && bound < 0.5 * limit) return heads;
 
   // The bound is loose; look at the scores themselves.
   const int64_t cells = p.batch * p.heads * p.len_q * p.len_k;
@@ -208,7 +216,7 @@ double check_score_range(const Problem& p, const ComputeRequest& request) {
                               ": it overflows the " + dtype_name(request.dtype) +
                               " range; scale the inputs down");
   }
-  return std::numeric_limits<double>::infinity();  // finite scores, but no bound
+  return {};  // finite scores, but no bound
 }
 
 void check_output_range(const Problem& p, const Result& r) {

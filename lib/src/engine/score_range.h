@@ -3,6 +3,8 @@
 // softmax turn them into uniform or NaN rows. See score_range.cc.
 #pragma once
 
+#include <limits>
+
 #include "attn/attention.h"
 #include "attn/problem.h"
 
@@ -13,10 +15,19 @@ namespace attn::detail {
 // on up to `threads` threads.
 double score_bound(const Problem& p, int threads = 1);
 
+// Bounds on the largest row norms of the projected queries and keys, the
+// heads the kernels take (before RoPE, which rotates them, and cosine
+// scaling, which makes them 1); inf where not known.
+struct HeadNorms {
+  double q = std::numeric_limits<double>::infinity();
+  double k = std::numeric_limits<double>::infinity();
+};
+
 // Throws attn::Error (kInput) naming the first score that is not finite, or
 // an input that float32 cannot hold. Cheap unless the bound reaches the range.
-// Returns score_bound(p) when that cleared the problem, inf otherwise.
-double check_score_range(const Problem& p, const ComputeRequest& request);
+// Returns the head norms score_bound() is made of when that bound cleared
+// the problem, unknown (inf) otherwise.
+HeadNorms check_score_range(const Problem& p, const ComputeRequest& request);
 
 // Throws attn::Error (kInput) when an output element is infinite (or NaN,
 // unless fully_masked is "nan").

@@ -308,7 +308,7 @@ inline void vsoftcap_n(Vec<T> (&x)[N], T cap, T two_inv) {
     const Vec<T> t = (m[i] * splat(-cap)) / (splat(T(2)) + m[i]);
     I b;
     std::memcpy(&b, &t, sizeof b);
-    b ^= sign[i];
+    b = (b & ~sign_bit) | sign[i];  // t is +0 or -0 (from m = 0) or more
     std::memcpy(&x[i], &b, sizeof b);
   }
 }
