@@ -156,12 +156,23 @@ struct ExpParts {
 // N vectors run side by side (see vtanh_n).
 #define ATTN_EACH _Pragma("GCC unroll 8") for (int i = 0; i < N; ++i)
 
+// 2^n from `shifted`, a float whose low mantissa bits hold n plus the
+// exponent bias (see exp_parts): those bits moved into the exponent field.
+template <class T>
+inline Vec<T> pow2_of(Vec<T> shifted) {
+  typename Simd<T>::I bits;
+  std::memcpy(&bits, &shifted, sizeof bits);
+  bits <<= std::numeric_limits<T>::digits - 1;  // 23 or 52 mantissa bits
+  Vec<T> p;
+  std::memcpy(&p, &bits, sizeof p);
+  return p;
+}
+
 // Clamp: x is first raised to the log of the smallest normal, as vexpm1
-// needs for its -1 below that range (its x <= 0 needs no upper bound). vexp
-// does without
-// (an instruction of about twenty, on the ports the FMAs use): for x below
-// the range the lanes come out as garbage and vexp replaces them with 0,
-// and neither is given x above the range.
+// needs for its -1 below that range (its x <= 0 needs no upper bound).
+// vexp does without (an instruction of about twenty, on the ports the FMAs
+// use): for x below the range the lanes come out as garbage and vexp
+// replaces them with 0, and neither is given x above the range.
 template <bool Clamp, int N>
 inline void exp_parts(const Vec<float> (&x)[N], ExpParts<float> (&e)[N]) {
   const Vec<float> lo = splat(-87.33654f);  // log(FLT_MIN)
@@ -193,14 +204,8 @@ inline void exp_parts(const Vec<float> (&x)[N], ExpParts<float> (&e)[N]) {
   ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.04166654869914055f));
   ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.16666573286056519f));
   ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.5f));
-  ATTN_EACH {
-    e[i].p1 = fma(q[i], e[i].r, splat(1.0f));
-    // 2^n through the exponent bits.
-    Simd<float>::I bits;
-    std::memcpy(&bits, &shifted[i], sizeof bits);
-    bits <<= 23;
-    std::memcpy(&e[i].scale, &bits, sizeof bits);
-  }
+  ATTN_EACH e[i].p1 = fma(q[i], e[i].r, splat(1.0f));
+  ATTN_EACH e[i].scale = pow2_of<float>(shifted[i]);
 }
 
 template <bool Clamp, int N>
@@ -228,13 +233,8 @@ inline void exp_parts(const Vec<double> (&x)[N], ExpParts<double> (&e)[N]) {
   ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.04166666666662064));
   ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.16666666666666669));
   ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.5000000000000001));
-  ATTN_EACH {
-    e[i].p1 = fma(q[i], e[i].r, splat(1.0));
-    Simd<double>::I bits;
-    std::memcpy(&bits, &shifted[i], sizeof bits);
-    bits <<= 52;
-    std::memcpy(&e[i].scale, &bits, sizeof bits);
-  }
+  ATTN_EACH e[i].p1 = fma(q[i], e[i].r, splat(1.0));
+  ATTN_EACH e[i].scale = pow2_of<double>(shifted[i]);
 }
 
 // exp(x) for a vector, to about 1 ulp. Arguments below the smallest normal
@@ -260,34 +260,16 @@ inline void vexpm1_n(Vec<T> (&x)[N]) {
   ATTN_EACH x[i] = fma(e[i].scale, e[i].r * e[i].p1, e[i].scale - splat(T(1)));
 }
 
-template <class T>
-inline Vec<T> vexpm1_impl(Vec<T> x) {
-  Vec<T> v[1] = {x};
-  vexpm1_n<T, 1>(v);
-  return v[0];
-}
-
-// tanh(x) = sign(x)·(-m / (2 + m)), m = exp(-2|x|) - 1: a few ulp
-// relative, also for |x| near 0 where 1 - exp(-2|x|) would cancel; ±1 for
-// |x| large and infinite.
-template <class T, int N>
-inline void vtanh_n(Vec<T> (&x)[N]) {
-  Vec<T> m[N];
-  ATTN_EACH m[i] = splat(T(-2)) * vmax(x[i], -x[i]);
-  vexpm1_n<T, N>(m);
-  ATTN_EACH {
-    const Vec<T> t = -m[i] / (splat(T(2)) + m[i]);
-    x[i] = x[i] < splat(T(0)) ? -t : t;
-  }
-}
-
-// The scores' soft cap, cap·tanh(x / cap), for N vectors: tanh as above,
-// of y/2 with y = x·(2/cap), its sign and absolute value taken with bit
-// operations and the cap multiplied into the numerator; 2/cap is `two_inv`.
-// Four vectors in lockstep (each step for every vector before the next):
-// one vector's steps are a single chain of about 75 cycles, the division
-// alone 10. Both measured, n = 4096, causal, f32, one thread: soft-capping
-// cost 18% over plain causal with vtanh, 11% this way.
+// The scores' soft cap, cap·tanh(x / cap), for N vectors; 2/cap is
+// `two_inv`. tanh(y/2) = sign(y)·(-m / (2 + m)), m = exp(-|y|) - 1, with
+// y = x·(2/cap): a few ulp relative, also for |y| near 0 where
+// 1 - exp(-|y|) would cancel; ±1 for |y| large and infinite. The sign and
+// |y| are taken with bit operations and the cap multiplied into the
+// numerator. The kernel passes four vectors, done in lockstep (each step
+// for every vector before the next): one vector's steps are a single chain
+// of about 75 cycles, the division alone 10. Measured, n = 4096, causal,
+// f32, one thread: soft-capping cost 18% over plain causal one vector at a
+// time with max, compare and blend for |x| and the sign, 11% this way.
 template <class T, int N>
 inline void vsoftcap_n(Vec<T> (&x)[N], T cap, T two_inv) {
   using I = typename Simd<T>::I;
@@ -313,17 +295,16 @@ inline void vsoftcap_n(Vec<T> (&x)[N], T cap, T two_inv) {
   }
 }
 
+// tanh(x): the soft cap with cap 1.
 template <class T>
 inline Vec<T> vtanh_impl(Vec<T> x) {
   Vec<T> v[1] = {x};
-  vtanh_n<T, 1>(v);
+  vsoftcap_n<T, 1>(v, T(1), T(2));
   return v[0];
 }
 
 // Overloads rather than templates, as for vmax.
 inline Vec<float> vexp(Vec<float> x) { return vexp_impl<float>(x); }
 inline Vec<double> vexp(Vec<double> x) { return vexp_impl<double>(x); }
-inline Vec<float> vexpm1(Vec<float> x) { return vexpm1_impl<float>(x); }
-inline Vec<double> vexpm1(Vec<double> x) { return vexpm1_impl<double>(x); }
 inline Vec<float> vtanh(Vec<float> x) { return vtanh_impl<float>(x); }
 inline Vec<double> vtanh(Vec<double> x) { return vtanh_impl<double>(x); }
