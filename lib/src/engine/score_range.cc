@@ -52,34 +52,15 @@ double largest_abs(const double* x, int64_t n, int threads = 1) {
                      [&](int64_t a, int64_t z) { return largest_abs_range(x + a, z - a); });
 }
 
-// The largest L2 norm of a row (last axis) of t, and with `abs` also the
-// largest finite |x| in t (0 without): both from one read of the input, in
-// pieces that stay in L1 while each is looked at twice.
-struct RowBounds {
-  double norm = 0, abs = 0;
-};
-
-RowBounds row_bounds(const Tensor<double>& t, bool abs, int threads) {
-  if (t.rank() == 0 || t.size() == 0) return {};
+// The largest L2 norm of a row (last axis) of t.
+double max_row_norm(const Tensor<double>& t, int threads) {
+  if (t.rank() == 0 || t.size() == 0) return 0;
   const int64_t d = t.shape().back();
-  if (d == 0) return {};
+  if (d == 0) return 0;
   const int64_t rows = t.size() / d;
-  const int64_t grain = std::max<int64_t>(1, kGrain / d);
-  const int64_t chunks = std::clamp<int64_t>(rows / grain, 1, std::max(threads, 1));
-  const int64_t piece = std::max<int64_t>(1, 2048 / d);  // rows of 16 KiB
-  std::vector<RowBounds> part(static_cast<size_t>(chunks));
-  kernel::parallel_for(chunks, threads, [&](int64_t c, int) {
-    RowBounds b;
-    for (int64_t a = rows * c / chunks, z = rows * (c + 1) / chunks; a < z; a += piece) {
-      const int64_t n = std::min(piece, z - a);
-      b.norm = std::max(b.norm, detail::max_row_norm(t.data() + a * d, n, d));
-      if (abs) b.abs = std::max(b.abs, largest_abs_range(t.data() + a * d, n * d));
-    }
-    part[static_cast<size_t>(c)] = b;
+  return chunked_max(rows, std::max<int64_t>(1, kGrain / d), threads, [&](int64_t a, int64_t z) {
+    return detail::max_row_norm(t.data() + a * d, z - a, d);
   });
-  RowBounds all;
-  for (const RowBounds& b : part) all = {std::max(all.norm, b.norm), std::max(all.abs, b.abs)};
-  return all;
 }
 
 double frobenius(const std::optional<MatrixR>& m) { return m ? m->norm() : 0.0; }
@@ -114,7 +95,8 @@ HeadNorms head_norms(const Problem& p, double q_norm, double k_norm) {
   return {projected(q_norm, w.W_q, w.b_q), projected(k_norm, w.W_k, w.b_k)};
 }
 
-// The bound of score_bound() from the projected heads' norms.
+// An upper bound on |score| over every head, query and key of p from the
+// projected heads' norms and the parameters (inf when the norms overflow).
 double bound_from_norms(const Problem& p, const HeadNorms& heads, int threads) {
   const Params& w = p.params;
   const double nq = heads.q, nk = heads.k;
@@ -150,35 +132,27 @@ double bound_from_norms(const Problem& p, const HeadNorms& heads, int threads) {
 
 }  // namespace
 
-double score_bound(const Problem& p, int threads) {
-  return bound_from_norms(p,
-                          head_norms(p, row_bounds(p.query_in, false, threads).norm,
-                                     row_bounds(p.key_in, false, threads).norm),
-                          threads);
-}
-
 HeadNorms check_score_range(const Problem& p, const ComputeRequest& request) {
   const int threads = request.threads > 0 ? request.threads : kernel::hardware_threads();
   const double limit = request.dtype == DType::kF32
                            ? static_cast<double>(std::numeric_limits<float>::max())
                            : std::numeric_limits<double>::max();
-  const RowBounds q = row_bounds(p.query_in, false, threads);
-  const RowBounds k = row_bounds(p.key_in, false, threads);
+  const double q = max_row_norm(p.query_in, threads);
+  const double k = max_row_norm(p.key_in, threads);
   if (request.dtype == DType::kF32) {
     // No |x| exceeds its row's norm: Q and K need a look of their own only
     // when a norm is past the range.
     const auto largest = [&](const Tensor<double>& t, double norm) {
-      return norm <= limit ? norm : row_bounds(t, true, threads).abs;
+      return norm <= limit ? norm : largest_abs(t.data(), t.size(), threads);
     };
-    const double m =
-        std::max({largest(p.query_in, q.norm), largest(p.key_in, k.norm), largest_param(p),
-                  largest_abs(p.value_in.data(), p.value_in.size(), threads)});
+    const double m = std::max({largest(p.query_in, q), largest(p.key_in, k), largest_param(p),
+                               largest_abs(p.value_in.data(), p.value_in.size(), threads)});
     if (m > limit) {
       throw_input(p.source, "the value " + format_shortest(m) +
                                 " is outside the float32 range; use --dtype f64");
     }
   }
-  const HeadNorms heads = head_norms(p, q.norm, k.norm);
+  const HeadNorms heads = head_norms(p, q, k);
   const double bound = bound_from_norms(p, heads, threads);
   if (std::isfinite(bound) && bound < 0.5 * limit) return heads;
 

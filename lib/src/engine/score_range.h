@@ -10,11 +10,6 @@
 
 namespace attn::detail {
 
-// An upper bound on |score| over every head, query and key of p, from the
-// norms of its inputs and parameters (inf when the norms overflow), read
-// on up to `threads` threads.
-double score_bound(const Problem& p, int threads = 1);
-
 // Bounds on the largest row norms of the projected queries and keys, the
 // heads the kernels take (before RoPE, which rotates them, and cosine
 // scaling, which makes them 1); inf where not known.
@@ -25,8 +20,8 @@ struct HeadNorms {
 
 // Throws attn::Error (kInput) naming the first score that is not finite, or
 // an input that float32 cannot hold. Cheap unless the bound reaches the range.
-// Returns the head norms score_bound() is made of when that bound cleared
-// the problem, unknown (inf) otherwise.
+// Returns the head norms its bound on the scores was made of when that
+// bound cleared the problem, unknown (inf) otherwise.
 HeadNorms check_score_range(const Problem& p, const ComputeRequest& request);
 
 // Throws attn::Error (kInput) when an output element is infinite (or NaN,
