@@ -291,6 +291,29 @@ TEST(Kernel, OverflowingScoresAreAnInputError) {
   }
 }
 
+TEST(Kernel, OverflowingOutputIsAnInputError) {
+  // Values near the top of the range: the kernels sum the weighted values
+  // before dividing by the softmax's sum, so 1e308 + 1.5e308 overflows
+  // there. An error naming the element, never an inf in the output, for 2D
+  // inputs and for 4D ones (whose output the kernels write in place and
+  // check as they go), on every path and in both dtypes.
+  const std::string big = "[[1e308], [1.5e308]]", big32 = "[[3e38], [3.2e38]]";
+  for (const bool four_d : {false, true}) {
+    for (const DType dtype : {DType::kF64, DType::kF32}) {
+      const std::string v = dtype == DType::kF64 ? big : big32;
+      const std::string json = four_d
+                                   ? R"({"Q": [[[[0]]]], "K": [[[[0], [0]]]], "V": [[)" + v + "]]}"
+                                   : R"({"Q": [[0]], "K": [[0], [0]], "V": )" + v + "}";
+      const Problem p = test::problem(json);
+      for (const bool weights : {false, true}) {
+        const std::string err = test::error_of([&] { run(p, weights, false, dtype); });
+        EXPECT_EQ(err.rfind("t.json: output element 0 (row-major) is inf: the values", 0), 0u)
+            << json << " weights " << weights << ": " << err;
+      }
+    }
+  }
+}
+
 TEST(Kernel, LargeFiniteScoresAreComputed) {
   // 1e300 is finite: the max-subtracted softmax gives the exact limit.
   const Problem p = test::problem(

@@ -802,13 +802,15 @@ class Engine {
 
 namespace {
 
-// `norms`: the head norms the range check found, or unknown.
+// `norms`: the head norms the range check found, or unknown. Sets
+// `output_finite` when the output is known to be all finite.
 Result compute_unchecked(const Problem& p, const ComputeRequest& request, Observer* observer,
-                         const detail::HeadNorms& norms) {
+                         const detail::HeadNorms& norms, bool& output_finite) {
+  output_finite = false;
   if (plan_compute(p, request, observer != nullptr) != ComputePath::kReference) {
     std::optional<Result> r = request.dtype == DType::kF32
-                                  ? detail::compute_fast<float>(p, request, norms)
-                                  : detail::compute_fast<double>(p, request, norms);
+                                  ? detail::compute_fast<float>(p, request, norms, &output_finite)
+                                  : detail::compute_fast<double>(p, request, norms, &output_finite);
     if (r) return std::move(*r);
     // A score could overflow the dtype: the reference path, which gives
     // infinite scores their limit, computes instead.
@@ -833,8 +835,9 @@ ComputePath plan_compute(const Problem& p, const ComputeRequest& request, bool o
 Result compute(const Problem& p, const ComputeRequest& request, Observer* observer) {
   const detail::HeadNorms norms =
       request.check_range ? detail::check_score_range(p, request) : detail::HeadNorms{};
-  Result r = compute_unchecked(p, request, observer, norms);
-  if (request.check_range) detail::check_output_range(p, r);
+  bool output_finite = false;
+  Result r = compute_unchecked(p, request, observer, norms, output_finite);
+  if (request.check_range && !output_finite) detail::check_output_range(p, r);
   return r;
 }
 

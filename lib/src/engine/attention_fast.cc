@@ -4,6 +4,7 @@
 // them; the (batch, head, block of queries) tasks run in parallel.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "base/big_buffer.h"
 #include "engine/engine.h"
@@ -12,8 +13,6 @@
 #include "kernel/parallel.h"
 
 namespace attn::detail {
-
-namespace {}  // namespace
 
 bool fast_path_applies(const Problem& p, DType dtype) {
   if (p.variant != Variant::kScaledDot && p.variant != Variant::kDot) return false;
@@ -35,17 +34,61 @@ namespace {
 
 // Queries per (batch, head); keys and values per (batch, kv head): with
 // grouped-query attention a group of query heads shares one K/V head.
-// Projected and split, rotated (RoPE) and normalized (cosine) as the
-// kernels take them.
+// The kernels read them (qi, ki, vi) straight from 4D inputs, or from
+// copies in T (q, k, v) projected and split, rotated (RoPE) and normalized
+// (cosine) as the kernels take them.
 template <class T>
 struct Heads {
   std::vector<Mat<T>> q, k, v;
+  std::vector<kernel::Input<T>> qi, ki, vi;
+  int64_t d = 0, dv = 0;  // a query (key) head's width, a value head's
 };
+
+// The kernels' view of the caller's doubles at x: float kernels round each
+// value as they read it.
+template <class T>
+kernel::Input<T> input_at(const double* x) {
+  kernel::Input<T> in;
+  if constexpr (std::is_same_v<T, double>) {
+    in.same = x;
+  } else {
+    in.wide = x;
+  }
+  return in;
+}
+
+template <class T>
+std::vector<kernel::Input<T>> inputs_of(const std::vector<Mat<T>>& m) {
+  std::vector<kernel::Input<T>> in(m.size());
+  for (size_t u = 0; u < m.size(); ++u) in[u].same = m[u].data();
+  return in;
+}
+
+// Each head of a 4D input in place: [B][heads][L][d] holds head (b, h) as
+// one block of L·d values.
+template <class T>
+std::vector<kernel::Input<T>> four_d_inputs(const Tensor<double>& t) {
+  const int64_t heads = t.dim(0) * t.dim(1), block = t.dim(2) * t.dim(3);
+  std::vector<kernel::Input<T>> in(static_cast<size_t>(heads));
+  for (int64_t u = 0; u < heads; ++u)
+    in[static_cast<size_t>(u)] = input_at<T>(t.data() + u * block);
+  return in;
+}
 
 template <class T>
 Heads<T> prepare_heads(const Problem& p, int threads) {
   const int64_t B = p.batch, H = p.heads, KV = p.kv();
   Heads<T> x;
+  const bool cosine = p.scale.kind == ScaleKind::kCosine;
+  if (p.four_d && !p.rope && !cosine) {
+    // Nothing to compute on the heads: no copy of them at all.
+    x.qi = four_d_inputs<T>(p.query_in);
+    x.ki = four_d_inputs<T>(p.key_in);
+    x.vi = four_d_inputs<T>(p.value_in);
+    x.d = p.query_in.dim(3);
+    x.dv = p.value_in.dim(3);
+    return x;
+  }
   x.q.resize(static_cast<size_t>(B * H));
   x.k.resize(static_cast<size_t>(B * KV));
   x.v.resize(x.k.size());
@@ -86,10 +129,15 @@ Heads<T> prepare_heads(const Problem& p, int threads) {
       apply_rope(k_rot, *p.rope, p.rope->k_offset);
     }
   }
-  if (p.scale.kind == ScaleKind::kCosine) {
+  if (cosine) {
     for (Mat<T>& m : x.q) normalize_rows(m);
     for (Mat<T>& m : x.k) normalize_rows(m);
   }
+  x.qi = inputs_of(x.q);
+  x.ki = inputs_of(x.k);
+  x.vi = inputs_of(x.v);
+  x.d = x.q[0].cols();
+  x.dv = x.v[0].cols();
   return x;
 }
 
@@ -114,8 +162,9 @@ kernel::ScoreRules score_rules(const Problem& p) {
 // them 1: when those are far from the limit, with the multiplier that goes
 // into the queries, the heads need not be read again.
 template <class T>
-bool scores_may_overflow(const Heads<T>& x, const kernel::ScoreRules& rules, int threads,
-                         const HeadNorms& known, bool cosine) {
+bool scores_may_overflow(const Heads<T>& x, int64_t len_q, int64_t len_k,
+                         const kernel::ScoreRules& rules, int threads, const HeadNorms& known,
+                         bool cosine) {
   const double limit = static_cast<double>(std::numeric_limits<T>::max()) / 16;
   const double mult = rules.norm ? 1.0 : std::fabs(rules.mult);
   const double q = cosine ? 1.0 : 2 * known.q, k = cosine ? 1.0 : 2 * known.k;
@@ -123,11 +172,14 @@ bool scores_may_overflow(const Heads<T>& x, const kernel::ScoreRules& rules, int
     return false;
   }
   // Every query head's and key head's norm in one pass over the threads.
-  const int64_t nq = static_cast<int64_t>(x.q.size());
+  const int64_t nq = static_cast<int64_t>(x.qi.size());
   const std::vector<double> norm =
-      parallel_values(nq + static_cast<int64_t>(x.k.size()), threads, [&](int64_t u) {
-        const Mat<T>& m = u < nq ? x.q[static_cast<size_t>(u)] : x.k[static_cast<size_t>(u - nq)];
-        return max_row_norm(m.data(), m.rows(), m.cols());
+      parallel_values(nq + static_cast<int64_t>(x.ki.size()), threads, [&](int64_t u) {
+        const bool query = u < nq;
+        const kernel::Input<T>& in =
+            query ? x.qi[static_cast<size_t>(u)] : x.ki[static_cast<size_t>(u - nq)];
+        const int64_t rows = query ? len_q : len_k;
+        return in.visit([&](const auto* m) { return max_row_norm(m, rows, x.d); });
       });
   const double qmax = *std::max_element(norm.begin(), norm.begin() + nq);
   const double kmax = *std::max_element(norm.begin() + nq, norm.end());
@@ -169,27 +221,57 @@ struct Maps {
   }
 };
 
-// One kernel task per (batch, query head), writing oh[b·H + h].
+// Where the heads' outputs go: 4D output straight into the result
+// ([batch][heads][len_q][dv], the order of the tasks), otherwise one
+// matrix per head, concatenated and projected afterwards.
+template <class T>
+struct Outputs {
+  Tensor<double> four_d;
+  std::vector<Mat<T>> heads;
+
+  Outputs(const Problem& p, int64_t dv) {
+    const int64_t B = p.batch, H = p.heads, Lq = p.len_q;
+    if (p.four_d) {
+      four_d = Tensor<double>({B, H, Lq, dv}, Values<double>(static_cast<size_t>(B * H * Lq * dv)));
+    } else {
+      heads.assign(static_cast<size_t>(B * H), Mat<T>(Lq, dv));
+    }
+  }
+
+  void point(kernel::HeadTask<T>& t, size_t bh) {
+    if (!heads.empty()) {
+      t.out = heads[bh].data();
+      return;
+    }
+    double* at = four_d.data() + static_cast<int64_t>(bh) * t.len_q * t.dv;
+    if constexpr (std::is_same_v<T, double>) {
+      t.out = at;
+    } else {
+      t.out_wide = at;
+    }
+  }
+};
+
+// One kernel task per (batch, query head), writing head b·H + h of `out`.
 template <class T>
 std::vector<kernel::HeadTask<T>> head_tasks(const Problem& p, Heads<T>& x,
                                             const std::vector<MaskView>& views, Maps<T>& maps,
-                                            std::vector<Mat<T>>& oh) {
+                                            Outputs<T>& out) {
   const int64_t H = p.heads, KV = p.kv(), Lq = p.len_q, Lk = p.len_k;
   std::vector<kernel::HeadTask<T>> tasks;
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t h = 0; h < H; ++h) {
       const size_t bh = static_cast<size_t>(b * H + h);
       const size_t bg = static_cast<size_t>(b * KV + p.kv_head(h));
-      oh[bh].resize(Lq, x.v[bg].cols());
       kernel::HeadTask<T> t;
-      t.q = x.q[bh].data();
-      t.k = x.k[bg].data();
-      t.v = x.v[bg].data();
-      t.out = oh[bh].data();
+      t.q = x.qi[bh];
+      t.k = x.ki[bg];
+      t.v = x.vi[bg];
       t.len_q = Lq;
       t.len_k = Lk;
-      t.d = x.q[bh].cols();
-      t.dv = x.v[bg].cols();
+      t.d = x.d;
+      t.dv = x.dv;
+      out.point(t, bh);
       if (!p.alibi.empty()) t.alibi = p.alibi[static_cast<size_t>(h)];
       if (!p.sinks.empty()) {
         t.has_sink = true;
@@ -206,21 +288,14 @@ std::vector<kernel::HeadTask<T>> head_tasks(const Problem& p, Heads<T>& x,
   return tasks;
 }
 
-// The result's output from the heads' outputs: [batch][heads][len_q][dv]
-// for 4D input; otherwise the heads concatenated per batch item, then the
-// output projection.
+// The result's output from the heads' outputs: the 4D output as the
+// kernels wrote it; otherwise the heads concatenated per batch item, then
+// the output projection.
 template <class T>
-Tensor<double> assemble_output(const Problem& p, const std::vector<Mat<T>>& oh) {
+Tensor<double> assemble_output(const Problem& p, Outputs<T>& heads) {
+  if (p.four_d) return std::move(heads.four_d);
+  const std::vector<Mat<T>>& oh = heads.heads;
   const int64_t B = p.batch, H = p.heads, Lq = p.len_q;
-  if (p.four_d) {
-    const int64_t dv = oh[0].cols();
-    Tensor<double> out({B, H, Lq, dv}, Values<double>(static_cast<size_t>(B * H * Lq * dv)));
-    for (size_t bh = 0; bh < oh.size(); ++bh) {
-      Eigen::Map<MatrixR>(out.data() + static_cast<int64_t>(bh) * Lq * dv, Lq, dv) =
-          oh[bh].template cast<double>();
-    }
-    return out;
-  }
   Tensor<double> out({B, Lq, p.d_out}, Values<double>(static_cast<size_t>(B * Lq * p.d_out)));
   const std::optional<MatrixR>& Wo = p.params.W_o;
   const std::optional<Eigen::VectorXd>& bo = p.params.b_o;
@@ -241,11 +316,12 @@ Tensor<double> assemble_output(const Problem& p, const std::vector<Mat<T>>& oh) 
 
 template <class T>
 std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req,
-                                   const HeadNorms& norms) {
+                                   const HeadNorms& norms, bool* output_finite) {
   const int threads = req.threads > 0 ? req.threads : kernel::hardware_threads();
   Heads<T> x = prepare_heads<T>(p, threads);
   const kernel::ScoreRules rules = score_rules(p);
-  if (scores_may_overflow(x, rules, threads, norms, p.scale.kind == ScaleKind::kCosine)) {
+  if (scores_may_overflow(x, p.len_q, p.len_k, rules, threads, norms,
+                          p.scale.kind == ScaleKind::kCosine)) {
     return std::nullopt;
   }
   std::vector<MaskView> views;
@@ -255,26 +331,28 @@ std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req,
     }
   }
   Maps<T> maps(req, p.batch * p.heads * p.len_q * p.len_k);
-  std::vector<Mat<T>> oh(x.q.size());
-  std::vector<kernel::HeadTask<T>> tasks = head_tasks(p, x, views, maps, oh);
-  std::vector<kernel::FullyMaskedRow> fully;
-  kernel::run_heads(tasks, rules, threads, &fully, req.progress);
+  Outputs<T> out(p, x.dv);
+  std::vector<kernel::HeadTask<T>> tasks = head_tasks(p, x, views, maps, out);
+  const kernel::RunReport run = kernel::run_heads(tasks, rules, threads, req.progress);
+  const std::vector<kernel::FullyMaskedRow>& fully = run.fully_masked;
   if (p.fully_masked == FullyMasked::kError && !fully.empty()) {
     raise_fully_masked(p, fully[0].batch, fully[0].head, fully[0].query);
   }
+  // 4D output is the kernels' own: finite there, it needs no second look.
+  if (output_finite) *output_finite = p.four_d && run.output_finite;
 
   Result r;
   r.dtype = req.dtype;
   for (const auto& f : fully)
     r.fully_masked_rows.push_back(FullyMaskedRow{f.batch, f.head, f.query});
-  r.output = assemble_output(p, oh);
+  r.output = assemble_output(p, out);
   if (maps.keep) maps.finish(p, req, r);
   return r;
 }
 
 template std::optional<Result> compute_fast<float>(const Problem&, const ComputeRequest&,
-                                                   const HeadNorms&);
+                                                   const HeadNorms&, bool*);
 template std::optional<Result> compute_fast<double>(const Problem&, const ComputeRequest&,
-                                                    const HeadNorms&);
+                                                    const HeadNorms&, bool*);
 
 }  // namespace attn::detail

@@ -273,9 +273,11 @@ bool fast_path_applies(const Problem& p, DType dtype);
 // Nothing when a score of the prepared heads could overflow T (|q·k| <=
 // ‖q‖‖k‖ is checked once RoPE and the projections are applied, unless
 // `norms`, from the range check, already show it cannot): the caller
-// computes such a problem on the reference path.
+// computes such a problem on the reference path. `output_finite`, when
+// given, is set to whether the output is known to be all finite already
+// (the range check then need not read it).
 template <class T>
 std::optional<Result> compute_fast(const Problem& p, const ComputeRequest& req,
-                                   const HeadNorms& norms);
+                                   const HeadNorms& norms, bool* output_finite = nullptr);
 
 }  // namespace attn::detail

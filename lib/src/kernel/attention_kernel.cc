@@ -25,16 +25,16 @@ int64_t packed_key_elements(int64_t len_k, int64_t d) {
 }
 
 template <class T>
-void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
-               std::vector<FullyMaskedRow>* fully_masked, const ProgressFn& progress) {
-  kernels_for(kernel_isa()).of<T>().run_heads(tasks, rules, threads, fully_masked, progress);
+RunReport run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
+                    const ProgressFn& progress) {
+  return kernels_for(kernel_isa()).of<T>().run_heads(tasks, rules, threads, progress);
 }
 
 template int64_t packed_key_elements<float>(int64_t, int64_t);
 template int64_t packed_key_elements<double>(int64_t, int64_t);
-template void run_heads<float>(std::vector<HeadTask<float>>&, const ScoreRules&, int,
-                               std::vector<FullyMaskedRow>*, const ProgressFn&);
-template void run_heads<double>(std::vector<HeadTask<double>>&, const ScoreRules&, int,
-                                std::vector<FullyMaskedRow>*, const ProgressFn&);
+template RunReport run_heads<float>(std::vector<HeadTask<float>>&, const ScoreRules&, int,
+                                    const ProgressFn&);
+template RunReport run_heads<double>(std::vector<HeadTask<double>>&, const ScoreRules&, int,
+                                     const ProgressFn&);
 
 }  // namespace attn::kernel

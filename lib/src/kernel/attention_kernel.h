@@ -31,12 +31,33 @@ struct ScoreRules {
   double softcap = 0.0;  // > 0: scores become c·tanh(s/c) after the multiplier
 };
 
+// One input matrix of a head, row-major, as the kernels read it: values
+// of T, or (float kernels) the caller's doubles, each rounded to T where it
+// is read, as a copy in T would hold it. A 4D input is then never copied
+// before the kernels pack it.
+template <class T>
+struct Input {
+  const T* same = nullptr;
+  const double* wide = nullptr;
+
+  // f(pointer) with whichever is set.
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    return wide ? f(wide) : f(same);
+  }
+  // Identifies the matrix: tasks of one GQA group share their K and V.
+  const void* id() const { return wide ? static_cast<const void*>(wide) : same; }
+};
+
 template <class T>
 struct HeadTask {
-  const T* q = nullptr;  // [len_q][d], row-major
-  const T* k = nullptr;  // [len_k][d]
-  const T* v = nullptr;  // [len_k][dv]
-  T* out = nullptr;      // [len_q][dv]
+  Input<T> q;  // [len_q][d], row-major
+  Input<T> k;  // [len_k][d]
+  Input<T> v;  // [len_k][dv]
+  // The output, [len_q][dv]: values of T, or straight into the caller's
+  // doubles (each the double of the T result) when out_wide is set.
+  T* out = nullptr;
+  double* out_wide = nullptr;
   // Kept maps, [len_q][len_k] each, or null: the weights (before dropout),
   // the scores entering the softmax (scaled and biased, before masking),
   // and the masked cells. The maps are doubles, as results hold them,
@@ -58,19 +79,28 @@ struct FullyMaskedRow {
   int64_t batch, head, query;
 };
 
+// What a run found besides the outputs.
+struct RunReport {
+  // Rows with every key masked, in (task, query) order.
+  std::vector<FullyMaskedRow> fully_masked;
+  // Whether every output value came out finite (checked as each row is
+  // written: the caller need not read the outputs again to know).
+  bool output_finite = true;
+};
+
 // Elements of one head's keys as the kernels pack them: len_k rounded up to
 // whole panels of 8 to 48 keys (the SIMD width decides), times d. A head of
 // a few very wide keys is packed at several times its size.
 template <class T>
 int64_t packed_key_elements(int64_t len_k, int64_t d);
 
-// Runs every task. Tasks with the same k and v pointers (query heads of one
-// grouped-query group) share one packed copy of them. Rows with every key masked are
-// appended to `fully_masked` in (task, query) order and filled as rules.fully_masked says (kError
-// is reported the same way; the caller raises it). `progress`, when set, is called from one thread
-// with (blocks done, blocks).
+// Runs every task. Tasks with the same k and v inputs (query heads of one
+// grouped-query group) share one packed copy of them. Rows with every key
+// masked are listed in the report and filled as rules.fully_masked says
+// (kError is reported the same way; the caller raises it). `progress`,
+// when set, is called from one thread with (blocks done, blocks).
 template <class T>
-void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
-               std::vector<FullyMaskedRow>* fully_masked, const ProgressFn& progress = {});
+RunReport run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
+                    const ProgressFn& progress = {});
 
 }  // namespace attn::kernel

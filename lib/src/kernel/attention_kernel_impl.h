@@ -125,33 +125,61 @@ struct Packed {
   std::vector<double> v_mean;  // mean of the value rows (fully_masked uniform)
 };
 
+// dst[0..n) = src[0..n) rounded to T: a copy when the input is of T.
+template <class T, class S>
+void convert(const S* src, int64_t n, T* dst) {
+  if constexpr (std::is_same_v<S, T>) {
+    std::memcpy(dst, src, sizeof(T) * static_cast<size_t>(n));
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(src[i]);
+  }
+}
+
 // Every element is written once: the keys and values, and zeros only in
-// the padding (filling the whole of both first was 1% of a run).
+// the padding (filling the whole of both first was 1% of a run). Keys and
+// values are packed separately, so one head's two halves can go to two
+// threads.
 template <class T>
-void pack(const HeadTask<T>& t, Packed<T>& pk) {
+void pack_keys(const HeadTask<T>& t, Packed<T>& pk) {
   const int64_t panels = round_up(t.len_k, kPanel<T>) / kPanel<T>;
   pk.k.resize(static_cast<size_t>(panels * t.d * kPanel<T>));
-  for (int64_t j = 0; j < panels * kPanel<T>; ++j) {
-    T* dst = pk.k.data() + (j / kPanel<T>)*t.d * kPanel<T> + j % kPanel<T>;
-    if (j >= t.len_k) {
-      for (int64_t k = 0; k < t.d; ++k) dst[k * kPanel<T>] = T(0);
-      continue;
+  t.k.visit([&](const auto* k) {
+    for (int64_t j = 0; j < panels * kPanel<T>; ++j) {
+      T* dst = pk.k.data() + (j / kPanel<T>)*t.d * kPanel<T> + j % kPanel<T>;
+      if (j >= t.len_k) {
+        for (int64_t c = 0; c < t.d; ++c) dst[c * kPanel<T>] = T(0);
+        continue;
+      }
+      const auto* src = k + j * t.d;
+      for (int64_t c = 0; c < t.d; ++c) dst[c * kPanel<T>] = static_cast<T>(src[c]);
     }
-    const T* src = t.k + j * t.d;
-    for (int64_t k = 0; k < t.d; ++k) dst[k * kPanel<T>] = src[k];
-  }
+  });
+}
+
+template <class T>
+void pack_values(const HeadTask<T>& t, const ScoreRules& rules, Packed<T>& pk) {
   pk.dvp = round_up(t.dv, kW<T>);
   const int64_t vpanels = round_up(t.dv, kVPanel<T>) / kVPanel<T>;
   pk.v.resize(static_cast<size_t>(vpanels * t.len_k * kVPanel<T>));
-  for (int64_t c0 = 0, vp = 0; c0 < t.dv; c0 += kVPanel<T>, ++vp) {
-    const int64_t w = std::min<int64_t>(kVPanel<T>, t.dv - c0);
-    T* panel = pk.v.data() + vp * t.len_k * kVPanel<T>;
-    for (int64_t j = 0; j < t.len_k; ++j) {
-      T* row = panel + j * kVPanel<T>;
-      std::memcpy(row, t.v + j * t.dv + c0, sizeof(T) * static_cast<size_t>(w));
-      std::fill(row + w, row + kVPanel<T>, T(0));
+  t.v.visit([&](const auto* v) {
+    for (int64_t c0 = 0, vp = 0; c0 < t.dv; c0 += kVPanel<T>, ++vp) {
+      const int64_t w = std::min<int64_t>(kVPanel<T>, t.dv - c0);
+      T* panel = pk.v.data() + vp * t.len_k * kVPanel<T>;
+      for (int64_t j = 0; j < t.len_k; ++j) {
+        T* row = panel + j * kVPanel<T>;
+        convert(v + j * t.dv + c0, w, row);
+        std::fill(row + w, row + kVPanel<T>, T(0));
+      }
     }
-  }
+    if (rules.fully_masked != FullyMasked::kUniform) return;
+    pk.v_mean.assign(static_cast<size_t>(t.dv), 0.0);
+    for (int64_t j = 0; j < t.len_k; ++j) {
+      for (int64_t c = 0; c < t.dv; ++c) {
+        pk.v_mean[static_cast<size_t>(c)] += static_cast<T>(v[j * t.dv + c]);
+      }
+    }
+    for (double& x : pk.v_mean) x /= static_cast<double>(t.len_k);
+  });
 }
 
 // The keys [lo, hi) of a tile one register group of query rows visits
@@ -207,6 +235,7 @@ struct Scratch {
   std::vector<T> weights, scores;  // the block's rows of the kept maps, until each is done
   std::vector<T> tile_m;           // [row][tile]: the running maximum after each key tile
   std::vector<KeyRange> range;     // [row group]: the keys of the tile in use
+  std::vector<T> row;              // an output row on its way to the caller's doubles
 };
 
 // One block of queries: rows [i0, i0 + rows) of task t.
@@ -231,7 +260,7 @@ class Block {
     const int64_t d = t.d;
     const int64_t pad = round_up(rows_, kRowPad);
     sc.q.resize(static_cast<size_t>(pad * d));
-    std::memcpy(sc.q.data(), t.q + i0 * d, sizeof(T) * static_cast<size_t>(rows_ * d));
+    t.q.visit([&](const auto* q) { convert(q + i0 * d, rows_ * d, sc.q.data()); });
     std::fill(sc.q.begin() + rows_ * d, sc.q.end(), T(0));
     // The score multiplier goes into the packed queries, (q·m)·k instead of
     // (q·k)·m: one multiply per query element instead of one per score.
@@ -309,31 +338,46 @@ class Block {
       if (rules_.dropout > 0) p = dropped(sc_.s.data(), ld, jb, nk);
       pv_block(p, ld, round_up(rows_, kPRows), sc_.range.data(), pk_, n, jb, sc_.o.data(), ldo_);
     }
+    if (t_.out_wide) sc_.row.resize(static_cast<size_t>(t_.dv));
     for (int64_t r = 0; r < rows_; ++r) {
       if (t_.weights) weights_row(r);
       if (t_.scores) put_row(scores_row(r), t_.scores + (i0_ + r) * n, n, T(1));
-      T* out = t_.out + (i0_ + r) * t_.dv;
-      const T* acc = sc_.o.data() + r * ldo_;
-      if (sc_.m[r] == -std::numeric_limits<T>::infinity()) {
-        if (t_.has_sink) {  // the sink takes the whole row
-          std::fill(out, out + t_.dv, T(0));
-          continue;
-        }
-        fully.push_back(FullyMaskedRow{t_.batch, t_.head, i0_ + r});
-        fill_fully_masked_output(out, i0_ + r);
-        continue;
+      const int64_t at = (i0_ + r) * t_.dv;
+      T* out = t_.out_wide ? sc_.row.data() : t_.out + at;
+      output_row(r, out, fully);
+      for (int64_t c = 0; c < t_.dv; ++c) {
+        finite_ &= std::fabs(out[c]) <= std::numeric_limits<T>::max();
       }
-      const Final f = final_of(r);
-      const T inv = f.c / f.l;
-      const T om = static_cast<T>(rules_.out_mult);
-      for (int64_t c = 0; c < t_.dv; ++c) out[c] = acc[c] * inv * om;
+      if (t_.out_wide) convert(out, t_.dv, t_.out_wide + at);
     }
 #if defined(__x86_64__)
     if (t_.weights || t_.scores) _mm_sfence();  // put_row's streaming stores
 #endif
   }
 
+  // Whether every output value stream() wrote is finite (not inf, not NaN).
+  bool output_finite() const { return finite_; }
+
  private:
+  // Row r of the block's output: the accumulated values over the softmax's
+  // sum, a fully masked row as the rules say.
+  void output_row(int64_t r, T* out, std::vector<FullyMaskedRow>& fully) {
+    if (sc_.m[r] == -std::numeric_limits<T>::infinity()) {
+      if (t_.has_sink) {  // the sink takes the whole row
+        std::fill(out, out + t_.dv, T(0));
+        return;
+      }
+      fully.push_back(FullyMaskedRow{t_.batch, t_.head, i0_ + r});
+      fill_fully_masked_output(out, i0_ + r);
+      return;
+    }
+    const T* acc = sc_.o.data() + r * ldo_;
+    const Final f = final_of(r);
+    const T inv = f.c / f.l;
+    const T om = static_cast<T>(rules_.out_mult);
+    for (int64_t c = 0; c < t_.dv; ++c) out[c] = acc[c] * inv * om;
+  }
+
   // The keys of tile [jb, jb + nk) each register group of rows visits
   // (sc_.range, relative to jb): all of them, or when `ranged` the span
   // from the first key any row of the group may see to the last, its
@@ -600,10 +644,14 @@ class Block {
             static_cast<uint64_t>((t_.batch * t_.heads + t_.head) * t_.len_q + i) *
             static_cast<uint64_t>(t_.len_k);
         std::fill(out, out + t_.dv, T(0));
-        for (int64_t j = 0; j < t_.len_k; ++j) {
-          if (!dropout_keep(rules_.seed, base + static_cast<uint64_t>(j), rules_.dropout)) continue;
-          for (int64_t c = 0; c < t_.dv; ++c) out[c] += w * t_.v[j * t_.dv + c];
-        }
+        t_.v.visit([&](const auto* v) {
+          for (int64_t j = 0; j < t_.len_k; ++j) {
+            if (!dropout_keep(rules_.seed, base + static_cast<uint64_t>(j), rules_.dropout)) {
+              continue;
+            }
+            for (int64_t c = 0; c < t_.dv; ++c) out[c] += w * static_cast<T>(v[j * t_.dv + c]);
+          }
+        });
         for (int64_t c = 0; c < t_.dv; ++c) out[c] *= om;
         break;
       }
@@ -624,7 +672,8 @@ class Block {
   int64_t i0_, rows_, ldo_;
   T mult_, fill_;
   const T* alibi_;
-  int64_t tiles_ = 0;  // key tiles of a row
+  int64_t tiles_ = 0;   // key tiles of a row
+  bool finite_ = true;  // every output row written so far is finite
 };
 
 // ALiBi's bias -alibi·|i - j| of a head by the distance j - i, from
@@ -648,7 +697,7 @@ double frobenius_block(const HeadTask<T>& t, const Packed<T>& pk, Scratch<T>& sc
   const int64_t rows = std::min(cap, t.len_q - i0);
   const int64_t pad = round_up(rows, kRowPad);
   sc.q.assign(static_cast<size_t>(pad * t.d), T(0));
-  std::memcpy(sc.q.data(), t.q + i0 * t.d, sizeof(T) * static_cast<size_t>(rows * t.d));
+  t.q.visit([&](const auto* q) { convert(q + i0 * t.d, rows * t.d, sc.q.data()); });
   sc.s.resize(static_cast<size_t>(pad * kPanel<T>));
   double sum = 0;
   const int64_t panels = round_up(t.len_k, kPanel<T>) / kPanel<T>;
@@ -688,33 +737,30 @@ int64_t key_span(const HeadTask<T>& t, const ScoreRules& rules) {
 }
 
 template <class T>
-void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
-               std::vector<FullyMaskedRow>* fully_masked, const ProgressFn& progress) {
+RunReport run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
+                    const ProgressFn& progress) {
   const int64_t H = static_cast<int64_t>(tasks.size());
   // One packed copy per distinct (K, V): grouped query heads read theirs once.
   std::vector<size_t> pack_of(static_cast<size_t>(H));
   std::vector<size_t> first_task;
   {
-    std::map<std::pair<const T*, const T*>, size_t> seen;
+    std::map<std::pair<const void*, const void*>, size_t> seen;
     for (int64_t h = 0; h < H; ++h) {
       const HeadTask<T>& t = tasks[static_cast<size_t>(h)];
-      auto [it, fresh] = seen.emplace(std::make_pair(t.k, t.v), first_task.size());
+      auto [it, fresh] = seen.emplace(std::make_pair(t.k.id(), t.v.id()), first_task.size());
       if (fresh) first_task.push_back(static_cast<size_t>(h));
       pack_of[static_cast<size_t>(h)] = it->second;
     }
   }
   std::vector<Packed<T>> packed(first_task.size());
   std::vector<double> mult(static_cast<size_t>(H), rules.mult);
-  parallel_for(static_cast<int64_t>(first_task.size()), threads, [&](int64_t u, int) {
-    const HeadTask<T>& t = tasks[first_task[static_cast<size_t>(u)]];
-    Packed<T>& pk = packed[static_cast<size_t>(u)];
-    pack(t, pk);
-    if (rules.fully_masked == FullyMasked::kUniform) {
-      pk.v_mean.assign(static_cast<size_t>(t.dv), 0.0);
-      for (int64_t j = 0; j < t.len_k; ++j) {
-        for (int64_t c = 0; c < t.dv; ++c) pk.v_mean[static_cast<size_t>(c)] += t.v[j * t.dv + c];
-      }
-      for (double& x : pk.v_mean) x /= static_cast<double>(t.len_k);
+  parallel_for(2 * static_cast<int64_t>(first_task.size()), threads, [&](int64_t u, int) {
+    const HeadTask<T>& t = tasks[first_task[static_cast<size_t>(u / 2)]];
+    Packed<T>& pk = packed[static_cast<size_t>(u / 2)];
+    if (u % 2 == 0) {
+      pack_keys(t, pk);
+    } else {
+      pack_values(t, rules, pk);
     }
   });
   // Blocks of queries of every head, in (head, block) order. The block size
@@ -757,6 +803,7 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
     if (t.alibi != 0.0) alibi[static_cast<size_t>(h)] = alibi_table(t);
   }
   std::vector<std::vector<FullyMaskedRow>> found(blocks.size());
+  std::atomic<bool> finite{true};
   std::atomic<int64_t> done{0};
   int64_t reported = 0;  // written by thread 0 only, read after the join
   const int64_t total = static_cast<int64_t>(blocks.size());
@@ -768,6 +815,7 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
                  scratch[static_cast<size_t>(id)], i0, cap, mult[static_cast<size_t>(h)],
                  bias.empty() ? nullptr : bias.data());
     blk.stream(found[static_cast<size_t>(b)]);
+    if (!blk.output_finite()) finite = false;
     const int64_t now = ++done;
     if (progress && id == 0) {  // one reporting thread
       progress(now, total);
@@ -775,9 +823,10 @@ void run_heads(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int thr
     }
   });
   if (progress && reported != total) progress(total, total);
-  if (fully_masked) {
-    for (auto& f : found) fully_masked->insert(fully_masked->end(), f.begin(), f.end());
-  }
+  RunReport report;
+  for (auto& f : found) report.fully_masked.insert(report.fully_masked.end(), f.begin(), f.end());
+  report.output_finite = finite;
+  return report;
 }
 
 // y = f(x) through a vector function, the tail through one padded vector.

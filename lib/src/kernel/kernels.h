@@ -16,8 +16,8 @@ namespace attn::kernel {
 
 template <class T>
 struct TypedKernels {
-  void (*run_heads)(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
-                    std::vector<FullyMaskedRow>* fully_masked, const ProgressFn& progress);
+  RunReport (*run_heads)(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
+                         const ProgressFn& progress);
   int64_t (*packed_key_elements)(int64_t len_k, int64_t d);
   // y[i] = exp(x[i]) for i < n by the kernels' vectorized exp (for tests).
   void (*exp)(const T* x, T* y, int64_t n);
