@@ -314,6 +314,22 @@ TEST(Kernel, OverflowingOutputIsAnInputError) {
   }
 }
 
+TEST(Kernel, GuardSeesFourDHeadsAsFloat32Rounds) {
+  // Without the range check, a query past the float32 range is inf in the
+  // float kernels: the guard must see it so (the 4D heads are read in
+  // place from doubles), and send the problem to the reference path,
+  // which gives the two infinite scores equal weights: (1 + 3) / 2.
+  const Problem p = test::problem(
+      R"({"Q": [[[[1e39]]]], "K": [[[[1e-30], [2e-30]]]], "V": [[[[1], [3]]]], "scale": "none"})");
+  for (const bool weights : {false, true}) {
+    ComputeRequest req;
+    req.dtype = DType::kF32;
+    req.check_range = false;
+    req.weights = weights;
+    EXPECT_EQ(compute(p, req).output[0], 2.0) << "weights " << weights;
+  }
+}
+
 TEST(Kernel, LargeFiniteScoresAreComputed) {
   // 1e300 is finite: the max-subtracted softmax gives the exact limit.
   const Problem p = test::problem(

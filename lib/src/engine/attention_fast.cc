@@ -156,6 +156,19 @@ kernel::ScoreRules score_rules(const Problem& p) {
   return rules;
 }
 
+// The largest row norm of a head as the kernels multiply it: its values
+// rounded to T (a value past the float range is inf there). Read in place
+// from the caller's doubles, a float copy is made for this rare look.
+template <class T, class S>
+double head_norm(const S* x, int64_t rows, int64_t d) {
+  if constexpr (std::is_same_v<S, T>) {
+    return max_row_norm(x, rows, d);
+  } else {
+    const Mat<T> m = Eigen::Map<const Mat<S>>(x, rows, d).template cast<T>();
+    return max_row_norm(m.data(), rows, d);
+  }
+}
+
 // |q·k| <= ‖q‖‖k‖: whether a score could overflow T. The range check's
 // `known` norms bound the heads' up to the rounding of the projections
 // and RoPE's rotation in T (taken as a factor 2), and cosine scaling makes
@@ -179,7 +192,7 @@ bool scores_may_overflow(const Heads<T>& x, int64_t len_q, int64_t len_k,
         const kernel::Input<T>& in =
             query ? x.qi[static_cast<size_t>(u)] : x.ki[static_cast<size_t>(u - nq)];
         const int64_t rows = query ? len_q : len_k;
-        return in.visit([&](const auto* m) { return max_row_norm(m, rows, x.d); });
+        return in.visit([&](const auto* m) { return head_norm<T>(m, rows, x.d); });
       });
   const double qmax = *std::max_element(norm.begin(), norm.begin() + nq);
   const double kmax = *std::max_element(norm.begin() + nq, norm.end());
