@@ -69,18 +69,33 @@ TEST(Simd, ExpDoubleWithinOneUlp) {
 }
 
 // The soft-capping's tanh: within 4 ulp of the correctly rounded value,
-// near 0 too (where 1 - exp(-2|x|) would lose every digit), odd, and ±1 far
-// out and at ±inf.
+// near 0 too (where 1 - exp(-2|x|) would lose every digit), on both sides
+// of 0.625 (below it a polynomial, above the exp formula, and vectors
+// holding both), odd with the sign of zero kept, and ±1 far out and at
+// ±inf.
 TEST(Simd, TanhWithinFourUlp) {
   for (Isa isa : runnable()) {
     EXPECT_LE(worst_ulp<float>(isa, Fn::kTanh, -20, 20), 4.0) << isa_name(isa);
     EXPECT_LE(worst_ulp<float>(isa, Fn::kTanh, -1e-3, 1e-3), 4.0) << isa_name(isa);
+    EXPECT_LE(worst_ulp<float>(isa, Fn::kTanh, -0.7, 0.7), 4.0) << isa_name(isa);
+    EXPECT_LE(worst_ulp<float>(isa, Fn::kTanh, 0.6, 0.65), 4.0) << isa_name(isa);
     EXPECT_LE(worst_ulp<double>(isa, Fn::kTanh, -40, 40), 4.0) << isa_name(isa);
     EXPECT_LE(worst_ulp<double>(isa, Fn::kTanh, -1e-6, 1e-6), 4.0) << isa_name(isa);
-    const std::vector<double> x = {0.0, -INFINITY, INFINITY, 400.0, -400.0};
+    EXPECT_LE(worst_ulp<double>(isa, Fn::kTanh, -0.7, 0.7), 4.0) << isa_name(isa);
+    EXPECT_LE(worst_ulp<double>(isa, Fn::kTanh, 0.6, 0.65), 4.0) << isa_name(isa);
+    const std::vector<double> x = {0.0, -INFINITY, INFINITY, 400.0, -400.0, -0.0, 0.0, 1e-300};
     std::vector<double> y(x.size());
     kernels_for(isa).of<double>().tanh(x.data(), y.data(), static_cast<int64_t>(x.size()));
-    EXPECT_EQ(y, (std::vector<double>{0.0, -1.0, 1.0, 1.0, -1.0})) << isa_name(isa);
+    EXPECT_EQ(y, (std::vector<double>{0.0, -1.0, 1.0, 1.0, -1.0, 0.0, 0.0, 1e-300}))
+        << isa_name(isa);
+    EXPECT_TRUE(std::signbit(y[5])) << isa_name(isa);
+    EXPECT_FALSE(std::signbit(y[6])) << isa_name(isa);
+    const std::vector<float> xf = {-0.0f, 0.0f, 0.1f, -0.0f};
+    std::vector<float> yf(xf.size());
+    kernels_for(isa).of<float>().tanh(xf.data(), yf.data(), static_cast<int64_t>(xf.size()));
+    EXPECT_TRUE(std::signbit(yf[0])) << isa_name(isa);
+    EXPECT_FALSE(std::signbit(yf[1])) << isa_name(isa);
+    EXPECT_TRUE(std::signbit(yf[3])) << isa_name(isa);
   }
 }
 
