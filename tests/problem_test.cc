@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "test_util.h"
 
 namespace attn {
@@ -108,6 +110,37 @@ TEST(Problem, DefaultsFollowTheVariant) {
   EXPECT_EQ(test::problem(R"({"X": [[1, 2]], "variant": "dot"})").scale.kind, ScaleKind::kNone);
   EXPECT_EQ(test::problem(R"({"X": [[1, 2]], "Y": [[1, 2]]})").mode, Mode::kCross);
   EXPECT_EQ(test::problem(R"({"Q": [[1, 2]], "K": [[1, 2]]})").mode, Mode::kQkv);
+}
+
+TEST(Problem, AGivenUpDocumentBuildsTheSameProblem) {
+  // build_problem(std::move(doc)) takes X, Y, Q, K and V without copying
+  // them; the problem is the one a kept document builds, in every mode,
+  // with V defaulting to K and X serving as keys and values.
+  for (const char* text :
+       {R"({"X": [[1, 2], [3, 4], [5, 6]]})", R"({"X": [[1, 2], [3, 4]], "Y": [[5, 6], [7, 8]]})",
+        R"({"Q": [[1, 2]], "K": [[3, 4], [5, 6]]})",
+        R"({"Q": [[[[1, 2]]]], "K": [[[[3, 4], [5, 6]]]], "V": [[[[7], [8]]]]})",
+        R"({"X": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]], "causal": true})"}) {
+    const InputDocument kept = read_document(text, "t.json");
+    InputDocument given = kept;
+    const Problem a = build_problem(kept);
+    const Problem b = build_problem(std::move(given));
+    for (const auto& [x, y] : {std::pair{&a.query_in, &b.query_in},
+                               {&a.key_in, &b.key_in},
+                               {&a.value_in, &b.value_in}}) {
+      EXPECT_EQ(x->shape(), y->shape()) << text;
+      EXPECT_EQ(x->values(), y->values()) << text;
+      EXPECT_EQ(x->size(), shape_size(x->shape())) << text;
+    }
+    EXPECT_EQ(a.query_shape, b.query_shape) << text;
+    EXPECT_EQ(a.value_shape, b.value_shape) << text;
+    EXPECT_EQ(a.len_k, b.len_k) << text;
+  }
+  // The given-up document's errors name the same places and shapes.
+  InputDocument bad = read_document(R"({"Q": [[1, 2]], "K": [[3, 4]], "V": [[5], [6]]})", "t.json");
+  EXPECT_EQ(test::error_of([&] { build_problem(std::move(bad)); }),
+            "t.json: V: has 2 positions (shape [2][1]) but K has 1 (shape [1][2]); keys and "
+            "values come in pairs");
 }
 
 TEST(Problem, PerHeadWeightsAreConcatenatedInHeadOrder) {

@@ -111,8 +111,11 @@ struct Problem {
 };
 
 // Validates a document and resolves it into a Problem. Throws attn::Error
-// (kInput) naming the place and, for shapes, both shapes.
+// (kInput) naming the place and, for shapes, both shapes. Given the
+// document to keep (an rvalue), the problem takes its X, Y, Q, K and V
+// without a copy: only their shapes and places remain in it.
 Problem build_problem(const InputDocument& doc);
+Problem build_problem(InputDocument&& doc);
 
 // The run's settings in one line, as tables, traces and heatmaps show them:
 // "scaled_dot, self, scale sqrt_dk, 2 heads, causal, mask_fill -1e+06".

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/attention.h"
@@ -101,7 +102,7 @@ Problem bench_problem(const BenchOptions& o) {
   doc.Q = tensor(o.heads);
   doc.K = tensor(kv);
   doc.V = tensor(kv);
-  return build_problem(doc);
+  return build_problem(std::move(doc));
 }
 
 BenchResult bench(const BenchOptions& o) {

@@ -1,6 +1,7 @@
 #include "commands/run.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "attn/attention.h"
 #include "attn/check.h"
@@ -377,7 +378,7 @@ int run_command(const RunRequest& req, Console& console) {
   refuse_unwritable_outputs(req);
   InputDocument doc = detail::load_document(req);
   detail::apply_flags(req, doc);
-  const Problem p = build_problem(doc);
+  const Problem p = build_problem(std::move(doc));
   if (req.emit_pytorch) {
     write_output(req, console, emit_pytorch(p, req.command_line, req.average_heads));
     return 0;

@@ -3,6 +3,7 @@
 #include "attn/problem.h"
 
 #include <cmath>
+#include <utility>
 
 #include "attn/error.h"
 #include "attn/number_text.h"
@@ -87,11 +88,13 @@ void resolve_settings(const InputDocument& doc, Problem& p) {
   }
 }
 
-// Gives a rank-2 input a leading batch axis of 1.
+// The shape of an input with a rank-2 one given a leading batch axis of 1,
+// and no values yet: take_values() brings them once every shape is
+// checked, without a copy when the document is the caller's to give.
 Tensor<double> batched(const Input& in) {
-  Tensor<double> t = in.tensor;
-  if (t.rank() == 2) t.reshape({1, t.dim(0), t.dim(1)});
-  return t;
+  Shape s = in.tensor.shape();
+  if (s.size() == 2) s.insert(s.begin(), 1);
+  return Tensor<double>(std::move(s), Values<double>());
 }
 
 void check_rank(const Input& in, const std::string& name, int lo, int hi, const char* forms) {
@@ -241,12 +244,42 @@ void resolve_qkv(const InputDocument& doc, Problem& p) {
   }
 }
 
-void resolve_inputs(const InputDocument& doc, Problem& p) {
+// The inputs' values into the problem's tensors, moved out of `own` (the
+// document itself, when the caller gave it up) or copied from `doc`. An
+// input feeding two tensors (V defaults to K; X is also the keys and
+// values in self mode) is copied before it is moved.
+void take_values(const InputDocument& doc, InputDocument* own, Problem& p) {
+  const auto copy = [](const std::optional<Input>& in) { return in->tensor.values(); };
+  const auto take = [&](const std::optional<Input>& in, std::optional<Input> InputDocument::*m) {
+    return own ? std::move((own->*m)->tensor.values()) : in->tensor.values();
+  };
+  if (p.mode == Mode::kQkv) {
+    if (doc.V) {
+      p.value_in.values() = take(doc.V, &InputDocument::V);
+    } else {
+      p.value_in.values() = copy(doc.K);
+    }
+    p.key_in.values() = take(doc.K, &InputDocument::K);
+    p.query_in.values() = take(doc.Q, &InputDocument::Q);
+    return;
+  }
+  if (p.mode == Mode::kSelf) {
+    p.key_in.values() = copy(doc.X);
+    p.value_in.values() = copy(doc.X);
+  } else {
+    p.value_in.values() = copy(doc.Y);
+    p.key_in.values() = take(doc.Y, &InputDocument::Y);
+  }
+  p.query_in.values() = take(doc.X, &InputDocument::X);
+}
+
+void resolve_inputs(const InputDocument& doc, InputDocument* own, Problem& p) {
   if (p.mode == Mode::kQkv) {
     resolve_qkv(doc, p);
   } else {
     resolve_xy(doc, p);
   }
+  take_values(doc, own, p);
   p.query_shape = original_shape(p.query_in, p.batched);
   p.key_shape = original_shape(p.key_in, p.batched);
   p.value_shape = original_shape(p.value_in, p.batched);
@@ -289,11 +322,13 @@ void resolve_labels(const InputDocument& doc, Problem& p) {
 
 }  // namespace
 
-Problem build_problem(const InputDocument& doc) {
+namespace {
+
+Problem build(const InputDocument& doc, InputDocument* own) {
   Problem p;
   p.source = doc.source;
   resolve_settings(doc, p);
-  resolve_inputs(doc, p);
+  resolve_inputs(doc, own, p);
   detail::resolve_modern(doc, p);
   detail::resolve_params(doc, p);
   detail::resolve_rope_width(doc, p);
@@ -305,6 +340,12 @@ Problem build_problem(const InputDocument& doc) {
   p.expected = doc.expected;
   return p;
 }
+
+}  // namespace
+
+Problem build_problem(const InputDocument& doc) { return build(doc, nullptr); }
+
+Problem build_problem(InputDocument&& doc) { return build(doc, &doc); }
 
 namespace {
 
