@@ -162,6 +162,15 @@ TEST(Overflow, ScoresPastTheRangeAreRefusedInBothDtypes) {
   EXPECT_EQ(
       run_attn({"run", h, "--dtype", "f32"}).err,
       "attn: error: " + h + ": the value 1e+39 is outside the float32 range; use --dtype f64\n");
+  // So is a soft cap or a sink logit past it: in float32 it would be inf.
+  const std::string x = write_temp("f32x.json", R"({"X": [[1, 0], [0, 1]]})");
+  for (const char* flag : {"--softcap", "--sinks"}) {
+    EXPECT_EQ(
+        run_attn({"run", x, "--dtype", "f32", flag, "1e39"}).err,
+        "attn: error: " + x + ": the value 1e+39 is outside the float32 range; use --dtype f64\n")
+        << flag;
+    EXPECT_EQ(run_attn({"run", x, "--dtype", "f64", flag, "1e39"}).code, 0) << flag;
+  }
 }
 
 TEST(Similarity, StaysInsideJsonAndCsvDocuments) {

@@ -73,9 +73,11 @@ double projected(double row_norm, const std::optional<MatrixR>& w,
 }
 
 // The largest magnitude any parameter holds, for the float32 check (the
-// inputs' is taken with their row norms).
+// inputs' is taken with their row norms): the weights and biases, and the
+// soft cap and sink logits, which the kernels also take in float32.
 double largest_param(const Problem& p) {
-  double m = 0;
+  double m = std::abs(p.softcap);
+  for (double s : p.sinks) m = std::max(m, std::abs(s));
   const Params& q = p.params;
   for (const auto* w : {&q.W_q, &q.W_k, &q.W_v, &q.W_o, &q.additive_W_q, &q.additive_W_k}) {
     if (*w) m = std::max(m, largest_abs((*w)->data(), (*w)->size()));
