@@ -111,9 +111,9 @@ struct Problem {
 };
 
 // Validates a document and resolves it into a Problem. Throws attn::Error
-// (kInput) naming the place and, for shapes, both shapes. Given the
-// document to keep (an rvalue), the problem takes its X, Y, Q, K and V
-// without a copy: only their shapes and places remain in it.
+// (kInput) naming the place and, for shapes, both shapes. A document
+// given up (an rvalue) has its X, Y, Q, K and V moved into the problem
+// instead of copied: only their shapes and places remain in it.
 Problem build_problem(const InputDocument& doc);
 Problem build_problem(InputDocument&& doc);
 

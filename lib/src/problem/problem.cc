@@ -249,28 +249,23 @@ void resolve_qkv(const InputDocument& doc, Problem& p) {
 // input feeding two tensors (V defaults to K; X is also the keys and
 // values in self mode) is copied before it is moved.
 void take_values(const InputDocument& doc, InputDocument* own, Problem& p) {
-  const auto copy = [](const std::optional<Input>& in) { return in->tensor.values(); };
-  const auto take = [&](const std::optional<Input>& in, std::optional<Input> InputDocument::*m) {
-    return own ? std::move((own->*m)->tensor.values()) : in->tensor.values();
-  };
+  using Member = std::optional<Input> InputDocument::*;
+  const auto copy = [&](Member m) { return (doc.*m)->tensor.values(); };
+  const auto take = [&](Member m) { return own ? std::move((own->*m)->tensor.values()) : copy(m); };
   if (p.mode == Mode::kQkv) {
-    if (doc.V) {
-      p.value_in.values() = take(doc.V, &InputDocument::V);
-    } else {
-      p.value_in.values() = copy(doc.K);
-    }
-    p.key_in.values() = take(doc.K, &InputDocument::K);
-    p.query_in.values() = take(doc.Q, &InputDocument::Q);
+    p.value_in.values() = doc.V ? take(&InputDocument::V) : copy(&InputDocument::K);
+    p.key_in.values() = take(&InputDocument::K);
+    p.query_in.values() = take(&InputDocument::Q);
     return;
   }
   if (p.mode == Mode::kSelf) {
-    p.key_in.values() = copy(doc.X);
-    p.value_in.values() = copy(doc.X);
+    p.key_in.values() = copy(&InputDocument::X);
+    p.value_in.values() = copy(&InputDocument::X);
   } else {
-    p.value_in.values() = copy(doc.Y);
-    p.key_in.values() = take(doc.Y, &InputDocument::Y);
+    p.value_in.values() = copy(&InputDocument::Y);
+    p.key_in.values() = take(&InputDocument::Y);
   }
-  p.query_in.values() = take(doc.X, &InputDocument::X);
+  p.query_in.values() = take(&InputDocument::X);
 }
 
 void resolve_inputs(const InputDocument& doc, InputDocument* own, Problem& p) {
@@ -320,10 +315,8 @@ void resolve_labels(const InputDocument& doc, Problem& p) {
   p.key_labels = l.keys;
 }
 
-}  // namespace
-
-namespace {
-
+// The problem of `doc`; `own`, when set, is `doc` itself, given up: its
+// inputs are moved into the problem instead of copied.
 Problem build(const InputDocument& doc, InputDocument* own) {
   Problem p;
   p.source = doc.source;
