@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "attn/error.h"
 #include "commands.h"
 #include "commands/bench.h"
 #include "commands/flags.h"
@@ -50,7 +51,8 @@ Action add_bench(CLI::App& app) {
   b->add_flag("--rope", f->rope, "rotary position embedding on Q and K (default: off)")->group(g);
   b->add_flag("--alibi", f->alibi, "ALiBi linear biases (default: off)")->group(g);
   b->add_option("--threads", f->threads, "threads (default: all cores)")->type_name("N");
-  b->add_option("--seconds", f->seconds, "repeat for at least this long (default 1)")
+  b->add_option("--seconds", f->seconds,
+                "repeat for at least this many seconds, such as 0.5 (default 1)")
       ->type_name("S");
   b->add_flag("--json", f->json, "one JSON line instead of text");
   b->add_option("--max-elements", f->max_elements,
@@ -69,7 +71,11 @@ Action add_bench(CLI::App& app) {
     o.batch = parse_int_flag("--batch", f->batch, 1, 1 << 20);
     o.threads = parse_int_flag("--threads", f->threads, 0, 1024);
     o.dtype = parse_dtype_flag("--dtype", f->dtype);
-    o.min_seconds = parse_int_flag("--seconds", f->seconds, 0, 3600);
+    o.min_seconds = parse_nonnegative_flag("--seconds", f->seconds);
+    if (o.min_seconds > 3600) {
+      throw_usage("--seconds: expected a number of seconds from 0 to 3600, got '" +
+                  message_text(f->seconds) + "'");
+    }
     o.weights = !f->no_weights;
     if (!f->max_elements.empty()) o.max_elements = parse_max_elements_flag(f->max_elements);
     const BenchResult r = run_bench(o);

@@ -257,5 +257,17 @@ TEST(Bench, TimesTheProblemAttnRunWouldBuild) {
   EXPECT_NE(typo.err.find("--window"), std::string::npos) << typo.err;
 }
 
+TEST(Bench, SecondsTakeADecimalUpToAnHour) {
+  const test::Run r =
+      run_attn({"bench", "--n", "16", "--d", "4", "--seconds", "0.05", "--threads", "1", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"min_seconds\""), std::string::npos) << r.out;
+  for (const char* bad : {"-1", "3601", "nan", "1s"}) {
+    const test::Run e = run_attn({"bench", "--seconds", bad});
+    EXPECT_EQ(e.code, 2) << bad;
+    EXPECT_NE(e.err.find("attn: error: --seconds: "), std::string::npos) << e.err;
+  }
+}
+
 }  // namespace
 }  // namespace attn
