@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -96,6 +97,37 @@ TEST(Simd, TanhWithinFourUlp) {
     EXPECT_TRUE(std::signbit(yf[0])) << isa_name(isa);
     EXPECT_FALSE(std::signbit(yf[1])) << isa_name(isa);
     EXPECT_TRUE(std::signbit(yf[3])) << isa_name(isa);
+  }
+}
+
+// Around the log of the smallest normal: each result is 0 or a normal number
+// within 1 ulp, and 0 only below that log (never a subnormal, whatever the
+// steps that build 2^n do at the bottom of the exponent range).
+template <class T>
+void expect_no_subnormal_exp(Isa isa, double lo, double hi) {
+  const double log_min = std::log(static_cast<double>(std::numeric_limits<T>::min()));
+  std::vector<T> x;
+  for (T v = static_cast<T>(lo); v < static_cast<T>(hi); v = std::nextafter(v, T(0))) {
+    x.push_back(v);
+    if (x.size() > 200000) break;
+  }
+  const std::vector<T> y = vexp<T>(isa, x);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (y[i] == 0) {
+      EXPECT_LT(static_cast<double>(x[i]), log_min) << isa_name(isa) << " x = " << x[i];
+      continue;
+    }
+    ASSERT_GE(y[i], std::numeric_limits<T>::min()) << isa_name(isa) << " x = " << x[i];
+    const T ref = static_cast<T>(std::exp(static_cast<long double>(x[i])));
+    const double ulp = std::nextafter(ref, static_cast<T>(INFINITY)) - ref;
+    EXPECT_LE(std::fabs(static_cast<double>(y[i] - ref)), ulp) << isa_name(isa) << " x = " << x[i];
+  }
+}
+
+TEST(Simd, ExpNearTheSmallestNormal) {
+  for (Isa isa : runnable()) {
+    expect_no_subnormal_exp<float>(isa, -87.34, -87.33);
+    expect_no_subnormal_exp<double>(isa, -708.3964185323, -708.3964185322);
   }
 }
 
