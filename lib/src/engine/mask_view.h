@@ -12,7 +12,7 @@ namespace attn::detail {
 
 class MaskView {
  public:
-  MaskView(const Problem& p, int64_t b, int64_t h) : len_q_(p.len_q), len_k_(p.len_k) {
+  MaskView(const Problem& p, int64_t b, int64_t h) : len_k_(p.len_k) {
     const Masks& m = p.masks;
     const int64_t qk = p.len_q * p.len_k;
     if (!m.mask.empty()) {
@@ -70,7 +70,7 @@ class MaskView {
   }
 
  private:
-  int64_t len_q_, len_k_;
+  int64_t len_k_;
   const uint8_t* mask_ = nullptr;
   const double* bias_ = nullptr;
   const uint8_t* key_padding_ = nullptr;
