@@ -286,7 +286,7 @@ def attention23_op():
     Either way ort_setup checks the model's output against NumPy before
     anything is timed. No attribute is set: the scale defaults to
     1/√head_size, and q_num_heads/kv_num_heads are only for 3-D inputs.
-    Returns (op, None) or (None, reason), and a note on how it was built.
+    Returns (op, None, how it was built) or (None, why not, None).
     """
     if onnx is None:
         return None, "python3-onnx is not installed", None
