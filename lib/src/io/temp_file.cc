@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 #include <vector>
 
@@ -37,6 +38,18 @@ const int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
 extern "C" void remove_temp_files_and_die(int sig) {
   const int saved = errno;
   for (Slot& s : g_slots) {
+    // A slot being filled belongs to a thread that blocks these signals
+    // between creating its file and listing it (BlockSignals): the signal
+    // came to another thread of the process, such as a worker of the
+    // kernels' pool, and the file may exist already. That thread lists it
+    // within microseconds unless descheduled; wait for it (at most a
+    // second), or the file would outlive the process.
+    for (int i = 0; i < 10000 && s.state.load() == kFilling; ++i) {
+      struct timespec pause {
+        0, 100000
+      };
+      ::nanosleep(&pause, nullptr);
+    }
     if (s.state.load() == kLive) ::unlink(s.path);
   }
   // The default action, as if no handler had been installed: the signal is
