@@ -77,7 +77,9 @@ template <class T>
   }
   for (int64_t k = 0; k < d; ++k) {
     Vec<T> kv[kSCols];
-    ATTN_UNROLL for (int c = 0; c < kSCols; ++c) kv[c] = load(kp + k * kPanel<T> + c * kW<T>);
+    ATTN_UNROLL for (int c = 0; c < kSCols; ++c) {
+      kv[c] = in_register(load(kp + k * kPanel<T> + c * kW<T>));
+    }
     ATTN_UNROLL for (int r = 0; r < kSRows; ++r) {
       const Vec<T> b = splat(q[r * d + k]);
       ATTN_UNROLL for (int c = 0; c < kSCols; ++c) acc[r][c] = fma(b, kv[c], acc[r][c]);
@@ -98,7 +100,7 @@ template <class T, int CV>
   }
   for (int64_t j = 0; j < nk; ++j) {
     Vec<T> vv[CV];
-    ATTN_UNROLL for (int c = 0; c < CV; ++c) vv[c] = load(v + j * ldv + c * kW<T>);
+    ATTN_UNROLL for (int c = 0; c < CV; ++c) vv[c] = in_register(load(v + j * ldv + c * kW<T>));
     ATTN_UNROLL for (int r = 0; r < kPRows; ++r) {
       const Vec<T> b = splat(p[r * ldp + j]);
       ATTN_UNROLL for (int c = 0; c < CV; ++c) acc[r][c] = fma(b, vv[c], acc[r][c]);
