@@ -193,35 +193,35 @@ inline T hsum_impl(V v) {
 // sums are the same bits. The maximum's tree gives the same value as the
 // scan whenever no lane is NaN; with one, the scan decides.
 #if defined(ATTN_SIMD_AVX512) || defined(ATTN_SIMD_AVX2)
-inline __m128 lanes128(Vec<float> v, __m128 (*op)(__m128, __m128)) {
+// The lanes of v folded into one 128-bit vector by op, as hsum_impl's
+// first steps: lane i with lane i + W/2, then (AVX-512) with i + W/4.
+template <class Op>
+inline __m128 lanes128(Vec<float> v, Op op) {
 #if defined(ATTN_SIMD_AVX512)
-  const __m512d vd = _mm512_castps_pd(v);
-  const __m256 lo8 = _mm512_castps512_ps256(v);
-  const __m256 hi8 = _mm256_castpd_ps(_mm512_extractf64x4_pd(vd, 1));
-  const __m128 a = _mm256_castps256_ps128(lo8), b = _mm256_extractf128_ps(lo8, 1);
-  const __m128 c = _mm256_castps256_ps128(hi8), e = _mm256_extractf128_ps(hi8, 1);
-  return op(op(a, c), op(b, e));  // lanes i + (i + 8), then + (i + 4)
+  const __m128 lo = op(_mm512_castps512_ps128(v), _mm512_extractf32x4_ps(v, 2));
+  const __m128 hi = op(_mm512_extractf32x4_ps(v, 1), _mm512_extractf32x4_ps(v, 3));
+  return op(lo, hi);
 #else
   return op(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
 #endif
 }
-inline __m128d lanes128(Vec<double> v, __m128d (*op)(__m128d, __m128d)) {
+template <class Op>
+inline __m128d lanes128(Vec<double> v, Op op) {
 #if defined(ATTN_SIMD_AVX512)
-  const __m256d lo4 = _mm512_castpd512_pd256(v), hi4 = _mm512_extractf64x4_pd(v, 1);
-  const __m128d a = _mm256_castpd256_pd128(lo4), b = _mm256_extractf128_pd(lo4, 1);
-  const __m128d c = _mm256_castpd256_pd128(hi4), e = _mm256_extractf128_pd(hi4, 1);
-  return op(op(a, c), op(b, e));
+  const __m128d lo = op(_mm512_castpd512_pd128(v), _mm512_extractf64x2_pd(v, 2));
+  const __m128d hi = op(_mm512_extractf64x2_pd(v, 1), _mm512_extractf64x2_pd(v, 3));
+  return op(lo, hi);
 #else
   return op(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
 #endif
 }
 inline float hsum(Vec<float> v) {
-  const __m128 x = lanes128(v, _mm_add_ps);
+  const __m128 x = lanes128(v, [](__m128 a, __m128 b) { return _mm_add_ps(a, b); });
   const __m128 y = _mm_add_ps(x, _mm_movehl_ps(x, x));  // lanes 0 + 2, 1 + 3
   return _mm_cvtss_f32(_mm_add_ss(y, _mm_movehdup_ps(y)));
 }
 inline double hsum(Vec<double> v) {
-  const __m128d x = lanes128(v, _mm_add_pd);
+  const __m128d x = lanes128(v, [](__m128d a, __m128d b) { return _mm_add_pd(a, b); });
   return _mm_cvtsd_f64(_mm_add_sd(x, _mm_unpackhi_pd(x, x)));
 }
 #if defined(ATTN_SIMD_AVX512)
@@ -233,13 +233,13 @@ inline bool any_nan(Vec<double> v) { return _mm256_movemask_pd(_mm256_cmp_pd(v, 
 #endif
 inline float hmax(Vec<float> v) {
   if (any_nan(v)) return hmax_impl<float>(v);
-  const __m128 x = lanes128(v, _mm_max_ps);
+  const __m128 x = lanes128(v, [](__m128 a, __m128 b) { return _mm_max_ps(a, b); });
   const __m128 y = _mm_max_ps(x, _mm_movehl_ps(x, x));
   return _mm_cvtss_f32(_mm_max_ss(y, _mm_movehdup_ps(y)));
 }
 inline double hmax(Vec<double> v) {
   if (any_nan(v)) return hmax_impl<double>(v);
-  const __m128d x = lanes128(v, _mm_max_pd);
+  const __m128d x = lanes128(v, [](__m128d a, __m128d b) { return _mm_max_pd(a, b); });
   return _mm_cvtsd_f64(_mm_max_sd(x, _mm_unpackhi_pd(x, x)));
 }
 #else
