@@ -69,24 +69,26 @@ static_assert(kBlockQ % kRowPad == 0 && kBlockQLong % kRowPad == 0,
 // The tile loops are unrolled so the accumulators live in registers.
 #define ATTN_UNROLL _Pragma("GCC unroll 16")
 
-template <class T>
+// C < kSCols: the first or last vectors of a panel, where a row group's
+// keys start or end inside it (the same sums, so the same bits).
+template <class T, int C = kSCols>
 [[gnu::always_inline]] inline void s_tile(const T* q, int64_t d, const T* kp, T* s, int64_t lds) {
-  Vec<T> acc[kSRows][kSCols];
+  Vec<T> acc[kSRows][C];
   ATTN_UNROLL for (int r = 0; r < kSRows; ++r) {
-    ATTN_UNROLL for (int c = 0; c < kSCols; ++c) acc[r][c] = splat<T>(0);
+    ATTN_UNROLL for (int c = 0; c < C; ++c) acc[r][c] = splat<T>(0);
   }
   for (int64_t k = 0; k < d; ++k) {
-    Vec<T> kv[kSCols];
-    ATTN_UNROLL for (int c = 0; c < kSCols; ++c) {
+    Vec<T> kv[C];
+    ATTN_UNROLL for (int c = 0; c < C; ++c) {
       kv[c] = in_register(load(kp + k * kPanel<T> + c * kW<T>));
     }
     ATTN_UNROLL for (int r = 0; r < kSRows; ++r) {
       const Vec<T> b = splat(q[r * d + k]);
-      ATTN_UNROLL for (int c = 0; c < kSCols; ++c) acc[r][c] = fma(b, kv[c], acc[r][c]);
+      ATTN_UNROLL for (int c = 0; c < C; ++c) acc[r][c] = fma(b, kv[c], acc[r][c]);
     }
   }
   ATTN_UNROLL for (int r = 0; r < kSRows; ++r) {
-    ATTN_UNROLL for (int c = 0; c < kSCols; ++c) store(s + r * lds + c * kW<T>, acc[r][c]);
+    ATTN_UNROLL for (int c = 0; c < C; ++c) store(s + r * lds + c * kW<T>, acc[r][c]);
   }
 }
 
@@ -402,12 +404,15 @@ class Block {
         lo = std::min(lo, a);
         hi = std::max(hi, z);
       }
-      sc_.range[g] = lo < hi ? KeyRange{lo / kPanel<T> * kPanel<T>, hi} : KeyRange{0, 0};
+      sc_.range[g] = lo < hi ? KeyRange{lo / kW<T> * kW<T>, hi} : KeyRange{0, 0};
     }
   }
 
   // S[r][j] for the rows of the block and the keys j of tile [jb, jb + nk)
-  // in their group's range (whole panels).
+  // in their group's range (whole vectors). Where a range starts or ends
+  // inside a panel only its vectors in the range are computed: under a
+  // window of 1024 keys, whole panels (48 keys with AVX-512) cost a row
+  // about 3% more score products than it needs.
   void scores_tile(int64_t jb, int64_t nk, T* s, int64_t lds) {
     const int64_t d = t_.d;
     const int64_t panels = round_up(nk, kPanel<T>) / kPanel<T>;
@@ -418,8 +423,28 @@ class Block {
       for (int64_t r0 = 0; r0 < qrows; r0 += kSRows) {
         const KeyRange kr = sc_.range[static_cast<size_t>(r0 / kSRows)];
         if (k0 >= kr.hi || k0 + kPanel<T> <= kr.lo) continue;
-        s_tile(sc_.q.data() + r0 * d, d, kp, s + r0 * lds + k0, lds);
+        const T* q = sc_.q.data() + r0 * d;
+        T* out = s + r0 * lds + k0;
+        if (kr.lo <= k0 && k0 + kPanel<T> <= kr.hi) {
+          s_tile(q, d, kp, out, lds);
+          continue;
+        }
+        const int64_t v0 = std::max<int64_t>(0, kr.lo - k0) / kW<T>;
+        const int64_t v1 = std::min<int64_t>(kSCols, (kr.hi - k0 + kW<T> - 1) / kW<T>);
+        partial_s_tile(q, d, kp + v0 * kW<T>, out + v0 * kW<T>, lds, v1 - v0);
       }
+    }
+  }
+
+  // s_tile on 1 to kSCols vectors of a panel.
+  static void partial_s_tile(const T* q, int64_t d, const T* kp, T* s, int64_t lds, int64_t n) {
+    static_assert(kSCols <= 3, "partial_s_tile's cases cover up to 3 vectors");
+    if (n == 1) {
+      s_tile<T, 1>(q, d, kp, s, lds);
+    } else if (n == 2) {
+      s_tile<T, std::min(2, kSCols)>(q, d, kp, s, lds);
+    } else {
+      s_tile<T, std::min(3, kSCols)>(q, d, kp, s, lds);
     }
   }
 
