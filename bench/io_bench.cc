@@ -2,7 +2,7 @@
 // (json::parse + json_to_tensor, the path of `attn run`), and writing
 // JSON output. Usage: io_bench FILE.csv FILE.json [repeats]
 // Prints one JSON line per measurement (MB/s of input text, best of the
-// repeats), for tests/bench/run_bench.py.
+// repeats), for bench/run_bench.py.
 #include <chrono>
 #include <cstdio>
 #include <string>

@@ -2,7 +2,7 @@
 """Runs attn's benchmarks next to its peers in one run and writes
 docs/performance.md.
 
-    /usr/bin/python3 tests/bench/run_bench.py [--attn build/attn] [--io-bench build/io_bench]
+    /usr/bin/python3 bench/run_bench.py [--attn build/attn] [--io-bench build/io_bench]
                                         [--fma-peak build/fma_peak] [--node node]
                                         [--quick] [--min-seconds 1] [--out docs/performance.md]
 
@@ -10,11 +10,11 @@ Peers, when Debian's python3-torch / python3-numpy are installed:
 PyTorch bmm + softmax + bmm, PyTorch's fused scaled-dot-product attention
 (torch.nn.functional._scaled_dot_product_attention in 1.13), and NumPy
 (matmul + softmax + matmul). ONNX Runtime (float32 only), when node, the
-onnxruntime-node package (see tests/bench/README.md; this script installs
+onnxruntime-node package (see bench/README.md; this script installs
 nothing) and python3-onnx are there: one com.microsoft MultiHeadAttention
 node, and one opset-23 Attention node (from the installed onnx's schema
 when it knows the op, else from the op's published signature);
-tests/bench/ort_bench.js times them, after their output has been
+bench/ort_bench.js times them, after their output has been
 checked against NumPy at n = 64. Every timing is the median of at least 3
 repeats lasting at least 1 s after a warm-up, as `attn bench` does. FLOPs
 are counted as 4·n²·d per head.
@@ -26,7 +26,7 @@ throughput is also shown as a percentage of it.
 The machine is shared and noisy: compare numbers within one run, and read
 the ratios rather than the absolutes. A full run takes about 15 minutes on
 the 2-core VM, --quick (n = 512 and 2048 only) 2 to 4 minutes (with OpenBLAS
-under NumPy and PyTorch; see tests/bench/README.md).
+under NumPy and PyTorch; see bench/README.md).
 """
 import argparse
 import ctypes
@@ -240,7 +240,7 @@ def numpy_peer(n, d, heads, dtype, threads):
 
 
 # ONNX Runtime, through node: one-node models built here with onnx.helper,
-# timed by tests/bench/ort_bench.js. Each op says how to build its model and
+# timed by bench/ort_bench.js. Each op says how to build its model and
 # how its tensors map to and from attn's [heads][n][d].
 ORT_MHA, ORT_ATT23 = "ORT MHA", "ORT Attention-23"
 ORT_CHECK_N, ORT_CHECK_HEADS, ORT_TOLERANCE = 64, 2, 1e-4
@@ -358,8 +358,8 @@ def ort_setup(node, tmp):
     else:
         r = subprocess.run([node, os.path.join(HERE, "ort_bench.js"), "--version"], capture_output=True, text=True)
         if r.returncode != 0:
-            why = (f"{r.stderr.strip()}: install it with `npm install --ignore-scripts` in tests/bench "
-                   "(see tests/bench/README.md)")
+            why = (f"{r.stderr.strip()}: install it with `npm install --ignore-scripts` in bench "
+                   "(see bench/README.md)")
         else:
             ort["version"] = json.loads(r.stdout)["ort"]
     if why:
@@ -390,7 +390,7 @@ def ort_setup(node, tmp):
         if not err <= ORT_TOLERANCE:
             sys.exit(f"run_bench: {name} does not compute softmax(QKᵀ/√d)·V: max |error| {err:.3g} "
                      f"against NumPy at n = {n}, {heads} heads, d = {d} (tolerance {ORT_TOLERANCE}); "
-                     "its model in tests/bench/run_bench.py is wrong")
+                     "its model in bench/run_bench.py is wrong")
         ort["check"][name] = err
         print(json.dumps({"ort_check": name, "n": n, "heads": heads, "max_abs_error": err}), flush=True)
     return ort
@@ -448,7 +448,7 @@ def main():
     ap.add_argument("--attn", default="build/attn")
     ap.add_argument("--io-bench", default="build/io_bench")
     ap.add_argument("--fma-peak", default="build/fma_peak")
-    ap.add_argument("--node", default="node", help="the node that runs tests/bench/ort_bench.js")
+    ap.add_argument("--node", default="node", help="the node that runs bench/ort_bench.js")
     ap.add_argument("--out", default="docs/performance.md")
     ap.add_argument("--quick", action="store_true", help="small sizes only (a smoke run)")
     ap.add_argument("--min-seconds", type=int, default=1,
@@ -559,8 +559,8 @@ def write_report(path, rows, attn_results, big, e2e, io, mach, ns, peaks, peaks_
 
     L = []
     L.append("# Performance\n")
-    L.append("Measured by `tests/bench/run_bench.py` (this file is its output; rerun with "
-             "`/usr/bin/python3 tests/bench/run_bench.py` after `scripts/dev.sh demo`).\n")
+    L.append("Measured by `bench/run_bench.py` (this file is its output; rerun with "
+             "`/usr/bin/python3 bench/run_bench.py` after `scripts/dev.sh demo`).\n")
     L.append(f"- date: {datetime.date.today()}; machine: {mach.get('cpu')}, {mach.get('cores')} cores, "
              f"{mach.get('simd')}; load average at the end {mach.get('load', '?')}; "
              f"the run took {mach['minutes']:.0f} min")
@@ -575,7 +575,7 @@ def write_report(path, rows, attn_results, big, e2e, io, mach, ns, peaks, peaks_
     L.append(f"- peers: PyTorch {mach['torch']}, NumPy {mach['numpy']} (Debian packages); {blas}")
     if ort["version"]:
         checks = ", ".join(f"{name} {err:.1e}" for name, err in ort["check"].items())
-        L.append(f"- ONNX Runtime {ort['version']} (onnxruntime-node, CPU, `tests/bench/ort_bench.js`): one "
+        L.append(f"- ONNX Runtime {ort['version']} (onnxruntime-node, CPU, `bench/ort_bench.js`): one "
                  "com.microsoft `MultiHeadAttention` node on query, key, value [1, n, heads·64] (\"ORT MHA\") "
                  "and one opset-23 `Attention` node on [1, heads, n, 64] (\"ORT Attention-23\"), float32 only; "
                  "intraOpNumThreads = the row's threads, interOpNumThreads = 1, every graph optimization; "

@@ -1,4 +1,4 @@
-// The machine's FMA peak, for tests/bench/run_bench.py: twelve independent
+// The machine's FMA peak, for bench/run_bench.py: twelve independent
 // chains of fused multiply-adds held in registers, in float32 and float64,
 // with 256-bit (AVX2+FMA) and 512-bit (AVX-512F) vectors, on 1 thread and on
 // 2 threads at once. Each FMA counts 2 flops per lane. Prints one JSON object.
@@ -7,7 +7,7 @@
 //
 // The kernels carry their own target attributes and run only when
 // __builtin_cpu_supports says the CPU has the instructions, so the program
-// does not depend on -march (tests/bench/CMakeLists.txt builds it without).
+// does not depend on -march (bench/CMakeLists.txt builds it without).
 // Twelve chains cover the latency of every current x86 core (4 cycles × 2
 // FMA pipes = 8 in flight) and, with the two constants, fit in the 16
 // registers of AVX2. Each measurement is the best of 5 (a peak is what the

@@ -1,6 +1,6 @@
 """Time and memory of attn on real-model sizes (not a test: numbers to read).
 
-  python3 tests/bench/model_bench.py [ATTN] [--scratch DIR]
+  python3 bench/model_bench.py [ATTN] [--scratch DIR]
 
 Builds, once, in the scratch directory (default /tmp/attn-model-bench):
 - stacks of attention weights [12][1][12][N][N] in float32, the shape of

@@ -1,9 +1,9 @@
 // Times one ONNX model under ONNX Runtime (onnxruntime-node, CPU), for
-// tests/bench/run_bench.py, which builds the one-node models and checks
+// bench/run_bench.py, which builds the one-node models and checks
 // their output.
 //
-//     node tests/bench/ort_bench.js --version
-//     node tests/bench/ort_bench.js SPEC.json
+//     node bench/ort_bench.js --version
+//     node bench/ort_bench.js SPEC.json
 //
 // SPEC: {"model": "m.onnx", "threads": 1,
 //        "inputs": [{"name": "query", "dims": [1, 64, 128], "file": "q.f32"}, ...],
@@ -17,7 +17,7 @@
 // median is printed as one JSON line.
 //
 // onnxruntime-node is found the way node finds any module: in
-// tests/bench/node_modules (npm install --ignore-scripts in tests/bench) or
+// bench/node_modules (npm install --ignore-scripts in bench) or
 // a directory in NODE_PATH.
 'use strict';
 
