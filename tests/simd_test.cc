@@ -140,5 +140,45 @@ TEST(Simd, ExpEdges) {
   }
 }
 
+// The overflow guard's input bounds: every row width and length, tails
+// included, against a scalar pass (the row sums to within their rounding,
+// the largest |x| exactly), and a value that is not finite is reported as
+// such wherever it sits.
+TEST(Simd, InputBoundsMatchAScalarPass) {
+  std::mt19937_64 g(7);
+  std::normal_distribution<double> nd(0.0, 3.0);
+  for (Isa isa : runnable()) {
+    const Kernels& k = kernels_for(isa);
+    for (int64_t d : {1, 3, 8, 16, 17, 64, 67}) {
+      for (int64_t rows : {1, 2, 5}) {
+        std::vector<double> x(static_cast<size_t>(rows * d));
+        for (double& v : x) v = nd(g);
+        double sq = 0, big = 0;
+        for (int64_t i = 0; i < rows; ++i) {
+          double s = 0;
+          for (int64_t c = 0; c < d; ++c)
+            s += x[static_cast<size_t>(i * d + c)] * x[static_cast<size_t>(i * d + c)];
+          sq = std::max(sq, s);
+        }
+        for (double v : x) big = std::max(big, std::fabs(v));
+        const int64_t n = rows * d;
+        EXPECT_NEAR(k.max_row_square(x.data(), rows, d), sq, 1e-13 * sq)
+            << isa_name(isa) << " d = " << d;
+        EXPECT_EQ(k.largest_abs_finite(x.data(), n), big) << isa_name(isa) << " n = " << n;
+        for (double bad : {INFINITY, -INFINITY, NAN}) {
+          for (int64_t at : {int64_t{0}, n / 2, n - 1}) {
+            std::vector<double> y = x;
+            y[static_cast<size_t>(at)] = bad;
+            EXPECT_FALSE(std::isfinite(k.max_row_square(y.data(), rows, d)))
+                << isa_name(isa) << " at " << at << " of " << n;
+            EXPECT_TRUE(std::isnan(k.largest_abs_finite(y.data(), n)))
+                << isa_name(isa) << " at " << at << " of " << n;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace attn::kernel

@@ -10,21 +10,29 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernel/attention_kernel.h"
 #include "kernel/parallel.h"
 
 namespace attn::detail {
 
 // The largest L2 norm of the `rows` rows of `d` values at x (row-major):
-// summed in double, vectorized by Eigen (a scalar sum is one chain of
-// dependent additions; a float's square cannot overflow in double), and
-// with Eigen's stableNorm, which rescales as it goes, only where the double
-// sum overflows.
+// summed in double, in vectors (the caller's doubles by the kernels, in
+// the CPU's widest vectors: Eigen's reduction in this plain x86-64 build
+// took half a cycle a value; float copies by Eigen; a scalar sum is one
+// chain of dependent additions, and a float's square cannot overflow in
+// double), and with Eigen's stableNorm, which rescales as it goes, only
+// where the double sum overflows.
 template <class T>
 double max_row_norm(const T* x, int64_t rows, int64_t d) {
   if (rows == 0 || d == 0) return 0;
   using Rows = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const Eigen::Map<const Rows> m(x, rows, d);
-  const double sq = m.template cast<double>().rowwise().squaredNorm().maxCoeff();
+  double sq = 0;
+  if constexpr (std::is_same_v<T, double>) {
+    sq = kernel::max_row_square(x, rows, d);  // the inputs: in the CPU's own vectors
+  } else {
+    sq = m.template cast<double>().rowwise().squaredNorm().maxCoeff();
+  }
   if (std::isfinite(sq)) return std::sqrt(sq);
   double best = 0;
   for (int64_t i = 0; i < rows; ++i) {

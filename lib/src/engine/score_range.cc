@@ -32,13 +32,13 @@ double chunked_max(int64_t n, int64_t grain, int threads, F f) {
 
 constexpr int64_t kGrain = int64_t{1} << 18;  // elements worth a thread
 
-// The largest finite |x[i]|, 0 when there is none: Eigen's vectorized
+// The largest finite |x[i]|, 0 when there is none: the kernels' vectorized
 // maximum, and a second look skipping the non-finite values only when
 // there are some (a bias of -inf cells).
 double largest_abs_range(const double* x, int64_t n) {
   if (n == 0) return 0;
   const double big = std::numeric_limits<double>::max();
-  const double all = Eigen::Map<const Eigen::ArrayXd>(x, n).abs().maxCoeff<Eigen::PropagateNaN>();
+  const double all = kernel::largest_abs_finite(x, n);
   if (all <= big) return all;
   double best = 0;
   for (int64_t i = 0; i < n; ++i) {

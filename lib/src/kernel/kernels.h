@@ -28,6 +28,8 @@ struct TypedKernels {
 struct Kernels {
   Isa isa;
   int vector_bytes;  // the width of the kernels' vectors
+  double (*max_row_square)(const double* x, int64_t rows, int64_t d);
+  double (*largest_abs_finite)(const double* x, int64_t n);
   TypedKernels<float> f32;
   TypedKernels<double> f64;
 
