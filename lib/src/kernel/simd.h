@@ -185,6 +185,16 @@ inline T hsum_impl(V v) {
   return s[0];
 }
 
+// 0 in each lane where v is finite, NaN where it is inf or NaN: a sum of
+// these marks is NaN exactly when one of the values was not finite, which
+// no_mark_set tests once at the end.
+template <class V>
+inline V finite_marks(V v) {
+  return v - v;
+}
+inline bool no_mark_set(Vec<float> sum) { return all_less(sum, splat(1.0f)); }
+inline bool no_mark_set(Vec<double> sum) { return all_less(sum, splat(1.0)); }
+
 // With AVX2 or AVX-512 the same reductions in registers: the loops above
 // went through memory, a wide store read back a lane at a time, which
 // waited on store forwarding (the online softmax takes one sum and one
