@@ -1,7 +1,8 @@
 // The kernels' vectorized exp, in every build of the kernels this CPU runs:
 // within 1 ulp of the correctly rounded value over the range softmax uses
 // (x <= 0), 0 for -inf and below the smallest normal result, exactly 1 at 0;
-// and the tanh of soft-capping.
+// the softmax's faster exponential within its own bound; and the tanh of
+// soft-capping.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -137,6 +138,52 @@ TEST(Simd, ExpEdges) {
         << isa_name(isa);  // no subnormal results
     EXPECT_EQ(vexp<float>(isa, {-INFINITY, 0.0f}), (std::vector<float>{0.0f, 1.0f}))
         << isa_name(isa);
+  }
+}
+
+// The softmax's own exponential (vexp_softmax_n), which rounds y =
+// x·log2(e) once: within 1.5 ulp plus a relative 1.25·|x|·u of exp(x)
+// (u = 2^-24 in float, 2^-53 in double) over x <= 0, at most 2u off in
+// absolute terms (the weights are sums of these next to exp(0) = 1), 0
+// for -inf and from just below the log of the smallest normal on, exactly
+// 1 at 0, never a subnormal.
+template <class T>
+void expect_softmax_exp_bounds(Isa isa) {
+  const double u = std::numeric_limits<T>::epsilon() / 2;
+  const double log_min = std::log(static_cast<double>(std::numeric_limits<T>::min()));
+  std::mt19937_64 g(2);
+  std::uniform_real_distribution<double> wide(log_min - 2, 0.0), narrow(-1.0, 0.0);
+  std::vector<T> x;
+  for (int i = 0; i < 100000; ++i) x.push_back(static_cast<T>(wide(g)));
+  for (int i = 0; i < 50000; ++i) x.push_back(static_cast<T>(narrow(g)));
+  x.insert(x.end(), {T(0), T(-0.0), -std::numeric_limits<T>::infinity(), T(-1e30)});
+  std::vector<T> y(x.size());
+  kernels_for(isa).of<T>().softmax_exp(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const long double exact = std::exp(static_cast<long double>(x[i]));
+    if (y[i] == 0) {
+      EXPECT_LT(static_cast<double>(x[i]), log_min * (1 - 4 * u))
+          << isa_name(isa) << " x = " << x[i];
+      continue;
+    }
+    ASSERT_GE(y[i], std::numeric_limits<T>::min()) << isa_name(isa) << " x = " << x[i];
+    const T ref = static_cast<T>(exact);
+    const double ulp = std::nextafter(ref, static_cast<T>(INFINITY)) - ref;
+    const double err = std::fabs(static_cast<double>(y[i] - exact));
+    const double bound = 1.5 * ulp + 1.25 * std::fabs(static_cast<double>(x[i])) * u * ref;
+    ASSERT_LE(err, bound) << isa_name(isa) << " x = " << x[i];
+    ASSERT_LE(err, 2 * u) << isa_name(isa) << " x = " << x[i];
+  }
+  EXPECT_EQ(y[x.size() - 4], T(1)) << isa_name(isa);
+  EXPECT_EQ(y[x.size() - 3], T(1)) << isa_name(isa);
+  EXPECT_EQ(y[x.size() - 2], T(0)) << isa_name(isa);
+  EXPECT_EQ(y[x.size() - 1], T(0)) << isa_name(isa);
+}
+
+TEST(Simd, SoftmaxExpWithinItsBound) {
+  for (Isa isa : runnable()) {
+    expect_softmax_exp_bounds<float>(isa);
+    expect_softmax_exp_bounds<double>(isa);
   }
 }
 
