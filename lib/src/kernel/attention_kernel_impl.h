@@ -957,8 +957,8 @@ const Kernels kKernels = {
     kVectorBytes,
     &max_row_square,
     &largest_abs_finite,
-    {&run_heads<float>, &packed_key_elements<float>, &map_array<float, vexp>,
-     &map_array<float, vexp_softmax>, &map_array<float, vtanh>},
-    {&run_heads<double>, &packed_key_elements<double>, &map_array<double, vexp>,
-     &map_array<double, vexp_softmax>, &map_array<double, vtanh>},
+    {&run_heads<float>, &packed_key_elements<float>, &map_array<float, vexp_softmax>,
+     &map_array<float, vtanh>},
+    {&run_heads<double>, &packed_key_elements<double>, &map_array<double, vexp_softmax>,
+     &map_array<double, vtanh>},
 };

@@ -19,11 +19,9 @@ struct TypedKernels {
   RunReport (*run_heads)(std::vector<HeadTask<T>>& tasks, const ScoreRules& rules, int threads,
                          const ProgressFn& progress);
   int64_t (*packed_key_elements)(int64_t len_k, int64_t d);
-  // y[i] = exp(x[i]) for i < n by the kernels' vectorized exp (for tests).
+  // y[i] = exp(x[i]) for x[i] <= 0 by the softmax's vectorized exp (for
+  // tests): see vexp_softmax_n in simd.h for its error.
   void (*exp)(const T* x, T* y, int64_t n);
-  // y[i] = exp(x[i]) for x[i] <= 0 by the softmax's own exponential (for
-  // tests): see vexp_softmax_n for its error.
-  void (*softmax_exp)(const T* x, T* y, int64_t n);
   // y[i] = tanh(x[i]), the soft-capping's vectorized tanh (for tests).
   void (*tanh)(const T* x, T* y, int64_t n);
 };

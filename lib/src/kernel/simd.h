@@ -259,15 +259,13 @@ inline float hsum(Vec<float> v) { return hsum_impl<float>(v); }
 inline double hsum(Vec<double> v) { return hsum_impl<double>(v); }
 #endif
 
-// The parts of exp(x) both vexp and vexpm1 use: exp(x) = 2^n·(1 + r·p1)
-// with scale = 2^n (and n itself), and whether x is below the smallest
-// normal result.
+// The parts of exp(x) vexpm1 uses: exp(x) = 2^n·(1 + r·p1), scale = 2^n.
 template <class T>
 struct ExpParts {
-  Vec<T> r, p1, n, scale, underflow;
+  Vec<T> r, p1, scale;
 };
 
-// log of the smallest normal number: below it exp(x) is 0 here.
+// The log of the smallest normal number, where exp_parts clamps.
 template <class T>
 struct ExpLimits;
 template <>
@@ -296,19 +294,13 @@ inline Vec<T> pow2_of(Vec<T> shifted) {
   return p;
 }
 
-// Clamp: x is first raised to the log of the smallest normal, as vexpm1
-// needs for its -1 below that range (its x <= 0 needs no upper bound).
-// vexp does without (an instruction of about twenty, on the ports the FMAs
-// use): for x below the range the lanes come out as garbage and vexp
-// replaces them with 0, and neither is given x above the range.
-template <bool Clamp, int N>
+// x is first raised to the log of the smallest normal, as vexpm1 needs
+// for its -1 below that range (its x <= 0 needs no upper bound).
+template <int N>
 inline void exp_parts(const Vec<float> (&x)[N], ExpParts<float> (&e)[N]) {
   const Vec<float> lo = splat(ExpLimits<float>::kLogMin);
   Vec<float> t[N], shifted[N], q[N];
-  ATTN_EACH {
-    e[i].underflow = x[i] < lo ? splat(0.0f) + 1 : splat(0.0f);
-    t[i] = Clamp ? vmax(x[i], lo) : x[i];
-  }
+  ATTN_EACH t[i] = vmax(x[i], lo);
   // n = round(t / ln2) and the bits of 2^n in one step: t·log2(e) plus
   // 1.5·2^23 + 127 has no fraction bits left, so the addition rounds
   // t·log2(e) to the nearest integer (ties to even) and the low mantissa
@@ -333,18 +325,14 @@ inline void exp_parts(const Vec<float> (&x)[N], ExpParts<float> (&e)[N]) {
   ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.16666573286056519f));
   ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.5f));
   ATTN_EACH e[i].p1 = fma(q[i], e[i].r, splat(1.0f));
-  ATTN_EACH e[i].n = shifted[i] - magic;
   ATTN_EACH e[i].scale = pow2_of<float>(shifted[i]);
 }
 
-template <bool Clamp, int N>
+template <int N>
 inline void exp_parts(const Vec<double> (&x)[N], ExpParts<double> (&e)[N]) {
   const Vec<double> lo = splat(ExpLimits<double>::kLogMin);
   Vec<double> t[N], shifted[N], q[N];
-  ATTN_EACH {
-    e[i].underflow = x[i] < lo ? splat(0.0) + 1 : splat(0.0);
-    t[i] = Clamp ? vmax(x[i], lo) : x[i];
-  }
+  ATTN_EACH t[i] = vmax(x[i], lo);
   // As for float, with 1.5·2^52 + 1023 (n + 1023 from 1 to 2047).
   const Vec<double> magic = splat(0x1.8p52 + 1023);
   ATTN_EACH shifted[i] = fma(t[i], splat(1.4426950408889634), magic);
@@ -363,8 +351,17 @@ inline void exp_parts(const Vec<double> (&x)[N], ExpParts<double> (&e)[N]) {
   ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.16666666666666669));
   ATTN_EACH q[i] = fma(q[i], e[i].r, splat(0.5000000000000001));
   ATTN_EACH e[i].p1 = fma(q[i], e[i].r, splat(1.0));
-  ATTN_EACH e[i].n = shifted[i] - magic;
   ATTN_EACH e[i].scale = pow2_of<double>(shifted[i]);
+}
+
+// exp(x) - 1 for x <= 0 (or -inf: -1), without the cancellation of
+// exp(x) - 1 near 0: 2^n·r·p1 + (2^n - 1), which is r·p1 exactly when
+// n = 0. Below the smallest normal exp(x) the result is -1 to the last bit.
+template <class T, int N>
+inline void vexpm1_n(Vec<T> (&x)[N]) {
+  ExpParts<T> e[N];
+  exp_parts(x, e);
+  ATTN_EACH x[i] = fma(e[i].scale, e[i].r * e[i].p1, e[i].scale - splat(T(1)));
 }
 
 #if defined(ATTN_SIMD_AVX512)
@@ -382,68 +379,26 @@ inline Vec<double> scaled_unless_below(Vec<double> p, Vec<double> n, Vec<double>
 }
 #endif
 
-// exp(x) for N vectors, to about 1 ulp. Arguments below the smallest normal
-// result give 0 (exp(-inf) = 0; no subnormal results, which are slow on
-// many CPUs and have no weight next to the row's largest term, exp(0) = 1).
-// Callers pass x <= 0 (scores minus the row maximum) or -inf.
-// The kernel passes four vectors, done in lockstep: one vector's steps are
-// a chain of dependent instructions some 45 cycles long. (A table of
-// 2^(j/8) picked by a permute, with a polynomial two instructions shorter,
-// measured 1% slower in f32: the permute and the integer steps it needs
-// take the same ports.)
-template <class T, int N>
-inline void vexp_n(Vec<T> (&x)[N]) {
-  ExpParts<T> e[N];
-  exp_parts<false>(x, e);
-#if defined(ATTN_SIMD_AVX512)
-  // The same numbers as the generic form below, in one instruction fewer
-  // on the FMA ports, where the softmax's exponentials wait: on Zen 4 the
-  // multiply takes a slot there and scalef does not (measured against a
-  // loop of FMA chains). The exponentials of a row ran 10% faster in a
-  // loop of their own, a whole run 0.7%.
-  ATTN_EACH {
-    const Vec<T> p = fma(e[i].p1, e[i].r, splat(T(1)));
-    x[i] = scaled_unless_below(p, e[i].n, x[i], ExpLimits<T>::kLogMin);
-  }
-#else
-  ATTN_EACH {
-    const Vec<T> p = fma(e[i].p1, e[i].r, splat(T(1)));
-    x[i] = e[i].underflow != 0 ? splat(T(0)) : p * e[i].scale;
-  }
-#endif
-}
-
-template <class T>
-inline Vec<T> vexp_impl(Vec<T> x) {
-  Vec<T> v[1] = {x};
-  vexp_n<T, 1>(v);
-  return v[0];
-}
-
-// exp(x) - 1 for x <= 0 (or -inf: -1), without the cancellation of
-// vexp(x) - 1 near 0: 2^n·r·p1 + (2^n - 1), which is r·p1 exactly when
-// n = 0. Below the smallest normal exp(x) the result is -1 to the last bit.
-template <class T, int N>
-inline void vexpm1_n(Vec<T> (&x)[N]) {
-  ExpParts<T> e[N];
-  exp_parts<true>(x, e);
-  ATTN_EACH x[i] = fma(e[i].scale, e[i].r * e[i].p1, e[i].scale - splat(T(1)));
-}
-
 // The softmax's exponentials: exp(x) for x <= 0 (scores minus the row
 // maximum) or -inf, as 2^y with y = x·log2(e) rounded once. n = round(y)
-// and r = y - n are then exact subtractions on the add ports, where vexp
-// spends three FMA-port instructions on the reduction, and the FMA ports
-// are what the row's exponentials (about 7% of a long run) wait on: 8 of
-// them a vector against vexp's 10, the loop of exponentials 9% faster on
-// Zen 4. The price is the rounding of y (and of log2(e)): a relative error
-// of up to 1.25·|x|·2^-24 (2^-53 in double) on top of about 1.5 ulp, which
-// stays within 2^-23 (2^-52) in absolute terms since |x|·e^x <= 1/e, and
-// the weights are these terms over a sum of at least exp(0) = 1
-// (simd_test.cc checks both bounds). Results below the smallest normal
-// are 0, as with vexp.
-// 2^r on |r| <= 1/2 = 1 + r·(ln2 + r·Q(r)), Q(r) = ln2²·q(r·ln2) with vexp's
-// q: the same fit, scaled (scripts/fit_exp2.py prints these).
+// and r = y - n are then exact subtractions on the add ports. The FMA
+// ports are what the row's exponentials (about 7% of a long run) wait on,
+// and the usual reduction, x - n·ln2 with ln2 in two parts, spends three
+// instructions there: this way a vector of scores costs 8 FMA-port
+// instructions instead of 10 (with AVX-512), and the loop of
+// exponentials ran 9% faster on Zen 4. The price is the rounding of y
+// (and of log2(e)): a relative error of up to 1.25·|x|·2^-24 (2^-53 in
+// double) on top of about 1.5 ulp, which stays within 2^-23 (2^-52) in
+// absolute terms since |x|·e^x <= 1/e, and the weights are these terms
+// over a sum of at least exp(0) = 1 (simd_test.cc checks both bounds).
+// Results below the smallest normal are 0, never subnormal (slow on many
+// CPUs, and of no weight next to the row's largest term, exp(0) = 1). The
+// kernel passes four vectors, done in lockstep: one vector's steps are a
+// chain of some 40 cycles. (A table of 2^(j/8) picked by a permute, with
+// a polynomial two instructions shorter, measured 1% slower in f32: the
+// permute and the integer steps it needs take the same ports.)
+// 2^r on |r| <= 1/2 = 1 + r·(ln2 + r·Q(r)), Q(r) = ln2²·q(r·ln2) with the
+// q of exp_parts: the same fit, scaled (scripts/fit_exp2.py prints these).
 template <class T>
 struct Exp2Poly;
 template <>
@@ -617,8 +572,6 @@ inline Vec<T> vtanh_impl(Vec<T> x) {
 }
 
 // Overloads rather than templates, as for vmax.
-inline Vec<float> vexp(Vec<float> x) { return vexp_impl<float>(x); }
-inline Vec<double> vexp(Vec<double> x) { return vexp_impl<double>(x); }
 template <class T>
 inline Vec<T> vexp_softmax_impl(Vec<T> x) {
   Vec<T> v[1] = {x};
