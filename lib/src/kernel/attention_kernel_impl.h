@@ -586,10 +586,9 @@ class Block {
       }
     }
     for (; j < n; j += kW<T>) {
-      Vec<T> e[1] = {load(p + j) - m};
-      vexp_softmax_n<T, 1>(e);
-      store(p + j, e[0]);
-      sum += e[0];
+      const Vec<T> e = vexp_softmax(load(p + j) - m);
+      store(p + j, e);
+      sum += e;
     }
     return sum;
   }
