@@ -262,6 +262,38 @@ TEST(Kernel, LongKeyRangesUseLargerBlocksAndStillAgree) {
   }
 }
 
+// Without masks, biases, ALiBi or a soft cap, the AVX-512 score tiles keep
+// each row's maximum over a key tile of whole panels, and the row takes
+// it from there instead of a pass of its own. A valid_lens that masks
+// nothing sends the same problem down the row pass: the bits must not
+// move (output and weights, float32 and float64; 1600 keys are two whole
+// tiles and a part in float32, four and a part in float64).
+TEST(Kernel, TileMaximaKeepTheBitsOfTheRowPass) {
+  std::mt19937_64 g(31);
+  const int64_t lq = 200, lk = 1600, d = 64, dv = 16;
+  const std::string doc = random_doc(g, lq, lk, d, dv, 2, "");
+  const Problem plain = test::problem(doc);
+  const Problem masked = test::problem(doc.substr(0, doc.size() - 1) +
+                                       ", \"valid_lens\": " + std::to_string(lk) + "}");
+  ASSERT_TRUE(masked.masks.any());
+  for (DType dtype : {DType::kF64, DType::kF32}) {
+    for (bool weights : {false, true}) {
+      const Result a = run(plain, weights, false, dtype, 2);
+      const Result b = run(masked, weights, false, dtype, 2);
+      const std::string what = std::string(dtype == DType::kF32 ? "f32" : "f64") +
+                               (weights ? " with weights" : " output only");
+      EXPECT_EQ(std::memcmp(a.output.data(), b.output.data(),
+                            static_cast<size_t>(a.output.size()) * sizeof(double)),
+                0)
+          << what;
+      if (weights) {
+        EXPECT_EQ(a.weights->values(), b.weights->values()) << what;
+      }
+    }
+  }
+  compare_paths(plain, "tile maxima");
+}
+
 TEST(Kernel, Float32IsCloseToFloat64) {
   std::mt19937_64 g(3);
   const Problem p = test::problem(random_doc(g, 100, 150, 64, 64, 1, "\"causal\": true"));
