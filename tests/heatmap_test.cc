@@ -417,6 +417,31 @@ TEST(HeatmapCli, HeatmapCommandDrawsAMemberOfAResultDocument) {
                        " has no member \"outptu\"; did you mean \"output\"?\n");
 }
 
+// A run whose inputs all come from flags names no document: its figure is
+// titled by the files, escaped like any text (the names here are hostile),
+// and a name that is not UTF-8 does not break the SVG or the PNG.
+TEST(HeatmapCli, FigureOfFlagInputsIsTitledByItsFiles) {
+  const std::string q = write_temp("q<&>.csv", "1,0\n0,1\n");
+  const std::string k = write_temp("k\xff.csv", "1,0\n0,2\n");
+  const std::string svg = test::temp_dir() + "/flags.svg", png = test::temp_dir() + "/flags.png";
+  auto r = run_attn({"run", "--q", q, "--k", k, "--heatmap", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string text = read_text(svg);
+  std::string why;
+  EXPECT_TRUE(test::well_formed_xml(text, &why)) << why;
+  // The title wraps where the temporary directory's name makes it long.
+  EXPECT_NE(text.find(">Q " + test::temp_dir() + "/q&lt;&amp;&gt;.csv,"), std::string::npos);
+  EXPECT_NE(text.find(".csv, K"), std::string::npos);
+  EXPECT_NE(text.find(test::temp_dir() + "/k\xEF\xBF\xBD.csv</text>"), std::string::npos);
+  EXPECT_EQ(text.find("flags&gt;"), std::string::npos);
+  r = run_attn({"run", "--q", q, "--k", k, "--heatmap", png});
+  EXPECT_EQ(r.code, 0) << r.err;
+  // A title given wins.
+  r = run_attn({"run", "--q", q, "--k", k, "--title", "mine", "--heatmap", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(read_text(svg).find(">mine</text>"), std::string::npos);
+}
+
 TEST(HeatmapCli, ShowPrintsThePreviewAfterTheTable) {
   const std::string csv = write_temp("m.csv", "q,a,b\ncat,0,1\nsweet,0.5,0.25\n");
   auto r = run_attn({"heatmap", csv, "--show"}, "", {"NO_COLOR=1"});

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "attn/error.h"
+#include "attn/escape.h"
 #include "attn/file_io.h"
 #include "attn/tokens.h"
 #include "commands/flags.h"
@@ -98,6 +99,23 @@ int draw_stack(const HeatmapCommandRequest& req, BinaryArray a, const std::strin
   o.batch.reset();  // chosen above
   o.head.reset();
   return draw(req, d, o, console);
+}
+
+// The title of a run's figure whose inputs all came from flags (--x, --q,
+// --k, ...), which name no document: its files, such as "Q q.npy, K k.npy,
+// V v.npy". Empty when there is a document or an example to name instead.
+std::string flag_inputs_title(const RunRequest& req) {
+  if (!req.input.empty() || !req.example.empty()) return "";
+  const MatrixFiles& m = req.matrices;
+  std::string title;
+  for (const auto& [role, path] :
+       {std::pair{"X", &m.x}, {"Y", &m.y}, {"Q", &m.q}, {"K", &m.k}, {"V", &m.v}}) {
+    if (path->empty()) continue;
+    // A file name is bytes, not always UTF-8 text.
+    title +=
+        (title.empty() ? "" : ", ") + std::string(role) + " " + sanitize_utf8(display_name(*path));
+  }
+  return title;
 }
 
 }  // namespace
@@ -238,7 +256,11 @@ RenderedHeatmap render_run_heatmap(const RunRequest& req, const Problem& p, cons
       (h.path == req.input || same_file(req.input, h.path))) {
     throw_usage("--heatmap " + h.path + ": refusing to overwrite the input file " + req.input);
   }
-  const HeatmapData d = heatmap_from_result(p, r, h.stage);
+  HeatmapData d = heatmap_from_result(p, r, h.stage);
+  if (p.title.empty()) {
+    const std::string title = flag_inputs_title(req);
+    if (!title.empty()) d.title = title;
+  }
   if (!h.path.empty()) {
     out.file = render_heatmap_file(d, h.options, figure_kind(h.path));
     out.warning = missing_glyph_warning(d, h.options);
