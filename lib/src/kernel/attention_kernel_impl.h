@@ -292,7 +292,6 @@ class Block {
         i0_(i0),
         rows_(std::min(cap, t.len_q - i0)),
         ldo_(pk.dvp),
-        mult_(static_cast<T>(mult)),
         fill_(static_cast<T>(rules.mask_fill)),
         alibi_(alibi) {
     const int64_t d = t.d;
@@ -302,9 +301,8 @@ class Block {
     std::fill(sc.q.begin() + rows_ * d, sc.q.end(), T(0));
     // The score multiplier goes into the packed queries, (q·m)·k instead of
     // (q·k)·m: one multiply per query element instead of one per score.
-    if (mult_ != T(1)) {
-      for (int64_t i = 0; i < rows_ * d; ++i) sc.q[static_cast<size_t>(i)] *= mult_;
-      mult_ = T(1);
+    if (const T m = static_cast<T>(mult); m != T(1)) {
+      for (int64_t i = 0; i < rows_ * d; ++i) sc.q[static_cast<size_t>(i)] *= m;
     }
     sc.s.resize(static_cast<size_t>(pad * kBlockK<T>));
     sc.o.assign(static_cast<size_t>(pad * pk.dvp), T(0));
@@ -353,8 +351,8 @@ class Block {
     // then costs about a group's height more keys per row, not its own.
     const bool ranged = limits && rules_.dropout == 0;
     const int64_t ld = kBlockK<T>;
-    // Without rules that change scores after the product (masks, biases,
-    // ALiBi, a soft cap) and in a tile of whole panels (no padding keys),
+    // Where the rules change no score after the product (no mask, bias,
+    // ALiBi or soft cap) and in a tile of whole panels (no padding keys),
     // a row's maximum over the tile is the largest of the score tiles'
     // accumulators. They keep it by lane on their way out of the
     // registers, and the row needs no pass of its own for it. The same
@@ -362,8 +360,7 @@ class Block {
     // 4 (n = 8192, f32, one thread, rdtsc around each phase) the rows'
     // softmax took 13% less time and the score tiles 0.4% more: 1.2% of
     // the kernel's time.
-    const bool tile_maxima =
-        kTileMaxima && !t_.masks && !alibi_ && rules_.softcap == 0 && mult_ == T(1);
+    const bool tile_maxima = kTileMaxima && scores_as_computed();
     if (tile_maxima) sc_.mx.resize(static_cast<size_t>(round_up(rows_, kRowPad) * kW<T>));
     for (int64_t jb = begin; jb < end; jb += kBlockK<T>) {
       const int64_t nk = std::min(kBlockK<T>, end - jb);
@@ -492,15 +489,17 @@ class Block {
     }
   }
 
-  // The score rules of docs/spec.md on one row of a tile: scale (and
-  // temperature), bias, then masked cells set to mask_fill. Columns past
-  // nk are tile padding and never part of the softmax.
+  // Whether rules_row leaves every score of a tile as the product made it
+  // (the scale and temperature are in the packed queries): no soft cap,
+  // bias, ALiBi or mask. Keep it in step with rules_row.
+  bool scores_as_computed() const { return rules_.softcap == 0 && !t_.masks && !alibi_; }
+
+  // The score rules of docs/spec.md on one row of a tile, after the scale
+  // and temperature the packed queries carry: soft cap, bias, ALiBi, then
+  // masked cells set to mask_fill. Columns past nk are tile padding and
+  // never part of the softmax.
   void rules_row(T* s, int64_t i, int64_t jb, int64_t nk, T* scores_out, uint8_t* masked_out) {
     const int64_t npad = round_up(nk, kW<T>);
-    if (mult_ != T(1)) {
-      const Vec<T> m = splat(mult_);
-      for (int64_t j = 0; j < npad; j += kW<T>) store(s + j, load(s + j) * m);
-    }
     if (rules_.softcap > 0) {
       const T cap = static_cast<T>(rules_.softcap), two_inv = T(2) / cap;
       int64_t j = 0;
@@ -760,7 +759,7 @@ class Block {
   const ScoreRules& rules_;
   Scratch<T>& sc_;
   int64_t i0_, rows_, ldo_;
-  T mult_, fill_;
+  T fill_;
   const T* alibi_;
   int64_t tiles_ = 0;   // key tiles of a row
   bool finite_ = true;  // every output row written so far is finite
