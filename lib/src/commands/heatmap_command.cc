@@ -106,10 +106,8 @@ int draw_stack(const HeatmapCommandRequest& req, BinaryArray a, const std::strin
 // V v.npy". Empty when there is a document or an example to name instead.
 std::string flag_inputs_title(const RunRequest& req) {
   if (!req.input.empty() || !req.example.empty()) return "";
-  const MatrixFiles& m = req.matrices;
   std::string title;
-  for (const auto& [role, path] :
-       {std::pair{"X", &m.x}, {"Y", &m.y}, {"Q", &m.q}, {"K", &m.k}, {"V", &m.v}}) {
+  for (const auto& [role, path] : req.matrices.sequences()) {
     if (path->empty()) continue;
     // A file name is bytes, not always UTF-8 text.
     title +=

@@ -4,9 +4,11 @@
 // command-line front end only fills a RunRequest and provides a Console.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "attn/file_io.h"
@@ -34,6 +36,12 @@ class Console {
 // CSV or NumPy format; "" when not given.
 struct MatrixFiles {
   std::string x, y, q, k, v, mask, bias, key_padding_mask;
+
+  // The sequences' files by role, X, Y, Q, K, V in that order ("" where
+  // not given).
+  std::array<std::pair<const char*, const std::string*>, 5> sequences() const {
+    return {{{"X", &x}, {"Y", &y}, {"Q", &q}, {"K", &k}, {"V", &v}}};
+  }
 };
 
 // --checkpoint DIR|FILE --layer N [--arch NAME]: the params and settings of

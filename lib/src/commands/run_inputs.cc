@@ -1,6 +1,7 @@
 // Gathering the input document of `attn run`: the file, stdin or a
 // built-in example, then the matrix files, lists and settings given as
 // flags, which replace the document's.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -82,8 +83,8 @@ InputDocument load_document(const RunRequest& req) {
     return read_document(ex->text(), "example " + ex->name);
   }
   if (req.input.empty()) {
-    const MatrixFiles& m = req.matrices;
-    if (m.x.empty() && m.y.empty() && m.q.empty() && m.k.empty() && m.v.empty()) {
+    const auto files = req.matrices.sequences();
+    if (std::all_of(files.begin(), files.end(), [](const auto& f) { return f.second->empty(); })) {
       // Nothing to compute is a mistake in the command line, not in data.
       throw_usage(
           "no input; usage: attn run FILE... | --example NAME | --x FILE [--y FILE] | "
