@@ -149,6 +149,28 @@ TEST(Simd, ExpNearTheSmallestNormal) {
   }
 }
 
+// Where y = x·log2(e) crosses from one table entry or power of 2 to the
+// next: the AVX-512 kernels round y to sixteenths in float and eighths in
+// double (Exp2Table in simd.h), the others to whole numbers, so x around
+// every y = m/32 for m from -64·32 to 0, a few numbers either side.
+template <class T>
+std::vector<T> exp_seams() {
+  std::vector<T> x;
+  for (int m = -64 * 32; m <= 0; ++m) {
+    T v = static_cast<T>(m / 32.0 / std::log2(std::exp(1.0)));
+    for (int k = 0; k < 6; ++k) v = std::nextafter(v, T(-1));
+    for (int k = 0; k < 12 && v <= 0; ++k, v = std::nextafter(v, T(1))) x.push_back(v);
+  }
+  return x;
+}
+
+TEST(Simd, ExpAtTheSeamsOfItsReduction) {
+  for (Isa isa : runnable()) {
+    expect_exp_within_bounds<float>(isa, exp_seams<float>());
+    expect_exp_within_bounds<double>(isa, exp_seams<double>());
+  }
+}
+
 TEST(Simd, ExpEdges) {
   for (Isa isa : runnable()) {
     EXPECT_EQ(vexp<double>(isa, {-INFINITY, -800.0, -1e300, -0.0, 0.0}),
