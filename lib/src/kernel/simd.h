@@ -265,16 +265,21 @@ struct ExpParts {
   Vec<T> r, p1, scale;
 };
 
-// The log of the smallest normal number, where exp_parts clamps.
+// The log of the smallest normal number, where exp_parts clamps, its
+// exponent, below which the softmax's exponentials are 0, and log2(e).
 template <class T>
 struct ExpLimits;
 template <>
 struct ExpLimits<float> {
   static constexpr float kLogMin = -87.33654f;  // log(FLT_MIN)
+  static constexpr float kMinExponent = -126;
+  static constexpr float kLog2e = 1.44269504088896341f;
 };
 template <>
 struct ExpLimits<double> {
   static constexpr double kLogMin = -708.3964185322641;  // log(DBL_MIN)
+  static constexpr double kMinExponent = -1022;
+  static constexpr double kLog2e = 1.4426950408889634;
 };
 
 // Steps over N vectors in lockstep: each step of a function is done for
@@ -399,33 +404,29 @@ inline Vec<double> scaled_unless_below(Vec<double> p, Vec<double> n, Vec<double>
 // AVX2, a table of 2^(j/8) picked by a permute, with a polynomial two
 // instructions shorter, measured 1% slower in f32: the permute and the
 // integer steps that build 2^n there take the same ports.)
-// 2^r on |r| <= 1/2 = 1 + r·(ln2 + r·Q(r)), Q(r) = ln2²·q(r·ln2) with the
-// q of exp_parts: the same fit, scaled (scripts/fit_exp2.py prints these).
+// 2^r on |r| <= 1/2 = 1 + r·q(r) with q(r) = ln2 + r·Q(r), Q(r) =
+// ln2²·q'(r·ln2) and q' the q of exp_parts: the same fit, scaled
+// (scripts/fit_exp2.py prints Q and ln2). kQ is q from its highest
+// coefficient down, ln2 last.
 template <class T>
 struct Exp2Poly;
 template <>
 struct Exp2Poly<float> {
-  static constexpr int kTerms = 5;
+  static constexpr int kTerms = 6;
   static constexpr float kQ[kTerms] = {0.0001544571714475751f, 0.0013382263714447618f,
-                                       0.009618101641535759f, 0.05550379678606987f,
-                                       0.24022650718688965f};
-  static constexpr float kLn2 = 0.6931471824645996f;
-  static constexpr float kLog2e = 1.44269504088896341f;
+                                       0.009618101641535759f,  0.05550379678606987f,
+                                       0.24022650718688965f,   0.6931471824645996f};
   static constexpr float kMagic = 0x1.8p23f + 127;  // see exp_parts
-  static constexpr float kMinExponent = -126;
 };
 template <>
 struct Exp2Poly<double> {
-  static constexpr int kTerms = 10;
-  static constexpr double kQ[kTerms] = {4.454275733148866e-10,  7.0713011514345125e-09,
-                                        1.0178066505977071e-07, 1.3215450204669348e-06,
-                                        1.5252733821825886e-05, 0.00015403530426708997,
-                                        0.001333355814642278,   0.009618129107617853,
-                                        0.05550410866482159,    0.24022650695910075};
-  static constexpr double kLn2 = 0.6931471805599453;
-  static constexpr double kLog2e = 1.4426950408889634;
+  static constexpr int kTerms = 11;
+  static constexpr double kQ[kTerms] = {
+      4.454275733148866e-10,  7.0713011514345125e-09, 1.0178066505977071e-07,
+      1.3215450204669348e-06, 1.5252733821825886e-05, 0.00015403530426708997,
+      0.001333355814642278,   0.009618129107617853,   0.05550410866482159,
+      0.24022650695910075,    0.6931471805599453};
   static constexpr double kMagic = 0x1.8p52 + 1023;
-  static constexpr double kMinExponent = -1022;
 };
 
 #if defined(ATTN_SIMD_AVX512)
@@ -497,14 +498,22 @@ inline Vec<double> table_entry(Vec<double> table, Vec<double> shifted) {
   return _mm512_permutexvar_pd(_mm512_castpd_si512(shifted), table);
 }
 
+template <class T>
+using SoftmaxExp2 = Exp2Table<T>;
+#else
+template <class T>
+using SoftmaxExp2 = Exp2Poly<T>;
+#endif
+
 template <class T, int N>
 inline void vexp_softmax_n(Vec<T> (&x)[N]) {
-  using P = Exp2Table<T>;
+  using P = SoftmaxExp2<T>;
+  using L = ExpLimits<T>;
   const Vec<T> magic = splat(P::kMagic);
-  Vec<T> table;
-  std::memcpy(&table, P::kT, sizeof table);
   Vec<T> y[N], shifted[N], t[N], r[N], q[N];
-  ATTN_EACH y[i] = x[i] * splat(Exp2Poly<T>::kLog2e);
+  ATTN_EACH y[i] = x[i] * splat(L::kLog2e);
+  // t: y rounded to a whole n (n + bias in the low bits, as in exp_parts)
+  // or, with the table, to n + j/2^b (j in the low bits).
   ATTN_EACH shifted[i] = y[i] + magic;
   ATTN_EACH t[i] = shifted[i] - magic;
   ATTN_EACH r[i] = y[i] - t[i];
@@ -512,33 +521,21 @@ inline void vexp_softmax_n(Vec<T> (&x)[N]) {
   _Pragma("GCC unroll 16") for (int k = 2; k < P::kTerms; ++k) {
     ATTN_EACH q[i] = fma(q[i], r[i], splat(P::kQ[k]));
   }
-  ATTN_EACH {
-    const Vec<T> tj = table_entry(table, shifted[i]);
-    q[i] = fma(tj * r[i], q[i], tj);
-  }
-  ATTN_EACH x[i] = scaled_unless_below(q[i], t[i], y[i], Exp2Poly<T>::kMinExponent);
-}
-#else
-template <class T, int N>
-inline void vexp_softmax_n(Vec<T> (&x)[N]) {
-  using P = Exp2Poly<T>;
-  const Vec<T> magic = splat(P::kMagic);
-  Vec<T> y[N], shifted[N], n[N], r[N], q[N];
-  ATTN_EACH y[i] = x[i] * splat(P::kLog2e);
-  ATTN_EACH shifted[i] = y[i] + magic;  // n + bias in the low bits, as in exp_parts
-  ATTN_EACH n[i] = shifted[i] - magic;
-  ATTN_EACH r[i] = y[i] - n[i];
-  ATTN_EACH q[i] = fma(r[i], splat(P::kQ[0]), splat(P::kQ[1]));
-  _Pragma("GCC unroll 16") for (int k = 2; k < P::kTerms; ++k) {
-    ATTN_EACH q[i] = fma(q[i], r[i], splat(P::kQ[k]));
-  }
-  ATTN_EACH q[i] = fma(q[i], r[i], splat(P::kLn2));
-  ATTN_EACH q[i] = fma(q[i], r[i], splat(T(1)));
   // From y = -126 (-1022 in double) up, n >= -126 with r >= 0 where n is
-  // -126: a normal result. Below, and for y = -inf, 0.
-  ATTN_EACH x[i] = y[i] < splat(P::kMinExponent) ? splat(T(0)) : q[i] * pow2_of<T>(shifted[i]);
-}
+  // -126 (and j is 0): a normal result. Below, and for y = -inf, 0.
+#if defined(ATTN_SIMD_AVX512)
+  Vec<T> table;
+  std::memcpy(&table, P::kT, sizeof table);
+  ATTN_EACH {
+    const Vec<T> tj = table_entry(table, shifted[i]);  // T_j·2^r = T_j + (T_j·r)·q(r)
+    x[i] = scaled_unless_below(fma(tj * r[i], q[i], tj), t[i], y[i], L::kMinExponent);
+  }
+#else
+  ATTN_EACH x[i] = y[i] < splat(L::kMinExponent)
+                       ? splat(T(0))
+                       : fma(q[i], r[i], splat(T(1))) * pow2_of<T>(shifted[i]);
 #endif
+}
 
 // tanh(u) = u·(1 + z·P(z)), z = u², for |u| < 0.625 (z < 0.390625): P
 // fitted to (tanh(u) - u) / u³ on that range (scripts/fit_small_tanh.py), of
