@@ -9,12 +9,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "attn/csv.h"
 #include "attn/error.h"
+#include "base/unicode_printable.inc"
 #include "test_util.h"
 
 namespace attn {
@@ -71,6 +76,65 @@ TEST(Escape, PythonStringLiteral) {
   EXPECT_EQ(python_string_literal("caf\xC3\xA9"), "'caf\xC3\xA9'");
   EXPECT_EQ(python_string_literal("\xFF"), "'" + kFffd + "'");
   EXPECT_EQ(python_string_literal("t\"\"\"\nx"), "'t\"\"\"\\nx'");
+}
+
+// The escapes Python 3's repr() writes: each code point for which
+// str.isprintable() is False, as \xNN, \uNNNN or \UNNNNNNNN (lower case).
+TEST(Escape, PythonStringLiteralEscapesWhatReprEscapes) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"\xC2\xA0", "\\xa0"},                // U+00A0 no-break space (Zs)
+      {"\xC2\xAD", "\\xad"},                // U+00AD soft hyphen (Cf)
+      {"\xE3\x80\x80", "\\u3000"},          // U+3000 ideographic space (Zs)
+      {"\xE1\x9A\x80", "\\u1680"},          // U+1680 Ogham space mark (Zs)
+      {"\xD8\x80", "\\u0600"},              // U+0600 Arabic number sign (Cf)
+      {"\xEF\xBF\xBE", "\\ufffe"},          // U+FFFE noncharacter (Cn)
+      {"\xEF\xBF\xBF", "\\uffff"},          // U+FFFF noncharacter (Cn)
+      {"\xEE\x80\x80", "\\ue000"},          // U+E000 private use (Co)
+      {"\xCD\xB8", "\\u0378"},              // U+0378 unassigned (Cn)
+      {"\xE2\x80\xA9", "\\u2029"},          // U+2029 paragraph separator (Zp)
+      {"\xEF\xBB\xBF", "\\ufeff"},          // U+FEFF byte order mark (Cf)
+      {"\xF3\xA0\x80\x81", "\\U000e0001"},  // U+E0001 language tag (Cf)
+      {"\xF3\xA0\x81\x81", "\\U000e0041"},  // U+E0041 tag latin capital A (Cf)
+      {"\xF3\xA0\x81\xBF", "\\U000e007f"},  // U+E007F cancel tag (Cf)
+      {"\xF3\xB0\x80\x80", "\\U000f0000"},  // U+F0000 supplementary private use (Co)
+      {"\xF4\x8F\xBF\xBF", "\\U0010ffff"},  // U+10FFFF, the last code point (Cn)
+  };
+  for (const auto& [in, escape] : cases) {
+    EXPECT_EQ(python_string_literal(in), "'" + escape + "'") << escape;
+    EXPECT_EQ(python_string_literal("a" + in + "b"), "'a" + escape + "b'") << escape;
+  }
+  // A flag made of tag characters, as repr() writes it.
+  EXPECT_EQ(
+      python_string_literal("\xF0\x9F\x8F\xB4\xF3\xA0\x81\xA7\xF3\xA0\x81\xA2\xF3\xA0\x81\xBF"),
+      "'\xF0\x9F\x8F\xB4\\U000e0067\\U000e0062\\U000e007f'");
+}
+
+TEST(Escape, PythonStringLiteralLeavesPrintableCharactersAsTheyAre) {
+  for (const std::string& s :
+       {"caf\xC3\xA9"s, "\xE4\xB8\xAD"s, "\xF0\x9F\x98\x80"s, "a b"s, " "s, "~"s,
+        "\xC2\xA1"s /* U+00A1 */, "\xEF\xBF\xBD"s /* U+FFFD */, "\xF0\x9D\x84\x9E"s}) {
+    EXPECT_EQ(python_string_literal(s), "'" + s + "'") << s;
+  }
+  // Invalid UTF-8 still becomes U+FFFD, which is printable.
+  EXPECT_EQ(python_string_literal("a\xF4\x90\x80\x80"), "'a" + kFffd + kFffd + kFffd + kFffd + "'");
+}
+
+// The generated table is sorted, disjoint and non-adjacent, within the
+// code space, and holds the space's neighbours but not the space.
+TEST(Escape, NonPrintableTableIsWellFormed) {
+  using unicode_printable::kNonPrintable;
+  char32_t previous_last = 0;
+  bool first = true;
+  for (const auto& r : kNonPrintable) {
+    EXPECT_LE(r.first, r.last);
+    EXPECT_LE(r.last, 0x10FFFFu);
+    if (!first) {
+      EXPECT_GT(r.first, previous_last + 1) << std::hex << static_cast<uint32_t>(r.first);
+    }
+    previous_last = r.last;
+    first = false;
+  }
+  EXPECT_EQ(python_string_literal(" \x1f"), "' \\x1f'");
 }
 
 TEST(Escape, LatexText) {
@@ -197,6 +261,94 @@ test::Run python(const std::string& script, const std::vector<std::string>& args
   std::string cmd = "/usr/bin/python3 " + test::quote(file);
   for (const std::string& a : args) cmd += " " + test::quote(a);
   return test::run_redirected(cmd, base + ".out", base + ".err");
+}
+
+std::string utf8(char32_t c) {
+  std::string out;
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xE0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+  return out;
+}
+
+// python_string_literal against Python's own repr(), code point by code
+// point: every 97th code point of the whole range and both sides of each
+// edge of the non-printable table (surrogates left out: UTF-8 cannot hold
+// them). Each literal must evaluate to the code point, be repr()'s literal
+// (up to the quote repr() picks for "'"), and hold no raw non-printable
+// character.
+TEST(Escape, PythonStringLiteralMatchesPythonRepr) {
+  if (!python_available()) GTEST_SKIP() << "/usr/bin/python3 is not installed";
+  std::vector<char32_t> sample;
+  for (char32_t c = 0; c <= 0x10FFFF; c += 97) sample.push_back(c);
+  for (const auto& r : unicode_printable::kNonPrintable) {
+    for (char32_t c :
+         {static_cast<char32_t>(r.first - 1), r.first, r.last, static_cast<char32_t>(r.last + 1)}) {
+      if (c <= 0x10FFFF) sample.push_back(c);
+    }
+  }
+  std::sort(sample.begin(), sample.end());
+  sample.erase(std::unique(sample.begin(), sample.end()), sample.end());
+  sample.erase(std::remove_if(sample.begin(), sample.end(),
+                              [](char32_t c) { return c >= 0xD800 && c <= 0xDFFF; }),
+               sample.end());
+  // One line per code point: its number in hex, a tab, the literal.
+  std::string lines;
+  for (char32_t c : sample) {
+    std::ostringstream hex;
+    hex << std::hex << static_cast<uint32_t>(c);
+    lines += hex.str() + "\t" + python_string_literal(utf8(c)) + "\n";
+  }
+  const std::string file = write_temp("repr_sample.txt", lines);
+  auto p = python(
+      "import ast, sys, unicodedata\n"
+      "if unicodedata.unidata_version != sys.argv[2]:\n"
+      "    print('SKIP python3 has Unicode', unicodedata.unidata_version)\n"
+      "    sys.exit(0)\n"
+      "checked = escaped = 0\n"
+      "for line in open(sys.argv[1], encoding='utf-8', newline='').read().split('\\n')[:-1]:\n"
+      "    number, literal = line.split('\\t', 1)\n"
+      "    s = chr(int(number, 16))\n"
+      "    checked += 1\n"
+      "    if not s.isprintable():\n"
+      "        escaped += 1\n"
+      "    want = repr(s)\n"
+      "    if ast.literal_eval(literal) != ast.literal_eval(want):\n"
+      "        print('WRONG', number, ascii(literal), ascii(want))\n"
+      "    elif not literal.isprintable():\n"
+      "        print('RAW', number, ascii(literal))\n"
+      "    elif literal != want and s != \"'\":\n"
+      "        print('DIFFERENT', number, ascii(literal), ascii(want))\n"
+      "print('checked', checked, 'escaped', escaped)\n",
+      {file, unicode_printable::kUnicodeVersion});
+  ASSERT_EQ(p.code, 0) << p.err;
+  if (p.out.rfind("SKIP ", 0) == 0) {
+    GTEST_SKIP() << p.out << "but the table (lib/src/base/unicode_printable.inc) has Unicode "
+                 << unicode_printable::kUnicodeVersion
+                 << ": run scripts/gen_unicode_printable.py with that python3";
+  }
+  // Escaped here: all but the backslash and the quote, which are printable.
+  size_t escaped = 0;
+  for (char32_t c : sample) {
+    escaped +=
+        c != '\\' && c != '\'' && python_string_literal(utf8(c)).find('\\') != std::string::npos;
+  }
+  EXPECT_EQ(p.out, "checked " + std::to_string(sample.size()) + " escaped " +
+                       std::to_string(escaped) + "\n");
+  EXPECT_GT(sample.size(), 12000u);
+  EXPECT_GT(escaped, 9000u);
 }
 
 // A self-attention document with the given title (also in its description

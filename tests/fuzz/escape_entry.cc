@@ -22,6 +22,9 @@
 #include "attn/problem.h"
 #include "attn/trace.h"
 #include "fuzz_entry.h"
+// The table python_string_literal escapes by (the fuzz targets do not have
+// lib/src on their include path), checked against Python by escape_test.
+#include "../../lib/src/base/unicode_printable.inc"
 
 namespace attn::fuzz {
 
@@ -65,6 +68,15 @@ void append_utf8(std::string& out, char32_t c) {
 
 bool is_control(char32_t c) { return c < 0x20 || (c >= 0x7F && c <= 0x9F); }
 
+// Python 3's str.isprintable() for one code point.
+bool is_printable(char32_t c) {
+  for (const auto& r : unicode_printable::kNonPrintable) {
+    if (c < r.first) return true;
+    if (c <= r.last) return false;
+  }
+  return true;
+}
+
 // The sanitized text with each code point passed through f (which
 // appends what the escaper's readers should get back).
 template <class F>
@@ -82,15 +94,18 @@ int hex_value(char c) {
 }
 
 // Reads a Python literal as Python would, for the escapes python_string_literal
-// writes; anything else (a raw quote, backslash or line break) is an error.
+// writes; anything else (a raw quote, backslash or line break) is an error,
+// and so is what repr() would not write: a raw non-printable code point, an
+// escaped printable one, an escape longer than it needs or upper-case hex.
 std::string decode_python(const std::string& lit) {
   require(lit.size() >= 2 && lit.front() == '\'' && lit.back() == '\'', "python: not quoted");
-  std::string out;
+  std::string out, raw;
   for (size_t i = 1; i + 1 < lit.size(); ++i) {
     const char c = lit[i];
     require(c != '\n' && c != '\r' && c != '\'', "python: raw line break or quote");
     if (c != '\\') {
       out += c;
+      raw += c;
       continue;
     }
     require(i + 2 < lit.size(), "python: backslash escapes the closing quote");
@@ -103,20 +118,29 @@ std::string decode_python(const std::string& lit) {
       out += '\r';
     } else if (e == 't') {
       out += '\t';
-    } else if (e == 'x' || e == 'u') {
-      const size_t digits = e == 'x' ? 2 : 4;
+    } else if (e == 'x' || e == 'u' || e == 'U') {
+      const size_t digits = e == 'x' ? 2 : e == 'u' ? 4 : 8;
       require(i + digits + 1 < lit.size(), "python: short escape");
       char32_t cp = 0;
       for (size_t k = 1; k <= digits; ++k) {
         const int h = hex_value(lit[i + k]);
-        require(h >= 0, "python: bad hex digit");
+        require(h >= 0 && !(lit[i + k] >= 'A' && lit[i + k] <= 'F'),
+                "python: bad or upper-case hex digit");
         cp = cp * 16 + static_cast<char32_t>(h);
       }
       i += digits;
+      require(cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF), "python: escape out of range");
+      require(!is_printable(cp) && cp != '\n' && cp != '\r' && cp != '\t',
+              "python: escaped a code point repr() writes as it is");
+      const size_t width = cp < 0x100 ? 2 : cp < 0x10000 ? 4 : 8;
+      require(digits == width, "python: escape not of repr()'s width");
       append_utf8(out, cp);
     } else {
       require(false, std::string("python: unknown escape \\") + e);
     }
+  }
+  for (char32_t cp : code_points(raw)) {
+    require(is_printable(cp), "python: raw non-printable code point");
   }
   return out;
 }

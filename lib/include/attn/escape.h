@@ -27,10 +27,11 @@ bool is_valid_utf8(std::string_view s);
 
 // A Python 3 string literal that evaluates to s: single-quoted, on one
 // line, like repr(). Backslash and quote are escaped; \n, \r, \t stay
-// readable; every other control character (C0, DEL, C1) and the invisible
-// characters that can make source read differently from what it does
-// (line/paragraph separators, bidirectional controls, zero-width
-// characters, BOM) are written as \xNN or \uNNNN.
+// readable; every other code point for which Python's str.isprintable() is
+// False (controls, format and invisible characters such as bidirectional
+// controls and tag characters, spaces other than U+0020, separators,
+// private-use and unassigned code points) is written as \xNN, \uNNNN or
+// \UNNNNNNNN, as repr() writes it, so the source reads as what it does.
 std::string python_string_literal(std::string_view s);
 
 // Text for LaTeX, in running text or inside \text{...}: the ten special

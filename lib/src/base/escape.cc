@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "attn/number_text.h"
+#include "unicode_printable.inc"
 
 namespace attn {
 
@@ -68,12 +70,19 @@ void for_each_code_point(std::string_view s, F&& f) {
 
 bool is_c0_or_c1(char32_t c) { return c < 0x20 || (c >= 0x7F && c <= 0x9F); }
 
-// Characters that do not show but change how source reads: a reader of
-// the emitted program sees them neither in an editor nor in a review.
-bool is_invisible(char32_t c) {
-  return c == 0xAD || c == 0x61C || c == 0x180E || (c >= 0x200B && c <= 0x200F) ||
-         (c >= 0x2028 && c <= 0x202E) || (c >= 0x2060 && c <= 0x2064) ||
-         (c >= 0x2066 && c <= 0x206F) || c == 0xFEFF || (c >= 0xFFF9 && c <= 0xFFFB);
+// Whether Python 3's str.isprintable() is True for c, so that repr() writes
+// c as it is: the table lists the code points it is False for (general
+// categories Cc, Cf, Cs, Co, Cn, Zl, Zp, and Zs but the space), which
+// include the controls and the invisible characters that make source read
+// differently from what it does (bidirectional controls, zero-width
+// characters, line separators, tag characters, odd spaces).
+bool is_printable(char32_t c) {
+  using unicode_printable::kNonPrintable;
+  using unicode_printable::Range;
+  // The first range that starts after c: c is in the one before, if any.
+  const Range* after = std::upper_bound(std::begin(kNonPrintable), std::end(kNonPrintable), c,
+                                        [](char32_t v, const Range& r) { return v < r.first; });
+  return after == std::begin(kNonPrintable) || c > (after - 1)->last;
 }
 
 void append_hex(std::string& out, uint32_t v, int digits) {
@@ -138,14 +147,19 @@ std::string python_string_literal(std::string_view s) {
       default:
         break;
     }
-    if (is_c0_or_c1(c)) {
+    // As repr() writes what str.isprintable() refuses. U+FFFD, which stands
+    // for invalid bytes, is printable and stays as it is.
+    if (is_printable(c)) {
+      out += bytes;
+    } else if (c < 0x100) {
       out += "\\x";
       append_hex(out, c, 2);
-    } else if (is_invisible(c)) {
+    } else if (c < 0x10000) {
       out += "\\u";
       append_hex(out, c, 4);
     } else {
-      out += bytes;
+      out += "\\U";
+      append_hex(out, c, 8);
     }
   });
   out += '\'';
