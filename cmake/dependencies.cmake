@@ -23,6 +23,13 @@ if(NOT nlohmann_json_FOUND)
   attn_missing("nlohmann_json" "nlohmann-json3-dev")
 endif()
 
+# FreeType reads --font files: unlike stb_truetype it is hardened against
+# hostile fonts (fuzzed upstream); stb_truetype draws only the embedded faces.
+find_package(Freetype QUIET)
+if(NOT FREETYPE_FOUND)
+  attn_missing("FreeType" "libfreetype-dev")
+endif()
+
 find_path(STB_INCLUDE_DIR stb/stb_image_write.h)
 if(NOT STB_INCLUDE_DIR)
   attn_missing("stb (stb_image_write.h)" "libstb-dev")

@@ -4,11 +4,12 @@
 #   tests/fuzz/run.sh fuzz  TARGET SECONDS [libFuzzer flags...]
 #   tests/fuzz/run.sh merge TARGET
 #
-# TARGET is json, csv, npy, escape, flags or binary; the fuzzers must be built in build-fuzz (see
-# README.md). `fuzz` runs under nice -n 19, growing build-fuzz/work/TARGET
-# from the committed corpus and fresh seeds (make_seeds.py); reproducers land
-# in build-fuzz/artifacts/TARGET/ and the log in build-fuzz/logs/. `merge`
-# minimizes everything into a fresh tests/fuzz/TARGET/corpus.
+# TARGET is json, csv, npy, escape, flags, binary or font;
+# the fuzzers must be built in build-fuzz (see README.md). `fuzz` runs under
+# nice -n 19, growing build-fuzz/work/TARGET from the committed corpus and
+# fresh seeds (make_seeds.py); reproducers land in build-fuzz/artifacts/TARGET/
+# and the log in build-fuzz/logs/. `merge` minimizes everything into a fresh
+# tests/fuzz/TARGET/corpus.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,7 +32,9 @@ case $target in
   # -close_fd_mask libFuzzer keeps a descriptor of its own for its reports.
   flags) max_len=1024 timeout=60 extra=-close_fd_mask=3 ;;
   binary) max_len=4096 ;;
-  *) echo "run.sh: unknown target '$target' (json, csv, npy, escape, flags, binary)" >&2; exit 2 ;;
+  # The seed fonts (make_font_seeds.py) are about 600 bytes.
+  font) max_len=4096 ;;
+  *) echo "run.sh: unknown target '$target' (json, csv, npy, escape, flags, binary, font)" >&2; exit 2 ;;
 esac
 fuzzer=$build/fuzz_$target
 corpus=$here/$target/corpus
@@ -40,6 +43,7 @@ seeds=$build/seeds/$target
 mkdir -p "$corpus" "$work" "$build/artifacts/$target" "$build/logs"
 rm -rf "$build/seeds"
 python3 "$here/make_seeds.py" "$build/seeds"
+python3 "$here/make_font_seeds.py" "$build/seeds/font"
 
 common="-dict=$here/$target.dict -max_len=$max_len -rss_limit_mb=2048 -timeout=$timeout $extra"
 case $mode in

@@ -44,13 +44,13 @@ const std::vector<std::string>& heatmap_stage_names();
 // colorbar of a single panel.
 constexpr int kMinMaxSize = 256, kLargestMaxSize = 16384;
 
-// A font for the figures' text: a TrueType or OpenType face read with
-// stb_truetype. The built-in one is DejaVu Sans (regular and bold),
-// embedded in the binary; load_font reads a .ttf, .otf or the first face
-// of a .ttc (at most 64 MB) for scripts DejaVu lacks, such as Chinese
-// (Noto Sans CJK). stb_truetype trusts the tables it reads, so a font file
-// is checked only as far as its table directory: point --font at fonts
-// you installed, not at files from strangers.
+// A font for the figures' text: a TrueType or OpenType face. The built-in
+// one is DejaVu Sans (regular and bold), embedded in the binary and drawn
+// with stb_truetype; load_font reads a .ttf, .otf or the first face of a
+// .ttc (a regular file of at most 64 MB) for scripts DejaVu lacks, such as
+// Chinese (Noto Sans CJK), with FreeType, which is made (and fuzzed
+// upstream) for fonts from anywhere: a damaged or hostile font file is
+// refused or its broken glyphs drawn as boxes, never trusted.
 struct Font;
 std::shared_ptr<const Font> builtin_font();
 std::shared_ptr<const Font> load_font(const std::string& path);  // input error if not a font

@@ -1,9 +1,10 @@
-// The figure's text: a TrueType/OpenType font read with stb_truetype,
-// measured and drawn antialiased. The default is DejaVu Sans (regular and
-// bold), embedded in the binary at build time, so no font file is read at
-// run time; --font FILE gives another (one face, drawn bold by double
-// striking). The SVG writer names the same family with the same sizes, so
-// both files lay out alike.
+// The figure's text: a TrueType/OpenType font, measured and drawn
+// antialiased. The default is DejaVu Sans (regular and bold), embedded in
+// the binary at build time and drawn with stb_truetype, so no font file is
+// read at run time; --font FILE gives another (one face, drawn bold by
+// double striking), read with FreeType, which unlike stb_truetype is made
+// to withstand hostile files. The SVG writer names the same family with
+// the same sizes, so both files lay out alike.
 //
 // Text sizes are given as a scale: capitals are kCapHeight × scale pixels
 // tall whatever the font, so layout can reason in whole pixels.
@@ -16,6 +17,14 @@
 #include <vector>
 
 #include "attn/heatmap.h"
+
+namespace attn {
+
+// load_font() of bytes already read; name stands for the file in messages.
+// The fuzzer and the tests give fonts this way.
+std::shared_ptr<const Font> load_font_bytes(std::string bytes, const std::string& name);
+
+}  // namespace attn
 
 namespace attn::heatmap {
 

@@ -126,7 +126,10 @@ StepWords input(const TraceStep& s, int) {
 // "Q = K = V = X": what the unprojected matrices are, one group per source.
 StepWords sources(const TraceStep& s, int) {
   std::vector<std::pair<std::string, std::string>> groups;  // source, "Q = K = V"
-  for (const auto& [name, src] : s.facts.aliases) {
+  for (const auto& alias : s.facts.aliases) {
+    // Named, not a structured binding: a lambda may not capture one before C++20 (clang).
+    const std::string& name = alias.first;
+    const std::string& src = alias.second;
     auto g =
         std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == src; });
     if (g == groups.end()) {
