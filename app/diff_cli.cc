@@ -13,7 +13,7 @@ namespace attn::cli {
 Action add_diff(CLI::App& app) {
   struct Flags {
     DiffRequest req;
-    std::string format = "table", precision = "4", tolerance, max_input_bytes;
+    std::string format = "table", precision = "4", tolerance, max_input_bytes, max_elements;
     std::string vmin, vmax, max_size;
     std::string color = "auto";
     bool quiet = false;
@@ -48,6 +48,10 @@ Action add_diff(CLI::App& app) {
   cmd->add_option("--max-input-bytes", f->max_input_bytes,
                   "largest input file (or stdin) to read, in bytes (default 2^30); reading "
                   "stops past it")
+      ->type_name("N");
+  cmd->add_option("--max-elements", f->max_elements,
+                  "largest array to read, in elements (default 2^26); checked from the file's "
+                  "header before anything is allocated")
       ->type_name("N");
   const std::string g = "Drawing B - A (colormap rdbu, centred on 0)";
   cmd->add_option("--heatmap", req.heatmap_path, "draw B - A as FILE.png or FILE.svg")
@@ -87,6 +91,7 @@ Action add_diff(CLI::App& app) {
     if (cmd->count("--max-input-bytes") > 0) {
       r.max_input_bytes = parse_max_input_bytes_flag(f->max_input_bytes);
     }
+    if (cmd->count("--max-elements") > 0) r.max_elements = parse_max_elements_flag(f->max_elements);
     if (cmd->count("--heatmap") > 0)
       check_path_flag("--heatmap", r.heatmap_path, PathFlag::kOutput);
     const bool drawn = !r.heatmap_path.empty() || r.show;

@@ -127,7 +127,7 @@ Action add_heatmap(CLI::App& app) {
   struct Flags {
     HeatmapCommandRequest req;
     FlagTexts texts;
-    std::string max_input_bytes;
+    std::string max_input_bytes, max_elements;
     bool quiet = false;
     std::string color = "auto";
     std::string layer, stack = "batch", precision;
@@ -183,6 +183,10 @@ Action add_heatmap(CLI::App& app) {
                   "largest input file (or stdin) to read, in bytes (default 2^30); reading "
                   "stops past it")
       ->type_name("N");
+  cmd->add_option("--max-elements", f->max_elements,
+                  "largest array to read, in elements (default 2^26); checked from the file's "
+                  "header before anything is allocated")
+      ->type_name("N");
   add_drawing_flags(cmd, f->texts, "Drawing");
   cmd->add_option("--precision", f->precision,
                   "digits after the point of the values in the cells (default: 2, or 3 when "
@@ -196,6 +200,7 @@ Action add_heatmap(CLI::App& app) {
     if (cmd->count("--max-input-bytes") > 0) {
       r.max_input_bytes = parse_max_input_bytes_flag(f->max_input_bytes);
     }
+    if (cmd->count("--max-elements") > 0) r.max_elements = parse_max_elements_flag(f->max_elements);
     r.options = drawing_options(cmd, f->texts, true);
     if (cmd->count("--precision") > 0) set_heatmap_flag(r.options, "--precision", f->precision);
     if (cmd->count("--tokens") > 0) check_path_flag("--tokens", r.tokens, PathFlag::kInput);

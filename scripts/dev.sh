@@ -76,7 +76,8 @@ case "$cmd" in
   fuzz)
     install_missing "${build_pkgs[@]}" clang libclang-rt-dev python3
     CXX=clang++ configure_and_build build-fuzz -DATTN_FUZZ=ON -DATTN_BUILD_TESTS=OFF
-    echo "fuzzers built: build-fuzz/fuzz_json build-fuzz/fuzz_csv build-fuzz/fuzz_npy build-fuzz/fuzz_escape build-fuzz/fuzz_flags"
+    echo "fuzzers built in build-fuzz: fuzz_json fuzz_csv fuzz_npy fuzz_escape fuzz_flags" \
+         "fuzz_binary fuzz_safetensors fuzz_npz fuzz_font"
     echo "run one: tests/fuzz/run.sh fuzz json 1800"
     ;;
   *)

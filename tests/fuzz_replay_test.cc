@@ -61,6 +61,8 @@ TEST(FuzzReplay, EscapeTextCorpusAndCrashes) { replay("escape", fuzz::escape_tex
 TEST(FuzzReplay, FlagWordsCorpusAndCrashes) { replay("flags", fuzz::flag_words); }
 
 TEST(FuzzReplay, BinaryArchiveCorpusAndCrashes) { replay("binary", fuzz::binary_archive); }
+TEST(FuzzReplay, SafetensorsCorpusAndCrashes) { replay("safetensors", fuzz::safetensors_file); }
+TEST(FuzzReplay, NpzCorpusAndCrashes) { replay("npz", fuzz::npz_archive); }
 
 }  // namespace
 }  // namespace attn

@@ -26,11 +26,12 @@ _attn_flags() {
     heatmap)
       echo "-h --help -o --output --show --key --title --labels --key-labels --tokens --layer" \
         "--stack -q --quiet" \
-        "--max-input-bytes --color --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
+        "--max-input-bytes --max-elements --color --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
         "--cell-size --labels-every --annotate --font --precision"
       ;;
     diff)
       echo "-h --help -f --format --key --tolerance --precision -q --quiet --max-input-bytes" \
+        "--max-elements" \
         "--heatmap --show --title --vmin --vmax --max-size --color"
       ;;
     bench)

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import struct
+import warnings
 import zipfile
 
 import numpy as np
@@ -91,6 +92,44 @@ cut = bytearray(whole)
 cd = cut.rfind(b"PK\x01\x02")
 struct.pack_into("<I", cut, cd + 20, struct.unpack_from("<I", cut, cd + 20)[0] + 4096)
 cases["npz_member_past_end.npz"] = bytes(cut)
+
+# Looser than the formats' own readers (serde's integers, NumPy's bools,
+# Python's zipfile): each must be refused, not read.
+cases["st_offsets_float.safetensors"] = st(
+    None, raw_header=b'{"x":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16.0]}}') + two
+cases["st_shape_float.safetensors"] = st(
+    None, raw_header=b'{"x":{"dtype":"F32","shape":[2.0,2],"data_offsets":[0,16]}}') + two
+cases["st_nul_after_header.safetensors"] = st(
+    None, raw_header=b'{"x":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}}\0\0\0') + two
+cases["st_bool_bytes.safetensors"] = st({"x": entry("BOOL", [2, 2], 0, 4)}, bytes([0, 1, 2, 255]))
+cases["st_f64_short.safetensors"] = st({"x": entry("F64", [2, 2], 0, 16)}, two)
+# Sizes from the header, refused before the data is decoded.
+cases["st_over_max_elements.safetensors"] = st({"x": entry("U8", [1, 2000], 0, 2000)},
+                                               b"\1" * 2000)
+cases["npy_u8_over_max_elements.npy"] = npy(np.ones((1, 2000), dtype=np.uint8))
+cases["npy_f16_over_max_elements.npy"] = npy(np.ones((4, 500), dtype=np.float16))
+
+
+def two_entries_one_name():
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for arr in (np.eye(2), np.ones((2, 2))):
+            info = zipfile.ZipInfo("x.npy", date_time=(2026, 1, 1, 0, 0, 0))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "Duplicate name": the point of the case
+                z.writestr(info, npy(arr))
+    return buf.getvalue()
+
+
+cases["npz_duplicate_names.npz"] = two_entries_one_name()
+
+# The directory entry of "b" points at the local header of "a".
+shared = bytearray(npz({"a": np.eye(2), "b": np.ones((2, 2))}))
+cd_b = shared.rfind(b"PK\x01\x02")
+struct.pack_into("<I", shared, cd_b + 42, 0)
+cases["npz_shared_member.npz"] = bytes(shared)
+
+cases["nul_after_document.json"] = b"[[1, 2], [3, 4]]\n\0[[5, 6]]\n"
 
 for name, data in cases.items():
     with open(os.path.join(HERE, name), "wb") as f:

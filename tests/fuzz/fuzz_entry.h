@@ -43,4 +43,9 @@ void flag_words(std::string_view data);
 // std::logic_error.
 void binary_archive(std::string_view data);
 
+// One of the two readers alone, whatever the bytes start with: the
+// targets fuzz_safetensors and fuzz_npz, each with a corpus of its format.
+void safetensors_file(std::string_view data);
+void npz_archive(std::string_view data);
+
 }  // namespace attn::fuzz

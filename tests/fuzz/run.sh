@@ -4,7 +4,7 @@
 #   tests/fuzz/run.sh fuzz  TARGET SECONDS [libFuzzer flags...]
 #   tests/fuzz/run.sh merge TARGET
 #
-# TARGET is json, csv, npy, escape, flags, binary or font;
+# TARGET is json, csv, npy, escape, flags, binary, safetensors, npz or font;
 # the fuzzers must be built in build-fuzz (see README.md). `fuzz` runs under
 # nice -n 19, growing build-fuzz/work/TARGET from the committed corpus and
 # fresh seeds (make_seeds.py); reproducers land in build-fuzz/artifacts/TARGET/
@@ -31,10 +31,10 @@ case $target in
   # The program writes to fds 1 and 2, which the entry point redirects: with
   # -close_fd_mask libFuzzer keeps a descriptor of its own for its reports.
   flags) max_len=1024 timeout=60 extra=-close_fd_mask=3 ;;
-  binary) max_len=4096 ;;
+  binary | safetensors | npz) max_len=4096 ;;
   # The seed fonts (make_font_seeds.py) are about 600 bytes.
   font) max_len=4096 ;;
-  *) echo "run.sh: unknown target '$target' (json, csv, npy, escape, flags, binary, font)" >&2; exit 2 ;;
+  *) echo "run.sh: unknown target '$target' (json, csv, npy, escape, flags, binary, safetensors, npz, font)" >&2; exit 2 ;;
 esac
 fuzzer=$build/fuzz_$target
 corpus=$here/$target/corpus

@@ -74,8 +74,11 @@ struct BinaryArray {
   int64_t size() const { return shape_size(shape); }
   double at(int64_t flat) const { return decode_cell(data + flat * element_size(type), type); }
   // Every cell as a double, checked as `kind` says; `name` places messages
-  // ("m.safetensors:attn.w[3][1]: non-finite value ...").
-  Tensor<double> to_tensor(const std::string& name, CellKind kind) const;
+  // ("m.safetensors:attn.w[3][1]: non-finite value ..."). More cells than
+  // max_elements (--max-elements) is an input error, raised before
+  // anything is allocated or decoded.
+  Tensor<double> to_tensor(const std::string& name, CellKind kind,
+                           int64_t max_elements = kDefaultMaxElements) const;
 };
 
 }  // namespace attn

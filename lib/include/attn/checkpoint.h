@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "attn/document.h"
+#include "attn/file_io.h"
 #include "attn/options.h"
 
 namespace attn {
@@ -27,7 +28,8 @@ struct LayerRequest {
   std::string checkpoint;  // a directory or a .safetensors file
   int64_t layer = 0;
   std::string arch;  // model_type to use when there is no config.json ("": from it)
-  int64_t max_bytes = int64_t{1} << 30;  // per tensor read (--max-input-bytes)
+  int64_t max_bytes = kDefaultMaxInputBytes;   // per tensor read (--max-input-bytes)
+  int64_t max_elements = kDefaultMaxElements;  // per tensor read (--max-elements)
 };
 
 struct CheckpointLayer {

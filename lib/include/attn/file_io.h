@@ -12,6 +12,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "attn/progress.h"
 
@@ -24,6 +26,16 @@ namespace attn {
 // such runs raise both limits. A runaway stream (yes | attn run -) stops
 // after 1 GiB instead of filling memory.
 constexpr int64_t kDefaultMaxInputBytes = int64_t{1} << 30;
+
+// Default of --max-elements: 2^26 elements, 512 MiB as float64. Readers
+// check every tensor against it from the file's header, before a cell is
+// decoded or memory is allocated for it; the run then checks each tensor
+// it will make (attn/limits.h). A run
+// that keeps its weights peaks at about 40 bytes per weight (the weights,
+// the mask flags, the output text: 675 MB for 4096 x 4096 as JSON), so
+// 2^26 keeps the largest such run near 2.7 GB; an output-only run holds
+// far less.
+constexpr int64_t kDefaultMaxElements = int64_t{1} << 26;
 
 // "<stdin>" for "-", the path otherwise: how a file is named in messages.
 std::string display_name(const std::string& path);
@@ -57,6 +69,11 @@ class FileBytes {
   void release(const void* begin, size_t length) const;
   // `size` bytes of `whole` from `offset` (within it), keeping all of it alive.
   static FileBytes slice(const FileBytes& whole, uint64_t offset, uint64_t size);
+  // An input error naming `name` when the mapped file was cut short while
+  // it was read: the pages past its new end read as zeros (instead of
+  // killing the process with SIGBUS), and whatever was read from them must
+  // not be used. Call it after reading, before using what was read.
+  void check_intact(const std::string& name) const;
 
   struct Mapping;
 
@@ -82,6 +99,14 @@ FileBytes map_file(const std::string& path, const ProgressFn& progress = {},
 // /dev/fd/N and /proc/self/fd/N write to that descriptor of this process.
 // A directory is an error (EISDIR).
 void write_file_atomic(const std::string& path, std::string_view content);
+
+// Several files written all or none: each regular file's content goes to
+// its temporary file first, then devices, pipes and descriptors are written,
+// and only when all of that succeeded are the temporary files renamed over
+// their targets. A failure (a full disk, /dev/full, a directory) leaves
+// every regular target as it was. The renames themselves cannot fail half
+// way but for a file system that fails a rename it allowed a moment before.
+void write_files_atomic(const std::vector<std::pair<std::string, std::string_view>>& files);
 
 // True when both paths name the same existing file.
 bool same_file(const std::string& a, const std::string& b);

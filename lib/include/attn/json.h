@@ -91,6 +91,11 @@ std::string describe(const Value& v);
 // Name of a type with its article: "a number", "an array", ...
 std::string type_name(Type t);
 
+// The longest string or key a document may hold, in bytes. attn writes no
+// longer string into a result (titles and labels are checked against it),
+// so every result it writes can be read back, as JSON or as an .npz.
+constexpr size_t kMaxStringBytes = size_t{1} << 20;
+
 // What one document may hold. The defaults suit every input attn reads;
 // tensor sizes are checked again, against --max-elements, when a problem is
 // built from the document.
@@ -98,7 +103,8 @@ struct Limits {
   int max_depth = 64;
   int64_t max_nodes = int64_t{1} << 20;       // objects, strings and unpacked array elements
   int64_t max_numbers = int64_t{1} << 28;     // numbers in packed arrays, over the document
-  size_t max_string_bytes = size_t{1} << 20;  // one string or key
+  size_t max_string_bytes = kMaxStringBytes;  // one string or key
+  bool integers_only = false;  // a number with a fraction or exponent is an error (safetensors)
 };
 constexpr int kMaxDepth = 64;
 

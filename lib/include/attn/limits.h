@@ -10,16 +10,13 @@
 #include <string>
 
 #include "attn/attention.h"
+#include "attn/file_io.h"
 #include "attn/problem.h"
 
 namespace attn {
 
-// Default of --max-elements: 2^26 elements, 512 MiB as float64. A run
-// that keeps its weights peaks at about 40 bytes per weight (the weights,
-// the mask flags, the output text: 675 MB for 4096 x 4096 as JSON), so
-// 2^26 keeps the largest such run near 2.7 GB; an output-only run holds
-// far less.
-constexpr int64_t kDefaultMaxElements = int64_t{1} << 26;
+// kDefaultMaxElements, the default of --max-elements, is in attn/file_io.h:
+// every reader checks a tensor against it before decoding its cells.
 
 // What a (batch, head) pair costs besides its numbers: the engine's
 // per-head matrices, task, packed keys and bookkeeping, about 670 bytes

@@ -51,12 +51,16 @@ std::string pick_member(const NpzArchive& a, const TensorReference& ref);
 bool is_multi_tensor_file(const std::string& spec);
 
 // Reads one matrix from a path, "-" or a FILE:NAME reference, within
-// max_bytes (a whole text file, or the chosen tensor's bytes).
+// max_bytes (a whole text file, or the chosen tensor's bytes) and, for the
+// binary formats, max_elements cells (checked from the header: a .npy file
+// is memory-mapped, not read, until its size is known to fit).
 MatrixData read_matrix(const std::string& spec, CellKind kind, const ProgressFn& progress,
-                       int64_t max_bytes);
+                       int64_t max_bytes, int64_t max_elements = kDefaultMaxElements);
 
 // Parses a matrix file's text. `path` names it in messages ("-" = stdin).
-MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind kind);
+// A .npy file's cells are checked against max_elements from its header.
+MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind kind,
+                        int64_t max_elements = kDefaultMaxElements);
 
 // A tensor as the contents of a file in the format of `path`'s extension
 // (JSON unless it ends in .csv/.tsv/.txt or .npy; npy is binary, float64

@@ -27,8 +27,11 @@ struct NpyArray {
 // Parses the bytes of a .npy file; `name` prefixes messages ("w.npy: ...").
 // Cells are checked as `kind` says (kFinite rejects NaN/Inf naming the
 // index: "w.npy[3][1]: ..."). Sizes in the header are checked against the
-// bytes present before anything is allocated. Throws attn::Error (kInput).
-NpyArray parse_npy(std::string_view bytes, const std::string& name, CellKind kind);
+// bytes present, and the element count against max_elements
+// (--max-elements), before anything is allocated. Throws attn::Error
+// (kInput).
+NpyArray parse_npy(std::string_view bytes, const std::string& name, CellKind kind,
+                   int64_t max_elements = kDefaultMaxElements);
 
 // The same checks, then a view of the cells where they lie (a memory-mapped
 // file is not read), for arrays of rank 1 to max_rank.

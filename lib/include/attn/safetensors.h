@@ -56,9 +56,11 @@ class SafetensorsFile {
   // A view of an entry's cells in the mapped bytes (nothing is copied).
   BinaryArray view(const SafetensorsEntry& e) const;
   // The entry's cells as doubles, each checked as `kind` says; the entry's
-  // bytes may be at most max_bytes (--max-input-bytes), checked first.
+  // bytes may be at most max_bytes (--max-input-bytes) and its cells at
+  // most max_elements (--max-elements), both checked first.
   Tensor<double> read(const SafetensorsEntry& e, CellKind kind,
-                      int64_t max_bytes = kDefaultMaxInputBytes) const;
+                      int64_t max_bytes = kDefaultMaxInputBytes,
+                      int64_t max_elements = kDefaultMaxElements) const;
 
  private:
   void parse_header();

@@ -8,6 +8,7 @@
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "attn/number_text.h"
+#include "commands/input_files.h"
 #include "commands/matrix_input.h"
 
 namespace attn {
@@ -23,7 +24,8 @@ struct Side {
 Side read_side(const DiffRequest& req, const std::string& path) {
   Side s;
   s.name = display_name(path);
-  if (std::optional<MatrixInput> result = read_npz_result(path, req.key, req.max_input_bytes)) {
+  if (std::optional<MatrixInput> result =
+          read_npz_result(path, req.key, req.max_input_bytes, req.max_elements)) {
     s.m = std::move(*result);
     return s;
   }
@@ -34,7 +36,7 @@ Side read_side(const DiffRequest& req, const std::string& path) {
       throw_input(s.name, "array of rank " + std::to_string(a->shape.size()) +
                               "; attn diff compares arrays of rank 1 to 4");
     }
-    s.m.values = read_binary_matrix(*a, s.name, req.max_input_bytes);
+    s.m.values = read_binary_matrix(*a, s.name, req.max_input_bytes, req.max_elements);
     return s;
   }
   s.m = read_text_matrix(path, req.key, s.name, req.max_input_bytes, req.progress);
@@ -345,11 +347,11 @@ int diff_command(const DiffRequest& req, Console& console) {
                 " writes the figure to stdout, which already carries the result; "
                 "write the figure to a file");
   }
-  for (const std::string* in : {&req.a, &req.b}) {
-    if (!h.empty() && *in != "-" && (h == *in || same_file(*in, h))) {
-      throw_usage("--heatmap " + h + ": refusing to overwrite the input file " + *in);
-    }
-  }
+  InputFiles inputs;
+  inputs.add(req.a);
+  inputs.add(req.b);
+  inputs.add_font(req.options.font);
+  inputs.refuse_output(h, "--heatmap");
   if (req.show && req.format != Format::kTable) {
     throw_usage(std::string("--show would mix the preview into the ") +
                 (req.format == Format::kJson ? "json" : "csv") +

@@ -26,6 +26,7 @@ struct DiffRequest {
   HeatmapOptions options;           // --vmin, --vmax, --max-size
   TerminalStyle terminal;
   int64_t max_input_bytes = kDefaultMaxInputBytes;  // --max-input-bytes: largest input read
+  int64_t max_elements = kDefaultMaxElements;       // --max-elements: largest tensor read
   ProgressSink* progress = nullptr;                 // reports reading a large input; may be null
 };
 

@@ -8,6 +8,7 @@
 #include "attn/file_io.h"
 #include "attn/tokens.h"
 #include "commands/flags.h"
+#include "commands/input_files.h"
 #include "commands/matrix_input.h"
 
 namespace attn {
@@ -125,14 +126,15 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
   if (req.output_path == "-" && req.show) {
     throw_usage("-o - and --show would both write to stdout; write the figure to a file");
   }
-  if (!req.output_path.empty() && req.output_path != "-" &&
-      (req.output_path == req.input || same_file(req.input, req.output_path))) {
-    throw_usage("-o " + req.output_path + ": refusing to overwrite the input file " + req.input);
-  }
+  InputFiles inputs;
+  inputs.add(req.input);
+  inputs.add(req.tokens);
+  inputs.add_font(req.options.font);
+  inputs.refuse_output(req.output_path, "-o");
   const std::string name = display_name(req.input);
   MatrixInput l;
   if (std::optional<MatrixInput> result =
-          read_npz_result(req.input, req.key, req.max_input_bytes)) {
+          read_npz_result(req.input, req.key, req.max_input_bytes, req.max_elements)) {
     if (req.layer || req.stack_layers) {
       throw_usage(std::string(req.layer ? "--layer" : "--stack layers") + ": " + name +
                   " is an attn result, not a stack of attention weights");
@@ -154,7 +156,7 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
       throw_input(name, "array of rank " + std::to_string(a->shape.size()) +
                             "; attn heatmap reads rank 1 to 4, and stacks of rank 5");
     }
-    l.values = read_binary_matrix(*a, name, req.max_input_bytes);
+    l.values = read_binary_matrix(*a, name, req.max_input_bytes, req.max_elements);
   } else {
     l = read_text_matrix(req.input, req.key, name, req.max_input_bytes, req.progress, 5);
     const int64_t rank = l.values.rank();
@@ -250,10 +252,6 @@ RenderedHeatmap render_run_heatmap(const RunRequest& req, const Problem& p, cons
                 " writes the figure to stdout, which already carries the result; "
                 "write the result with -o FILE");
   }
-  if (!h.path.empty() && h.path != "-" && !req.input.empty() &&
-      (h.path == req.input || same_file(req.input, h.path))) {
-    throw_usage("--heatmap " + h.path + ": refusing to overwrite the input file " + req.input);
-  }
   HeatmapData d = heatmap_from_result(p, r, h.stage);
   if (p.title.empty()) {
     const std::string title = flag_inputs_title(req);
@@ -270,10 +268,13 @@ RenderedHeatmap render_run_heatmap(const RunRequest& req, const Problem& p, cons
 void write_run_heatmap(const RunRequest& req, const RenderedHeatmap& h, Console& console) {
   if (!h.warning.empty() && !req.quiet) console.warn(h.warning);
   if (!req.heatmap.path.empty()) write_figure(req.heatmap.path, h.file, console);
-  if (req.heatmap.show) {
-    const bool after_table = req.output_path.empty() || req.output_path == "-";
-    console.out(after_table ? "\n" + h.preview : h.preview);
-  }
+  write_run_heatmap_preview(req, h, console);
+}
+
+void write_run_heatmap_preview(const RunRequest& req, const RenderedHeatmap& h, Console& console) {
+  if (!req.heatmap.show) return;
+  const bool after_table = req.output_path.empty() || req.output_path == "-";
+  console.out(after_table ? "\n" + h.preview : h.preview);
 }
 
 }  // namespace attn

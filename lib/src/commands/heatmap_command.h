@@ -33,6 +33,7 @@ struct HeatmapCommandRequest {
   HeatmapOptions options;
   TerminalStyle terminal;
   int64_t max_input_bytes = kDefaultMaxInputBytes;  // --max-input-bytes: largest input read
+  int64_t max_elements = kDefaultMaxElements;       // --max-elements: largest tensor read
   ProgressSink* progress = nullptr;                 // reports reading a large input; may be null
 };
 
@@ -55,5 +56,7 @@ RenderedHeatmap render_run_heatmap(const RunRequest& req, const Problem& p, cons
 
 // Writes the file atomically and the preview to the console's output.
 void write_run_heatmap(const RunRequest& req, const RenderedHeatmap& h, Console& console);
+// Only the preview (the file went with the run's other named files).
+void write_run_heatmap_preview(const RunRequest& req, const RenderedHeatmap& h, Console& console);
 
 }  // namespace attn

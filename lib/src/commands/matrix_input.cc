@@ -1,5 +1,7 @@
 #include "commands/matrix_input.h"
 
+#include <algorithm>
+
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "attn/json.h"
@@ -9,6 +11,7 @@
 #include "attn/npz.h"
 #include "attn/safetensors.h"
 #include "commands/flags.h"
+#include "io/cells.h"
 
 namespace attn {
 
@@ -25,6 +28,59 @@ void set_masked(MatrixInput& l, const Tensor<double>& mask, const std::string& p
   for (int64_t i = 0; i < mask.size(); ++i) l.masked[static_cast<size_t>(i)] = mask.data()[i] != 0;
 }
 
+// The axes a result's weights may have, as attn writes them (output.cc's
+// weights_axes): [queries, keys] under [batch] and/or [heads].
+bool known_axes(const std::vector<std::string>& axes) {
+  const size_t n = axes.size();
+  if (n < 2 || n > 4 || axes[n - 2] != "queries" || axes[n - 1] != "keys") return false;
+  if (n == 3) return axes[0] == "batch" || axes[0] == "heads";
+  if (n == 4) return axes[0] == "batch" && axes[1] == "heads";
+  return true;
+}
+
+// What an attn result says of its numbers must fit them, as the same
+// labels and axes given by flags must: a result edited by hand (or by an
+// attacker) is refused, not drawn with labels on the wrong rows.
+void check_result(const MatrixInput& l, const std::string& name, const std::string& labels_place,
+                  const std::string& axes_place) {
+  const Tensor<double>& v = l.values;
+  const int64_t rank = v.rank();
+  auto count = [](size_t n, const char* what) {
+    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+  };
+  if (!l.row_labels.empty()) {
+    const int64_t rows = rank >= 2 ? v.dim(rank - 2) : v.size();
+    if (static_cast<int64_t>(l.row_labels.size()) != rows) {
+      throw_input(name + ": " + labels_place + "queries",
+                  count(l.row_labels.size(), "label") + " for " + std::to_string(rows) +
+                      " queries (rows of " + l.key + " " + shape_string(v.shape()) + ")");
+    }
+  }
+  if (!l.col_labels.empty() && rank >= 1) {
+    const int64_t cols = v.dim(rank - 1);
+    if (static_cast<int64_t>(l.col_labels.size()) != cols) {
+      throw_input(name + ": " + labels_place + "keys",
+                  count(l.col_labels.size(), "label") + " for " + std::to_string(cols) +
+                      " keys (columns of " + l.key + " " + shape_string(v.shape()) + ")");
+    }
+  }
+  if (!l.axes.empty() && (static_cast<int64_t>(l.axes.size()) != rank || !known_axes(l.axes))) {
+    std::string list;
+    for (const std::string& a : l.axes) list += (list.empty() ? "" : ", ") + message_text(a);
+    throw_input(name + ": " + axes_place,
+                "[" + list + "] are not the axes of weights " + shape_string(v.shape()) +
+                    "; an attn result names them [batch, heads,] queries, keys");
+  }
+}
+
+[[noreturn]] void unknown_part(const std::string& name, const std::string& part,
+                               const std::vector<std::string>& known, const char* what) {
+  std::string list;
+  for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+  throw_input(name, std::string("unknown ") + what + " \"" + message_text(part) +
+                        "\" in an attn result (it holds " + list + ")");
+}
+
 }  // namespace
 
 std::optional<BinaryArray> view_binary_matrix(const std::string& spec, int64_t max_input_bytes) {
@@ -32,7 +88,11 @@ std::optional<BinaryArray> view_binary_matrix(const std::string& spec, int64_t m
   const std::string ext = extension(ref.path);
   const std::string name = display_name(ref.path);
   if (ext == "npy") {
-    return view_npy(map_file(ref.path, {}, max_input_bytes), name, 5);
+    // The whole file counts against --max-input-bytes, as a .npy read by
+    // attn run does, not only its data.
+    FileBytes bytes = map_file(ref.path, {}, max_input_bytes);
+    detail::check_input_bytes(name, bytes.view().size(), max_input_bytes);
+    return view_npy(std::move(bytes), name, 5);
   }
   if (ext == "npz") {
     const NpzArchive a = NpzArchive::open(ref.path, max_input_bytes);
@@ -47,14 +107,11 @@ std::optional<BinaryArray> view_binary_matrix(const std::string& spec, int64_t m
 }
 
 Tensor<double> read_binary_matrix(const BinaryArray& a, const std::string& name,
-                                  int64_t max_input_bytes) {
-  const uint64_t bytes =
-      static_cast<uint64_t>(a.size()) * static_cast<uint64_t>(element_size(a.type));
-  if (bytes > static_cast<uint64_t>(max_input_bytes)) {
-    throw_input(name, std::to_string(bytes) + " bytes, more than --max-input-bytes " +
-                          std::to_string(max_input_bytes) + "; raise --max-input-bytes");
-  }
-  return a.to_tensor(name, CellKind::kExtended);
+                                  int64_t max_input_bytes, int64_t max_elements) {
+  detail::check_input_bytes(
+      name, static_cast<uint64_t>(a.size()) * static_cast<uint64_t>(element_size(a.type)),
+      max_input_bytes);
+  return a.to_tensor(name, CellKind::kExtended, max_elements);
 }
 
 MatrixInput read_text_matrix(const std::string& path, const std::string& key,
@@ -91,6 +148,23 @@ MatrixInput read_text_matrix(const std::string& path, const std::string& key,
                             (list.empty() ? std::string() : " (arrays here: " + list + ")"));
     }
   }
+  // An attn result (it has "settings") holds only what attn writes.
+  const bool result = v.find("settings") != nullptr;
+  if (result) {
+    static const std::vector<std::string> kKeys = {
+        "labels", "title", "settings", "output", "weights", "weights_axes", "masked", "similarity"};
+    for (const json::Member& m : v.members()) {
+      if (std::find(kKeys.begin(), kKeys.end(), m.key) == kKeys.end()) {
+        unknown_part(name, m.key, kKeys, "key");
+      }
+    }
+    for (const char* text : {"title", "settings"}) {
+      const json::Value* t = v.find(text);
+      if (t && !t->is_string()) {
+        throw_input(name + ": " + text, "expected a string, got " + json::describe(*t));
+      }
+    }
+  }
   const json::Value* member = v.find(l.key);
   if (!member) {
     std::string near = closest_name(l.key, keys);
@@ -99,11 +173,20 @@ MatrixInput read_text_matrix(const std::string& path, const std::string& key,
   }
   l.values = json_to_tensor(*member, name, l.key, CellKind::kExtended, max_rank);
   // An attn result names its queries and keys ("labels": {"queries", "keys"}).
-  if (const json::Value* labels = v.find("labels"); labels && labels->is_object()) {
+  const json::Value* labels = v.find("labels");
+  if (result && labels && !labels->is_object()) {
+    throw_input(name + ": labels",
+                "expected {\"queries\": [...], \"keys\": [...]}, got " + json::describe(*labels));
+  }
+  if (labels && labels->is_object()) {
     auto list = [&](const char* which) {
       std::vector<std::string> out;
       const json::Value* a = labels->find(which);
-      if (!a || !a->is_array()) return out;
+      if (!a) return out;
+      if (!a->is_array()) {
+        throw_input(name + ": labels." + which,
+                    "expected a list of strings, got " + json::describe(*a));
+      }
       for (size_t i = 0; i < a->size(); ++i) {
         const json::Value e = a->element(i);
         if (!e.is_string()) {
@@ -124,22 +207,30 @@ MatrixInput read_text_matrix(const std::string& path, const std::string& key,
   l.title = string_member("title");
   l.settings = string_member("settings");
   if (l.key == "weights") {
-    if (const json::Value* a = v.find("weights_axes"); a && a->is_array()) {
+    if (const json::Value* a = v.find("weights_axes")) {
+      if (!a->is_array()) {
+        throw_input(name + ": weights_axes",
+                    "expected a list of strings, got " + json::describe(*a));
+      }
       for (size_t i = 0; i < a->size(); ++i) {
         const json::Value e = a->element(i);
-        if (e.is_string()) l.axes.push_back(e.as_string());
+        if (!e.is_string()) {
+          throw_input(name + ": weights_axes[" + std::to_string(i) + "]",
+                      "expected a string, got " + json::describe(e));
+        }
+        l.axes.push_back(e.as_string());
       }
-      if (static_cast<int64_t>(l.axes.size()) != l.values.rank()) l.axes.clear();
     }
     if (const json::Value* m = v.find("masked")) {
-      set_masked(l, json_to_tensor(*m, name, "masked", CellKind::kExtended, 4), name + ": masked");
+      set_masked(l, json_to_tensor(*m, name, "masked", CellKind::kBool, 4), name + ": masked");
     }
   }
+  if (result) check_result(l, name, "labels.", "weights_axes");
   return l;
 }
 
 std::optional<MatrixInput> read_npz_result(const std::string& spec, const std::string& key,
-                                           int64_t max_input_bytes) {
+                                           int64_t max_input_bytes, int64_t max_elements) {
   const TensorReference ref = split_tensor_reference(spec);
   if (extension(ref.path) != "npz") return std::nullopt;
   const NpzArchive a = NpzArchive::open(ref.path, max_input_bytes);
@@ -151,6 +242,14 @@ std::optional<MatrixInput> read_npz_result(const std::string& spec, const std::s
   };
   if (!has("settings") || !has("output")) return std::nullopt;  // not attn's result
   const std::string name = display_name(ref.path);
+  static const std::vector<std::string> kMembers = {
+      "labels_queries", "labels_keys",  "title",  "settings",         "output",
+      "weights",        "weights_axes", "masked", "similarity_input", "similarity_output"};
+  for (const NpzMember& m : a.members()) {
+    if (std::find(kMembers.begin(), kMembers.end(), m.name) == kMembers.end()) {
+      unknown_part(name, m.name, kMembers, "member");
+    }
+  }
   if (!ref.tensor.empty() && !key.empty() && ref.tensor != key) {
     throw_usage("--key " + key + " and " + spec + " name different arrays; give one of them");
   }
@@ -160,7 +259,9 @@ std::optional<MatrixInput> read_npz_result(const std::string& spec, const std::s
           : has("weights")    ? "weights"
                               : "output";
   const std::string place = name + ":" + message_text(l.key);
-  l.values = parse_npy(a.member(l.key, max_input_bytes).view(), place, CellKind::kExtended).values;
+  l.values =
+      parse_npy(a.member(l.key, max_input_bytes).view(), place, CellKind::kExtended, max_elements)
+          .values;
   auto strings = [&](const char* member) {
     return has(member)
                ? parse_npy_strings(a.member(member, max_input_bytes).view(), name + ":" + member)
@@ -178,15 +279,15 @@ std::optional<MatrixInput> read_npz_result(const std::string& spec, const std::s
   l.settings = one_string("settings");
   if (l.key == "weights") {
     l.axes = strings("weights_axes");
-    if (static_cast<int64_t>(l.axes.size()) != l.values.rank()) l.axes.clear();
     if (has("masked")) {
       set_masked(l,
                  parse_npy(a.member("masked", max_input_bytes).view(), name + ":masked",
-                           CellKind::kExtended)
+                           CellKind::kBool, max_elements)
                      .values,
                  name + ":masked");
     }
   }
+  check_result(l, name, "labels_", "weights_axes");
   return l;
 }
 

@@ -31,9 +31,10 @@ struct MatrixInput {
 // the file, not read yet; nullopt for text inputs.
 std::optional<BinaryArray> view_binary_matrix(const std::string& spec, int64_t max_input_bytes);
 
-// A binary array's numbers, after checking they fit in max_input_bytes.
+// A binary array's numbers, after checking they fit in max_input_bytes and
+// max_elements (before anything is allocated).
 Tensor<double> read_binary_matrix(const BinaryArray& a, const std::string& name,
-                                  int64_t max_input_bytes);
+                                  int64_t max_input_bytes, int64_t max_elements);
 
 // An attn result saved with -o FILE.npz (it has "settings" and "output"
 // members): the member `key` (or the one named FILE.npz:NAME; default
@@ -41,7 +42,7 @@ Tensor<double> read_binary_matrix(const BinaryArray& a, const std::string& name,
 // masked cells, as read_text_matrix reads a JSON result. nullopt for any
 // other input, .npz archives that are not results included.
 std::optional<MatrixInput> read_npz_result(const std::string& spec, const std::string& key,
-                                           int64_t max_input_bytes);
+                                           int64_t max_input_bytes, int64_t max_elements);
 
 // A text input ("-" is stdin): a JSON array, the member `key` of a JSON
 // object (default "weights", else "output"; an attn result's "labels" name

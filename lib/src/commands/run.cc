@@ -16,6 +16,7 @@
 #include "attn/trace.h"
 #include "commands/examples.h"
 #include "commands/heatmap_command.h"
+#include "commands/input_files.h"
 #include "commands/run_internal.h"
 
 namespace attn {
@@ -51,8 +52,10 @@ std::optional<Expected> load_expected(const RunRequest& req, const Problem& p) {
     const std::string name = display_name(req.expect_path);
     if (is_multi_tensor_file(req.expect_path)) {
       Expected e;
-      e.output = Input{
-          read_matrix(req.expect_path, CellKind::kExtended, {}, req.max_input_bytes).values, name};
+      e.output = Input{read_matrix(req.expect_path, CellKind::kExtended, {}, req.max_input_bytes,
+                                   req.max_elements)
+                           .values,
+                       name};
       e.place = name;
       return e;
     }
@@ -60,7 +63,8 @@ std::optional<Expected> load_expected(const RunRequest& req, const Problem& p) {
     // A .npy or CSV matrix is the expected output (np.save of a PyTorch result).
     if (matrix_format(req.expect_path, text) != MatrixFormat::kJson) {
       Expected e;
-      e.output = Input{parse_matrix(text, req.expect_path, CellKind::kExtended).values, name};
+      e.output = Input{
+          parse_matrix(text, req.expect_path, CellKind::kExtended, req.max_elements).values, name};
       e.place = name;
       return e;
     }
@@ -100,15 +104,17 @@ void write_output(const RunRequest& req, Console& console, const std::string& te
   }
 }
 
-void refuse_overwrite(const RunRequest& req, const std::string& out, const char* flag) {
-  if (out.empty() || out == "-") return;
+// Every file the run reads: no output may replace one.
+InputFiles run_inputs(const RunRequest& req) {
+  InputFiles in;
   const MatrixFiles& m = req.matrices;
-  for (const std::string* in : {&req.input, &req.expect_path, &m.x, &m.y, &m.q, &m.k, &m.v, &m.mask,
-                                &m.bias, &m.key_padding_mask}) {
-    if (!in->empty() && (*in == out || same_file(*in, out))) {
-      throw_usage(std::string(flag) + " " + out + ": refusing to overwrite the input file " + *in);
-    }
+  for (const std::string* spec : {&req.input, &req.expect_path, &m.x, &m.y, &m.q, &m.k, &m.v,
+                                  &m.mask, &m.bias, &m.key_padding_mask, &req.tokens}) {
+    in.add(*spec);
   }
+  in.add_checkpoint(req.checkpoint.path);
+  in.add_font(req.heatmap.options.font);
+  return in;
 }
 
 // Two outputs into one file: the later write would replace the earlier.
@@ -295,9 +301,10 @@ namespace {
 // Flags whose outputs cannot be written as asked, before anything is read.
 void refuse_unwritable_outputs(const RunRequest& req) {
   refuse_conflicting_flags(req);
-  refuse_overwrite(req, req.output_path, "-o");
-  refuse_overwrite(req, req.weights_out, "--weights-out");
-  refuse_overwrite(req, req.heatmap.path, "--heatmap");
+  const InputFiles inputs = run_inputs(req);
+  inputs.refuse_output(req.output_path, "-o");
+  inputs.refuse_output(req.weights_out, "--weights-out");
+  inputs.refuse_output(req.heatmap.path, "--heatmap");
   refuse_shared_outputs(req);
   // A .npy file holds one array: -o FILE.npy writes the output tensor
   // whatever --format says, and the weights need a file of their own.
@@ -416,14 +423,19 @@ int run_command(const RunRequest& req, Console& console) {
   const RenderedHeatmap heatmap = render_run_heatmap(req, p, r);
   const auto [report, code] = check_report(req, p, r, expected);
 
-  // Named files before stdout, so that one that cannot be written stops
-  // the run before anything reaches stdout (docs/spec.md, errors).
+  // Named files before stdout, all or none, so that one that cannot be
+  // written stops the run before anything reaches stdout and leaves every
+  // other named file as it was (docs/errors.md, "Output files").
+  const bool output_file = !req.output_path.empty() && req.output_path != "-";
   const bool weights_file = !req.weights_out.empty() && req.weights_out != "-";
-  if (weights_file) write_file_atomic(req.weights_out, weights_text);
-  const bool heatmap_file_only =
-      !req.heatmap.path.empty() && req.heatmap.path != "-" && !req.heatmap.show;
-  if (heatmap_file_only) write_run_heatmap(req, heatmap, console);
-  write_output(req, console, text);
+  const bool heatmap_file = !req.heatmap.path.empty() && req.heatmap.path != "-";
+  std::vector<std::pair<std::string, std::string_view>> files;
+  if (weights_file) files.emplace_back(req.weights_out, weights_text);
+  if (heatmap_file) files.emplace_back(req.heatmap.path, heatmap.file);
+  if (output_file) files.emplace_back(req.output_path, text);
+  write_files_atomic(files);
+  if (heatmap_file && !heatmap.warning.empty() && !req.quiet) console.warn(heatmap.warning);
+  if (!output_file) console.out(text);
   if (!req.weights_out.empty() && !weights_file) console.out(weights_text);
   if (!report.empty()) {
     const bool table_to_stdout =
@@ -434,7 +446,8 @@ int run_command(const RunRequest& req, Console& console) {
       console.info(report);
     }
   }
-  if (!heatmap_file_only) write_run_heatmap(req, heatmap, console);
+  if (!heatmap_file) write_run_heatmap(req, heatmap, console);
+  if (heatmap_file && req.heatmap.show) write_run_heatmap_preview(req, heatmap, console);
   return code;
 }
 

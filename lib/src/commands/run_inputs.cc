@@ -2,6 +2,7 @@
 // built-in example, then the matrix files, lists and settings given as
 // flags, which replace the document's.
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,7 @@ MatrixData read_input_matrix(const RunRequest& req, const std::string& spec, Cel
   return read_matrix(
       spec, kind,
       progress_task(req.progress, "reading " + display_name(spec), ProgressUnit::kBytes),
-      req.max_input_bytes);
+      req.max_input_bytes, req.max_elements);
 }
 
 // Stdin can be read once: a second "-" would read nothing.
@@ -91,20 +92,28 @@ InputDocument load_document(const RunRequest& req) {
           "--q FILE --k FILE [--v FILE] [options] (attn run --help lists the options)");
     }
     InputDocument doc;
-    doc.source = "<flags>";
+    // Messages about the numbers name the files they came from
+    // ("--x big.npy: the score of ... overflows"); settings stay "<flags>".
+    for (const auto& [role, path] : files) {
+      if (path->empty()) continue;
+      std::string flag = std::string("--") + role;
+      flag[2] = static_cast<char>(std::tolower(static_cast<unsigned char>(flag[2])));
+      doc.source += (doc.source.empty() ? "" : ", ") + flag + " " + display_name(*path);
+    }
     doc.settings_place = "<flags>";
     return doc;
   }
   const std::string name = display_name(req.input);
   MatrixData m;
-  if (is_multi_tensor_file(req.input)) {
+  // Binary files are mapped and checked from their header, not read whole.
+  if (is_multi_tensor_file(req.input) || (extension(req.input) == "npy" && req.input != "-")) {
     m = read_input_matrix(req, req.input, CellKind::kFinite);
   } else {
     const std::string text = read_input(req, req.input);
     if (matrix_format(req.input, text) == MatrixFormat::kJson) {
       return read_document(text, name);
     }
-    m = parse_matrix(text, req.input, CellKind::kFinite);
+    m = parse_matrix(text, req.input, CellKind::kFinite, req.max_elements);
   }
   // A matrix file is the X of a self-attention run.
   InputDocument doc;
@@ -130,6 +139,7 @@ void apply_checkpoint(const RunRequest& req, InputDocument& doc) {
   lr.layer = c.layer;
   lr.arch = c.arch;
   lr.max_bytes = req.max_input_bytes;
+  lr.max_elements = req.max_elements;
   CheckpointLayer layer = load_checkpoint_layer(lr);
   doc.params = std::move(layer.params);
   doc.settings.merge(layer.settings);

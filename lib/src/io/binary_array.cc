@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "attn/error.h"
 #include "io/cells.h"
 
 namespace attn {
@@ -187,9 +188,21 @@ void decode_cells(const unsigned char* p, ElementType t, int64_t n, double* out)
   dispatch(t, [&](auto type) { decode_run<decltype(type)::value>(p, n, out); });
 }
 
-Tensor<double> BinaryArray::to_tensor(const std::string& name, CellKind kind) const {
+Tensor<double> BinaryArray::to_tensor(const std::string& name, CellKind kind,
+                                      int64_t max_elements) const {
+  detail::check_element_count(shape, size(), name, max_elements);
   Values<double> v(static_cast<size_t>(size()));  // every cell decoded below
   decode_cells(data, type, size(), v.data());
+  keep.check_intact(name);  // before the cells are checked: zeros from a cut file
+  if (type == ElementType::kBool) {
+    // A bool is the byte 0 or 1 (NumPy and PyTorch write nothing else).
+    for (int64_t i = 0; i < size(); ++i) {
+      if (data[i] > 1) {
+        throw_input(detail::cell_place(name, shape, i),
+                    "a bool cell holds the byte " + std::to_string(data[i]) + "; bools are 0 or 1");
+      }
+    }
+  }
   detail::check_cells(v, shape, name, kind, single_precision(type));
   return Tensor<double>(shape, std::move(v));
 }

@@ -48,4 +48,18 @@ void check_cells(const Values<double>& v, const Shape& shape, const std::string&
   }
 }
 
+void check_input_bytes(const std::string& name, uint64_t bytes, int64_t max_bytes) {
+  if (bytes <= static_cast<uint64_t>(max_bytes)) return;
+  throw_input(name, std::to_string(bytes) + " bytes, more than --max-input-bytes " +
+                        std::to_string(max_bytes) + "; raise --max-input-bytes");
+}
+
+void check_element_count(const Shape& shape, int64_t count, const std::string& name,
+                         int64_t max_elements) {
+  if (count <= max_elements) return;
+  throw_input(name, "shape " + shape_string(shape) + " holds " + std::to_string(count) +
+                        " elements, more than --max-elements " + std::to_string(max_elements) +
+                        "; raise --max-elements");
+}
+
 }  // namespace attn::detail

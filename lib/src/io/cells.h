@@ -30,4 +30,15 @@ std::string cell_place(const std::string& name, const Shape& shape, int64_t flat
 void check_cells(const Values<double>& v, const Shape& shape, const std::string& name,
                  CellKind kind, bool single_precision);
 
+// Throws attn::Error (kInput) naming the tensor, its shape and
+// --max-elements when `count` cells (of `shape`) are more than
+// max_elements: called from a file's header, before the cells are
+// decoded or memory is allocated for them.
+void check_element_count(const Shape& shape, int64_t count, const std::string& name,
+                         int64_t max_elements);
+
+// Throws attn::Error (kInput) naming `name` and --max-input-bytes when
+// `bytes` (a file, a tensor's or a member's bytes) are more than max_bytes.
+void check_input_bytes(const std::string& name, uint64_t bytes, int64_t max_bytes);
+
 }  // namespace attn::detail

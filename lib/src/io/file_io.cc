@@ -1,16 +1,20 @@
 #include "attn/file_io.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -202,16 +206,105 @@ std::string read_file(const std::string& path, const ProgressFn& progress, int64
   }
 }
 
+namespace {
+
+// A file that another program truncates while attn reads its mapping makes
+// the pages past the new end fault with SIGBUS, which would kill attn. The
+// mappings are listed in a fixed table the signal handler can read without
+// locks; a fault inside one of them is answered by mapping a page of zeros
+// over the faulting page (mmap is async-signal-safe in practice: one system
+// call) and marking the mapping truncated, so the read finishes on zeros
+// and check_intact() turns it into an input error naming the file before
+// anything computed from it is used. A SIGBUS anywhere else goes to the
+// handler that was there before (the default action, a sanitizer's report,
+// a host program's handler).
+struct MappedRange {
+  std::atomic<uintptr_t> begin{0}, end{0};  // [begin, end); 0, 0 for a free slot
+  std::atomic<bool> truncated{false};
+};
+static_assert(std::atomic<uintptr_t>::is_always_lock_free, "the signal handler reads the table");
+constexpr int kMappedSlots = 4096;
+MappedRange g_mapped[kMappedSlots];
+std::mutex g_mapped_mutex;  // taken to fill or free a slot, never by the handler
+uintptr_t g_page_size = 4096;
+struct sigaction g_previous_sigbus {};
+
+void on_sigbus(int sig, siginfo_t* info, void*) {
+  const auto at = reinterpret_cast<uintptr_t>(info->si_addr);
+  for (MappedRange& r : g_mapped) {
+    const uintptr_t b = r.begin.load(std::memory_order_acquire);
+    if (b == 0 || at < b || at >= r.end.load(std::memory_order_acquire)) continue;
+    void* page = reinterpret_cast<void*>(at & ~(g_page_size - 1));
+    if (::mmap(page, g_page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+        MAP_FAILED) {
+      r.truncated.store(true, std::memory_order_release);
+      return;  // the faulting read runs again, on zeros
+    }
+    break;
+  }
+  // Not a mapping of ours: the handler before ours takes it, when the
+  // faulting instruction runs again on return.
+  ::sigaction(sig, &g_previous_sigbus, nullptr);
+}
+
+void install_sigbus_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_page_size = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGBUS, &sa, &g_previous_sigbus);
+  });
+}
+
+// A slot for [address, address + size), or -1 when the table is full (the
+// mapping is then read as before, unguarded).
+int list_mapping(const void* address, size_t size) {
+  install_sigbus_handler();
+  const std::lock_guard<std::mutex> lock(g_mapped_mutex);
+  for (int i = 0; i < kMappedSlots; ++i) {
+    MappedRange& r = g_mapped[i];
+    if (r.begin.load(std::memory_order_relaxed) != 0) continue;
+    r.truncated.store(false, std::memory_order_relaxed);
+    r.end.store(reinterpret_cast<uintptr_t>(address) + size, std::memory_order_release);
+    r.begin.store(reinterpret_cast<uintptr_t>(address), std::memory_order_release);
+    return i;
+  }
+  return -1;
+}
+
+void unlist_mapping(int slot) {
+  if (slot < 0) return;
+  const std::lock_guard<std::mutex> lock(g_mapped_mutex);
+  g_mapped[slot].begin.store(0, std::memory_order_release);
+  g_mapped[slot].end.store(0, std::memory_order_release);
+}
+
+}  // namespace
+
 // A read-only mapping of a whole file, unmapped when the last FileBytes
 // holding it goes.
 struct FileBytes::Mapping {
   void* address = nullptr;
   size_t size = 0;
+  int slot = -1;     // in the SIGBUS handler's table
   std::string copy;  // the bytes of a stream, which cannot be mapped
   ~Mapping() {
+    unlist_mapping(slot);
     if (address) ::munmap(address, size);
   }
 };
+
+void FileBytes::check_intact(const std::string& name) const {
+  if (!mapping_ || mapping_->slot < 0) return;
+  if (g_mapped[mapping_->slot].truncated.load(std::memory_order_acquire)) {
+    throw_input(name,
+                "the file was cut short while attn read it (another program truncated or "
+                "rewrote it); run again once the file is complete");
+  }
+}
 
 std::string_view FileBytes::view() const {
   if (!mapping_) return {};
@@ -270,6 +363,7 @@ FileBytes map_file(const std::string& path, const ProgressFn& progress, int64_t 
     if (a != MAP_FAILED) {
       m->address = a;
       m->size = static_cast<size_t>(st.st_size);
+      m->slot = list_mapping(a, m->size);
       FileBytes b;
       b.mapping_ = std::move(m);
       return b;
@@ -295,18 +389,22 @@ void write_fd(int fd, std::string_view data, const std::string& name) {
   }
 }
 
-void write_file_atomic(const std::string& path, std::string_view content) {
-  const Destination d = destination(path);
-  if (d.kind == Destination::kDescriptor) {
-    write_fd(d.fd, content, path);
-    return;
-  }
-  // Devices and pipes cannot be replaced by a rename; write in place.
-  if (d.kind == Destination::kDirect) {
-    write_direct(path, d.path, content);
-    return;
-  }
-  detail::TempFile tmp(directory_of(d.path));
+namespace {
+
+// A regular file's new content, complete in its temporary file and not yet
+// renamed over the target.
+struct Staged {
+  std::unique_ptr<detail::TempFile> tmp;
+  std::string path;    // as given, for messages
+  std::string target;  // what the rename replaces
+};
+
+Staged stage(const std::string& path, const Destination& d, std::string_view content) {
+  Staged s;
+  s.path = path;
+  s.target = d.path;
+  s.tmp = std::make_unique<detail::TempFile>(directory_of(d.path));
+  detail::TempFile& tmp = *s.tmp;
   if (tmp.fd() < 0) {
     if (d.via_link) {
       throw_file(path, "cannot create a temporary file next to the link's target " + d.path + ": " +
@@ -329,8 +427,42 @@ void write_file_atomic(const std::string& path, std::string_view content) {
   }
   ::fchmod(tmp.fd(), mode);
   if (const int err = tmp.close(); err != 0) os_error(path, "cannot write", err);
-  debug_pause_before_rename();
-  if (const int err = tmp.commit(d.path); err != 0) os_error(path, "cannot replace", err);
+  return s;
+}
+
+void commit(Staged& s) {
+  if (const int err = s.tmp->commit(s.target); err != 0) os_error(s.path, "cannot replace", err);
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, std::string_view content) {
+  write_files_atomic({{path, content}});
+}
+
+void write_files_atomic(const std::vector<std::pair<std::string, std::string_view>>& files) {
+  // 1. Every regular file's content into its temporary file; 2. devices,
+  // pipes and descriptors, which cannot be staged; 3. the renames. A
+  // failure before 3 leaves every target as it was (the temporary files go
+  // with their TempFile).
+  std::vector<Staged> staged;
+  std::vector<std::pair<const std::string*, std::string_view>> direct;
+  std::vector<Destination> destinations;
+  destinations.reserve(files.size());
+  for (const auto& [path, content] : files) destinations.push_back(destination(path));
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (destinations[i].kind == Destination::kReplace) {
+      staged.push_back(stage(files[i].first, destinations[i], files[i].second));
+    }
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    const Destination& d = destinations[i];
+    const auto& [path, content] = files[i];
+    if (d.kind == Destination::kDescriptor) write_fd(d.fd, content, path);
+    if (d.kind == Destination::kDirect) write_direct(path, d.path, content);
+  }
+  if (!staged.empty()) debug_pause_before_rename();
+  for (Staged& s : staged) commit(s);
 }
 
 bool is_special_file(const std::string& path) {

@@ -242,6 +242,11 @@ class Reader final : public nlohmann::json_sax<Json> {
     Cursor first(text_.data(), &read_up_to_);
     Cursor last(text_.data() + text_.size(), &read_up_to_);
     Json::sax_parse(first, last, this);
+    // nlohmann takes a NUL byte for the end of the input: bytes after a
+    // complete document would go unread.
+    if (const size_t nul = text_.find('\0'); nul != std::string_view::npos) {
+      fail(nul, "byte 0x00 after the end of the document; JSON text holds no NUL bytes");
+    }
     return std::move(root_);
   }
 
@@ -249,7 +254,15 @@ class Reader final : public nlohmann::json_sax<Json> {
   bool boolean(bool b) override { return add(Value::boolean(b)); }
   bool number_integer(number_integer_t v) override { return add_number(static_cast<double>(v)); }
   bool number_unsigned(number_unsigned_t v) override { return add_number(static_cast<double>(v)); }
-  bool number_float(number_float_t v, const string_t&) override { return add_number(v); }
+  bool number_float(number_float_t v, const string_t&) override {
+    if (limits_.integers_only) {
+      const size_t at = number_begin();
+      size_t end = at;
+      while (end < text_.size() && is_number_char(text_[end])) ++end;
+      fail(at, "expected an integer, got " + std::string(text_.substr(at, end - at)));
+    }
+    return add_number(v);
+  }
   bool string(string_t& s) override {
     check_string(s);
     return add(Value::string(std::move(s)));

@@ -10,6 +10,7 @@
 #include "attn/npz.h"
 #include "attn/output.h"
 #include "attn/safetensors.h"
+#include "io/cells.h"
 
 #include <sys/stat.h>
 
@@ -32,7 +33,8 @@ MatrixFormat matrix_format(const std::string& path, std::string_view text) {
   return MatrixFormat::kCsv;
 }
 
-MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind kind) {
+MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind kind,
+                        int64_t max_elements) {
   const std::string name = display_name(path);
   MatrixData out;
   switch (matrix_format(path, text)) {
@@ -52,7 +54,7 @@ MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind
       return out;
     }
     case MatrixFormat::kNpy:
-      out.values = parse_npy(text, name, kind).values;
+      out.values = parse_npy(text, name, kind, max_elements).values;
       return out;
     case MatrixFormat::kSafetensors:
     case MatrixFormat::kNpz:
@@ -132,24 +134,32 @@ bool is_multi_tensor_file(const std::string& spec) {
 }
 
 MatrixData read_matrix(const std::string& spec, CellKind kind, const ProgressFn& progress,
-                       int64_t max_bytes) {
+                       int64_t max_bytes, int64_t max_elements) {
   const TensorReference ref = split_tensor_reference(spec);
   const std::string ext = extension(ref.path);
   MatrixData out;
   if (ext == "safetensors") {
     const SafetensorsFile f = SafetensorsFile::open(ref.path, max_bytes);
-    out.values = f.read(pick_tensor(f, ref), kind, max_bytes);
+    out.values = f.read(pick_tensor(f, ref), kind, max_bytes, max_elements);
     return out;
   }
   if (ext == "npz") {
     const NpzArchive a = NpzArchive::open(ref.path, max_bytes);
     const std::string member = pick_member(a, ref);
     out.values = parse_npy(a.member(member, max_bytes).view(),
-                           display_name(ref.path) + ":" + message_text(member), kind)
+                           display_name(ref.path) + ":" + message_text(member), kind, max_elements)
                      .values;
     return out;
   }
-  return parse_matrix(read_file(spec, progress, max_bytes), spec, kind);
+  if (ext == "npy" && spec != "-") {
+    // Mapped: the header is checked before a page of data is read.
+    const FileBytes bytes = map_file(spec, progress, max_bytes);
+    detail::check_input_bytes(display_name(spec), bytes.view().size(), max_bytes);
+    out.values = parse_npy(bytes.view(), display_name(spec), kind, max_elements).values;
+    bytes.check_intact(display_name(spec));
+    return out;
+  }
+  return parse_matrix(read_file(spec, progress, max_bytes), spec, kind, max_elements);
 }
 
 std::string format_matrix_file(const Tensor<double>& t, DType dtype, const std::string& path) {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "attn/error.h"
+#include "attn/json.h"
 #include "attn/json_tensor.h"
 #include "attn/number_text.h"
 #include "attn/utf8.h"
@@ -365,13 +366,14 @@ Layout npy_layout(std::string_view bytes, const std::string& name, int max_rank)
 
 }  // namespace
 
-NpyArray parse_npy(std::string_view bytes, const std::string& name, CellKind kind) {
+NpyArray parse_npy(std::string_view bytes, const std::string& name, CellKind kind,
+                   int64_t max_elements) {
   const Layout l = npy_layout(bytes, name, 4);
   BinaryArray a;
   a.type = l.type;
   a.shape = l.shape;
   a.data = reinterpret_cast<const unsigned char*>(bytes.data()) + l.offset;
-  return NpyArray{a.to_tensor(name, kind), l.descr};
+  return NpyArray{a.to_tensor(name, kind, max_elements), l.descr};
 }
 
 BinaryArray view_npy(FileBytes bytes, const std::string& name, int max_rank) {
@@ -475,13 +477,20 @@ std::vector<std::string> parse_npy_strings(std::string_view bytes, const std::st
   const size_t kind_at = !d.empty() && std::string_view("<>|=").find(d[0]) != std::string::npos;
   const std::string digits = d.substr(std::min(d.size(), kind_at + 1));
   if (h.structured || d.size() <= kind_at || d[kind_at] != 'U' || !little || digits.empty() ||
-      digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) {
+      digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) {
     throw_input(name, "expected a string array ('<U…'), got '" + d + "'");
   }
   if (h.fortran_order || h.shape.size() > 1) {
     throw_input(name, "expected a string or a list of strings, got shape " + tuple_string(h.shape));
   }
   const uint64_t width = std::stoull(digits);
+  // The strings attn writes are at most json::kMaxStringBytes bytes, so of
+  // at most that many code points: the same limit as a JSON result's.
+  if (width > json::kMaxStringBytes) {
+    throw_input(name, "strings of up to " + digits + " characters ('" + d +
+                          "'); attn reads strings of up to " +
+                          std::to_string(json::kMaxStringBytes));
+  }
   const uint64_t count = h.shape.empty() ? 1 : static_cast<uint64_t>(h.shape[0]);
   const uint64_t available = bytes.size() - pre.offset;
   if (width == 0 || count > available / 4 / width || count * 4 * width != available) {

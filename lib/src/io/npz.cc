@@ -2,6 +2,8 @@
 
 #include <array>
 #include <climits>
+#include <set>
+#include <string>
 
 #include "attn/error.h"
 #include "attn/options.h"
@@ -112,6 +114,8 @@ void NpzArchive::read_directory() {
   if (count > dir_size / 46) bad("the directory is shorter than its entry count");
   uint64_t p = dir_at;
   const uint64_t dir_end = dir_at + dir_size;
+  std::set<std::string> names;
+  std::set<uint64_t> headers;
   for (uint64_t i = 0; i < count; ++i) {
     if (dir_end - p < 46 || le(b, p, 4) != kCentral)
       bad("damaged directory entry " + std::to_string(i));
@@ -147,8 +151,24 @@ void NpzArchive::read_directory() {
       x += 4 + len;
     }
     if (flags & 1) bad(message_text(m.name) + " is encrypted");
+    // As Python's zipfile (which np.load uses) checks: the member's local
+    // header is where the directory says and names the same file, so two
+    // entries cannot share one member's bytes.
+    const uint64_t h = m.local_header;
+    if (h > b.size() || b.size() - h < 30 || le(b, h, 4) != kLocal) {
+      bad("no local header where the directory entry of " + message_text(m.name) + " points");
+    }
+    const uint64_t local_name_len = le(b, h + 26, 2);
+    if (b.size() - h - 30 < local_name_len || b.substr(h + 30, local_name_len) != m.name) {
+      bad("the directory entry of " + message_text(m.name) +
+          " points at the local header of another member");
+    }
     if (m.name.size() > 4 && m.name.compare(m.name.size() - 4, 4, ".npy") == 0) {
       m.name.resize(m.name.size() - 4);
+    }
+    if (!names.insert(m.name).second) bad("two members are called " + message_text(m.name));
+    if (!headers.insert(m.local_header).second) {
+      bad("two directory entries point at the member of " + message_text(m.name));
     }
     members_.push_back(std::move(m));
     p += 46 + name_len + extra_len + comment_len;
@@ -170,10 +190,7 @@ FileBytes NpzArchive::member(std::string_view array, int64_t max_bytes) const {
                            (near.empty() ? "" : "; did you mean \"" + message_text(near) + "\"?"));
   }
   const std::string place = name_ + ":" + message_text(m->name);
-  if (m->size > static_cast<uint64_t>(max_bytes)) {
-    throw_input(place, std::to_string(m->size) + " bytes, more than --max-input-bytes " +
-                           std::to_string(max_bytes) + "; raise --max-input-bytes");
-  }
+  detail::check_input_bytes(place, m->size, max_bytes);
   const std::string_view b = bytes_.view();
   const uint64_t h = m->local_header;
   if (h > b.size() || b.size() - h < 30 || le(b, h, 4) != kLocal) {

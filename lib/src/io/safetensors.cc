@@ -47,9 +47,11 @@ void SafetensorsFile::parse_header() {
   }
   const uint64_t n = detail::load_le(reinterpret_cast<const unsigned char*>(all.data()), 8);
   if (n > kMaxHeaderBytes) {
-    throw_input(name_, "the header length is " + std::to_string(n) +
-                           " bytes, more than the 100000000 a safetensors header may have "
-                           "(is this a safetensors file?)");
+    // Not echoed: the number is the file's first 8 bytes, which may be
+    // anything (a link to another file's text).
+    throw_input(name_,
+                "the header length (the first 8 bytes) is more than the 100000000 bytes a "
+                "safetensors header may have (is this a safetensors file?)");
   }
   if (n > all.size() - 8) {
     throw_input(name_, "truncated: the header length is " + std::to_string(n) +
@@ -62,7 +64,11 @@ void SafetensorsFile::parse_header() {
   }
   data_ = all.substr(8 + n);
   const std::string where = name_ + " (header)";
-  const json::Value root = json::parse(text, where);
+  // As the format's own reader (serde into integers): every number in the
+  // header is an integer as written, 16 and not 16.0 or 1.6e1.
+  json::Limits limits;
+  limits.integers_only = true;
+  const json::Value root = json::parse(text, where, limits);
   if (!root.is_object()) throw_input(where, "the header must be a JSON object");
 
   for (const json::Member& m : root.members()) {
@@ -147,16 +153,20 @@ void SafetensorsFile::parse_header() {
       }
       need = 0;
     } else {
+      bool overflow = false;
       for (int64_t d : e.shape) {
-        const auto ud = static_cast<uint64_t>(d);
-        need = need > bytes / ud ? bytes + 1 : need * ud;
+        overflow = overflow || __builtin_mul_overflow(need, static_cast<uint64_t>(d), &need);
+      }
+      if (overflow) {
+        throw_input(place, "shape " + shape_string(e.shape) + " of " + e.dtype +
+                               " needs more than 2^64 bytes but data_offsets give " +
+                               std::to_string(bytes));
       }
     }
     if (need != bytes) {
-      throw_input(place,
-                  "shape " + shape_string(e.shape) + " of " + e.dtype + " needs " +
-                      (need > bytes ? "more than " + std::to_string(bytes) : std::to_string(need)) +
-                      " bytes but data_offsets give " + std::to_string(bytes));
+      throw_input(place, "shape " + shape_string(e.shape) + " of " + e.dtype + " needs " +
+                             std::to_string(need) + " bytes but data_offsets give " +
+                             std::to_string(bytes));
     }
     tensors_.push_back(std::move(e));
   }
@@ -218,14 +228,10 @@ BinaryArray SafetensorsFile::view(const SafetensorsEntry& e) const {
   return a;
 }
 
-Tensor<double> SafetensorsFile::read(const SafetensorsEntry& e, CellKind kind,
-                                     int64_t max_bytes) const {
-  if (e.end - e.begin > static_cast<uint64_t>(max_bytes)) {
-    throw_input(name_ + ":" + message_text(e.name),
-                std::to_string(e.end - e.begin) + " bytes, more than --max-input-bytes " +
-                    std::to_string(max_bytes) + "; raise --max-input-bytes");
-  }
-  return view(e).to_tensor(name_ + ":" + message_text(e.name), kind);
+Tensor<double> SafetensorsFile::read(const SafetensorsEntry& e, CellKind kind, int64_t max_bytes,
+                                     int64_t max_elements) const {
+  detail::check_input_bytes(name_ + ":" + message_text(e.name), e.end - e.begin, max_bytes);
+  return view(e).to_tensor(name_ + ":" + message_text(e.name), kind, max_elements);
 }
 
 }  // namespace attn

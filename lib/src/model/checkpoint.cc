@@ -12,6 +12,7 @@
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "attn/json.h"
+#include "attn/number_text.h"
 #include "attn/safetensors.h"
 
 namespace attn {
@@ -40,7 +41,8 @@ std::string parent(const std::string& path) {
 // The safetensors files of a checkpoint and where each tensor is.
 class Tensors {
  public:
-  Tensors(const std::string& path, int64_t max_bytes) : max_bytes_(max_bytes) {
+  Tensors(const std::string& path, int64_t max_bytes, int64_t max_elements)
+      : max_bytes_(max_bytes), max_elements_(max_elements) {
     if (!is_directory(path)) {
       add(path);
       return;
@@ -62,6 +64,11 @@ class Tensors {
         if (file.find('/') != std::string::npos || file == "." || file == "..") {
           throw_input(index, "weight_map names \"" + message_text(file) +
                                  "\"; shards must be files in the checkpoint's directory");
+        }
+        // A FIFO or device would block or never end: shards are files.
+        if (!is_file(join(path, file))) {
+          throw_input(index, "weight_map names \"" + message_text(file) +
+                                 "\", which is not a regular file in the checkpoint's directory");
         }
         if (!opened_.count(file)) add_as(join(path, file), file);
       }
@@ -95,7 +102,7 @@ class Tensors {
 
   Tensor<double> read(const std::string& name) const {
     const auto& [file, entry] = where_.at(name);
-    return file->read(*entry, CellKind::kFinite, max_bytes_);
+    return file->read(*entry, CellKind::kFinite, max_bytes_, max_elements_);
   }
 
   const Shape& shape(const std::string& name) const { return where_.at(name).second->shape; }
@@ -115,6 +122,7 @@ class Tensors {
   }
 
   int64_t max_bytes_;
+  int64_t max_elements_;
   std::map<std::string, std::shared_ptr<SafetensorsFile>> opened_;
   std::map<std::string, std::pair<const SafetensorsFile*, const SafetensorsEntry*>> where_;
 };
@@ -140,6 +148,19 @@ class Config {
   double number(const char* key, double fallback) const {
     return has(key) ? number(key) : fallback;
   }
+  // A number > 0 (and finite): a base, a scale, a cap. 0 or a negative one
+  // would not fail later but give other numbers than the model's.
+  double positive(const char* key) const {
+    const double x = number(key);
+    if (!(x > 0 && std::isfinite(x))) {
+      throw_input(place_, std::string("\"") + key + "\" must be a positive number, got " +
+                              format_shortest(x));
+    }
+    return x;
+  }
+  double positive(const char* key, double fallback) const {
+    return has(key) ? positive(key) : fallback;
+  }
   int64_t count(const char* key) const {
     const double x = number(key);
     if (!(x >= 1 && x <= 1e9 && x == std::floor(x))) {
@@ -156,9 +177,15 @@ class Config {
     if (!f->is_bool()) throw_input(place_, std::string("\"") + key + "\" must be true or false");
     return f->as_bool();
   }
+  // A string field; "" when absent or null, an error when of another type.
   std::string text(const char* key) const {
     const json::Value* f = get(key);
-    return f && f->is_string() ? f->as_string() : "";
+    if (!f) return "";
+    if (!f->is_string()) {
+      throw_input(place_,
+                  std::string("\"") + key + "\" must be a string, got " + json::describe(*f));
+    }
+    return f->as_string();
   }
   const std::string& place() const { return place_; }
 
@@ -299,11 +326,23 @@ class LayerReader {
     if (kv != heads) s.kv_heads = kv;
     s.rope = true;
     s.rope_layout = RopeLayout::kHalf;
-    s.rope_theta = config_.number("rope_theta", 10000.0);
+    s.rope_theta = config_.positive("rope_theta", 10000.0);
     if (config_.has("partial_rotary_factor")) {
       note("partial_rotary_factor");
       const double f = config_.number("partial_rotary_factor");
-      s.rope_dims = static_cast<int64_t>(static_cast<double>(head_dim) * f);
+      if (!(f > 0 && f <= 1)) {
+        throw_input(config_.place(),
+                    "\"partial_rotary_factor\" must be in (0, 1], got " + format_shortest(f));
+      }
+      // transformers: dim = int(head_dim * partial_rotary_factor).
+      const auto dims = static_cast<int64_t>(static_cast<double>(head_dim) * f);
+      if (dims < 2 || dims % 2 != 0) {
+        throw_input(config_.place(), "\"partial_rotary_factor\" " + format_shortest(f) +
+                                         " rotates " + std::to_string(dims) + " of head_dim " +
+                                         std::to_string(head_dim) +
+                                         " dimensions; RoPE rotates an even number, at least 2");
+      }
+      s.rope_dims = dims;
     }
     s.causal = true;
     s.params_layout = ParamsLayout::kTorch;
@@ -311,11 +350,11 @@ class LayerReader {
       if (config_.has("query_pre_attn_scalar")) {
         note("query_pre_attn_scalar");
         s.scale =
-            Scale{ScaleKind::kValue, 1.0 / std::sqrt(config_.number("query_pre_attn_scalar"))};
+            Scale{ScaleKind::kValue, 1.0 / std::sqrt(config_.positive("query_pre_attn_scalar"))};
       }
       if (config_.has("attn_logit_softcapping")) {
         note("attn_logit_softcapping");
-        s.softcap = config_.number("attn_logit_softcapping");
+        s.softcap = config_.positive("attn_logit_softcapping");
       }
     }
     if (sliding()) {
@@ -332,6 +371,39 @@ class LayerReader {
     maybe("layers.N.self_attn.o_proj.bias", "b_o");
     check_width("W_q", heads * head_dim, "num_attention_heads × head_dim");
     check_width("W_k", kv * head_dim, "num_key_value_heads × head_dim");
+    check_width("W_v", kv * head_dim, "num_key_value_heads × head_dim");
+    check_inputs(hidden, "hidden_size", {"W_q", "W_k", "W_v"});
+    check_output(hidden, "hidden_size", heads * head_dim);
+  }
+
+  // The projections' input width (torch layout [out][in]) is the model's
+  // hidden size.
+  void check_inputs(int64_t hidden, const char* field, std::initializer_list<const char*> params) {
+    for (const char* param : params) {
+      for (const NamedInput& p : out_.params) {
+        if (p.name != param) continue;
+        const Tensor<double>& t = p.input.tensor;
+        if (t.rank() != 2 || t.dim(1) != hidden) {
+          throw_input(display_name(req_.checkpoint),
+                      std::string(param) + " has shape " + shape_string(t.shape()) + " but " +
+                          field + " from the config is " + std::to_string(hidden) + " columns");
+        }
+      }
+    }
+  }
+
+  // W_o (torch layout) maps the heads' width back to the hidden size.
+  void check_output(int64_t hidden, const char* field, int64_t heads_width) {
+    for (const NamedInput& p : out_.params) {
+      if (p.name != "W_o") continue;
+      const Tensor<double>& t = p.input.tensor;
+      if (t.rank() != 2 || t.dim(0) != hidden || t.dim(1) != heads_width) {
+        throw_input(display_name(req_.checkpoint),
+                    "W_o has shape " + shape_string(t.shape()) + " but the config gives [" +
+                        std::to_string(hidden) + "][" + std::to_string(heads_width) + "] (" +
+                        field + ", heads × head_dim)");
+      }
+    }
   }
 
   // Whether this layer attends in a sliding window.
@@ -341,8 +413,19 @@ class LayerReader {
       if (!types->is_array() || static_cast<int64_t>(types->size()) <= req_.layer) {
         throw_input(config_.place(), "\"layer_types\" must list every layer");
       }
-      const json::Value t = types->element(static_cast<size_t>(req_.layer));
-      return t.is_string() && t.as_string() == "sliding_attention";
+      // Every entry is checked, not only this layer's: a misspelt one
+      // elsewhere says the file is not what the model was trained with.
+      for (size_t i = 0; i < types->size(); ++i) {
+        const json::Value t = types->element(i);
+        if (!t.is_string() ||
+            (t.as_string() != "sliding_attention" && t.as_string() != "full_attention")) {
+          throw_input(config_.place(), "\"layer_types\"[" + std::to_string(i) + "] is " +
+                                           json::describe(t) +
+                                           "; expected \"full_attention\" or "
+                                           "\"sliding_attention\"");
+        }
+      }
+      return types->element(static_cast<size_t>(req_.layer)).as_string() == "sliding_attention";
     }
     if (!config_.has("sliding_window")) return false;
     const std::string a = arch_.name;
@@ -420,8 +503,12 @@ class LayerReader {
     RunSettings& s = out_.settings;
     const int64_t layers = field("num_hidden_layers");
     check_layer(layers);
-    s.heads = field("num_attention_heads");
-    field("hidden_size");
+    const int64_t heads = field("num_attention_heads");
+    s.heads = heads;
+    const int64_t hidden = field("hidden_size");
+    if (hidden % heads != 0) {
+      throw_input(config_.place(), "hidden_size is not a multiple of num_attention_heads");
+    }
     note("position_embedding_type");
     const std::string pe = config_.text("position_embedding_type");
     if (!pe.empty() && pe != "absolute") {
@@ -441,6 +528,11 @@ class LayerReader {
     maybe(p + "self.value.bias", "b_v");
     put("W_o", need(p + "output.dense.weight"));
     maybe(p + "output.dense.bias", "b_o");
+    check_width("W_q", hidden, "hidden_size");
+    check_width("W_k", hidden, "hidden_size");
+    check_width("W_v", hidden, "hidden_size");
+    check_inputs(hidden, "hidden_size", {"W_q", "W_k", "W_v"});
+    check_output(hidden, "hidden_size", hidden);
   }
 
   const LayerRequest& req_;
@@ -456,6 +548,12 @@ class LayerReader {
 CheckpointLayer load_checkpoint_layer(const LayerRequest& req) {
   const bool dir = is_directory(req.checkpoint);
   if (!dir && !is_file(req.checkpoint)) {
+    struct stat st {};
+    if (::stat(req.checkpoint.c_str(), &st) == 0) {
+      throw_input(req.checkpoint,
+                  "not a checkpoint: --checkpoint takes a directory or a .safetensors file, "
+                  "and this is neither (a device or a pipe?)");
+    }
     throw_file(req.checkpoint, "cannot open: no such file or directory");
   }
   const std::string config_path =
@@ -484,7 +582,7 @@ CheckpointLayer load_checkpoint_layer(const LayerRequest& req) {
     throw_usage("architecture \"" + message_text(type) + "\" is not one attn reads (" +
                 arch_names() + ")");
   }
-  const Tensors tensors(req.checkpoint, req.max_bytes);
+  const Tensors tensors(req.checkpoint, req.max_bytes, req.max_elements);
   return LayerReader(req, tensors, config, *arch).read();
 }
 

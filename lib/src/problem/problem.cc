@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "attn/error.h"
+#include "attn/json.h"
 #include "attn/number_text.h"
 #include "problem/problem_internal.h"
 
@@ -311,6 +312,18 @@ void resolve_labels(const InputDocument& doc, Problem& p) {
   if (!l.keys.empty() && static_cast<int64_t>(l.keys.size()) != p.len_k) {
     throw_labels(count(l.keys.size(), "label", "labels") + " for " + count(p.len_k, "key", "keys"));
   }
+  // A result holds its labels (JSON strings, an .npz's '<U' arrays) and is
+  // read back by attn heatmap and attn diff, whose readers stop at
+  // json::kMaxStringBytes: a longer label could be written but not read.
+  for (const std::vector<std::string>* list : {&l.queries, &l.keys}) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      if ((*list)[i].size() > json::kMaxStringBytes) {
+        throw_labels("label " + std::to_string(i) + " has " + std::to_string((*list)[i].size()) +
+                     " bytes; labels are limited to " + std::to_string(json::kMaxStringBytes) +
+                     " bytes (what a result file can hold)");
+      }
+    }
+  }
   p.query_labels = l.queries;
   p.key_labels = l.keys;
 }
@@ -327,6 +340,12 @@ Problem build(const InputDocument& doc, InputDocument* own) {
   detail::resolve_rope_width(doc, p);
   detail::resolve_masks(doc, p);
   resolve_labels(doc, p);
+  if (doc.title.size() > json::kMaxStringBytes) {
+    throw_input(doc.source, "the title has " + std::to_string(doc.title.size()) +
+                                " bytes; titles are limited to " +
+                                std::to_string(json::kMaxStringBytes) +
+                                " bytes (what a result file can hold)");
+  }
   p.title = doc.title;
   p.description = doc.description;
   p.source_text = doc.source_text;

@@ -1,0 +1,82 @@
+#include "commands/input_files.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <memory>
+
+#include "attn/error.h"
+#include "attn/heatmap.h"
+#include "attn/matrix_file.h"
+
+namespace attn {
+
+namespace {
+
+std::string join(const std::string& dir, const std::string& name) {
+  return dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+std::string parent(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+}
+
+}  // namespace
+
+void InputFiles::add_file(const std::string& path) {
+  if (path.empty() || path == "-") return;
+  File f;
+  f.path = path;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    f.exists = true;
+    f.dev = st.st_dev;
+    f.ino = st.st_ino;
+  }
+  files_.push_back(std::move(f));
+}
+
+void InputFiles::add(const std::string& spec) {
+  if (spec.empty() || spec == "-") return;
+  const TensorReference ref = split_tensor_reference(spec);
+  add_file(ref.path);
+}
+
+void InputFiles::add_checkpoint(const std::string& path) {
+  if (path.empty()) return;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;  // reading it reports that
+  if (!S_ISDIR(st.st_mode)) {
+    add_file(path);
+    add_file(join(parent(path), "config.json"));
+    return;
+  }
+  const std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(path.c_str()), ::closedir);
+  if (!dir) return;
+  // Only regular files: a FIFO or device in the directory is not opened.
+  while (const dirent* e = ::readdir(dir.get())) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string p = join(path, name);
+    struct stat fs {};
+    if (::stat(p.c_str(), &fs) == 0 && S_ISREG(fs.st_mode)) add_file(p);
+  }
+}
+
+void InputFiles::add_font(const std::shared_ptr<const Font>& font) {
+  if (font && font != builtin_font()) add_file(font_name(*font));
+}
+
+void InputFiles::refuse_output(const std::string& out, const std::string& flag) const {
+  if (out.empty() || out == "-") return;
+  struct stat st {};
+  const bool exists = ::stat(out.c_str(), &st) == 0;
+  for (const File& f : files_) {
+    if (f.path == out || (exists && f.exists && f.dev == st.st_dev && f.ino == st.st_ino)) {
+      throw_usage(flag + " " + out + ": refusing to overwrite the input file " + f.path);
+    }
+  }
+}
+
+}  // namespace attn
