@@ -40,6 +40,8 @@ fuzzer=$build/fuzz_$target
 corpus=$here/$target/corpus
 work=$build/work/$target
 seeds=$build/seeds/$target
+# The single-reader targets start from the binary target's seeds.
+case $target in safetensors | npz) seeds=$build/seeds/binary ;; esac
 mkdir -p "$corpus" "$work" "$build/artifacts/$target" "$build/logs"
 rm -rf "$build/seeds"
 python3 "$here/make_seeds.py" "$build/seeds"
