@@ -138,6 +138,7 @@ int run_program(int argc, char** argv) {
   Action bench = add_bench(app);
   Action heatmap = add_heatmap(app);
   Action diff = add_diff(app);
+  Action tokenize = add_tokenize(app);
   HelpAction help = add_help(app);
 
   try {
@@ -156,7 +157,7 @@ int run_program(int argc, char** argv) {
       print_error(parse_error_text(e.what()));
       return 2;
     }
-    if (!app.remaining().empty()) {
+    if (!app.remaining().empty() && !app.got_subcommand("tokenize")) {
       print_error(unexpected(&app, app.remaining().front(), true));
       return 2;
     }
@@ -164,7 +165,8 @@ int run_program(int argc, char** argv) {
       // The deepest parsed command owns the leftovers.
       CLI::App* owner = sub;
       for (CLI::App* s : sub->get_subcommands()) owner = s;
-      if (!owner->remaining().empty()) {
+      // attn tokenize takes the words left over as its texts.
+      if (!owner->remaining().empty() && owner->get_name() != "tokenize") {
         print_error(unexpected(owner, owner->remaining().front(), false));
         return 2;
       }
@@ -183,6 +185,7 @@ int run_program(int argc, char** argv) {
     if (app.got_subcommand("bench")) return bench();
     if (app.got_subcommand("heatmap")) return heatmap();
     if (app.got_subcommand("diff")) return diff();
+    if (app.got_subcommand("tokenize")) return tokenize();
     print_error("no command given; try 'attn run --example sweet' or 'attn --help'");
     return 2;
   } catch (const BrokenPipe&) {

@@ -18,6 +18,7 @@ Action add_examples(CLI::App& app);
 Action add_bench(CLI::App& app);
 Action add_heatmap(CLI::App& app);
 Action add_diff(CLI::App& app);
+Action add_tokenize(CLI::App& app);
 
 // Adds --heatmap, --show, --of and the drawing flags to `run`; the returned
 // function fills a run's heatmap request once the flags are parsed (with

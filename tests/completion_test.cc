@@ -63,7 +63,7 @@ TEST(BashCompletion, CompletesVarToVariant) {
 
 TEST(BashCompletion, CompletesCommandsValuesAndEqualsForms) {
   EXPECT_EQ(bash_complete({"attn", ""}),
-            (Strings{"run", "heatmap", "diff", "examples", "bench", "help"}));
+            (Strings{"run", "heatmap", "diff", "tokenize", "examples", "bench", "help"}));
   EXPECT_EQ(bash_complete({"attn", "ru"}), Strings{"run"});
   EXPECT_EQ(bash_complete({"attn", "run", "--variant", "d"}), Strings{"dot"});
   EXPECT_EQ(bash_complete({"attn", "run", "--variant", "=", "sc"}), Strings{"scaled_dot"});

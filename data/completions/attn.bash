@@ -39,6 +39,9 @@ _attn_flags() {
         "--seconds --max-elements --json --kv-heads --rope --rope-theta --rope-dims" \
         "--rope-layout --alibi --window --softcap --sinks"
       ;;
+    tokenize)
+      echo "-h --help --tokenizer --checkpoint --text-file --no-special -f --format"
+      ;;
     examples | show | help) echo "-h --help" ;;
     *) echo "-h --help --version" ;;
   esac
@@ -117,7 +120,8 @@ _attn() {
       return 0
       ;;
     --x | --y | --q | --k | --v | --mask | --bias | --key-padding-mask | -o | --output | \
-      --weights-out | --expect | --heatmap | --tokens | --checkpoint | --font)
+      --weights-out | --expect | --heatmap | --tokens | --checkpoint | --font | --tokenizer | \
+      --text-file)
       compopt -o filenames 2>/dev/null
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return 0
@@ -137,10 +141,10 @@ _attn() {
     return 0
   fi
   case $cmd in
-    "") mapfile -t COMPREPLY < <(compgen -W "run heatmap diff examples bench help" -- "$cur") ;;
+    "") mapfile -t COMPREPLY < <(compgen -W "run heatmap diff tokenize examples bench help" -- "$cur") ;;
     help)
       if [[ -z $sub ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "run heatmap diff examples bench" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "run heatmap diff tokenize examples bench" -- "$cur")
       elif [[ $sub == examples ]]; then
         mapfile -t COMPREPLY < <(compgen -W "show" -- "$cur")
       fi

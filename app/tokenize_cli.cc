@@ -1,0 +1,176 @@
+// `attn tokenize`: a tokenizer.json's ids and tokens for texts, as Hugging
+// Face's tokenizers encodes them; the engine's Tokenizer does the work.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attn/error.h"
+#include "attn/escape.h"
+#include "attn/file_io.h"
+#include "attn/tokenizer.h"
+#include "commands.h"
+#include "commands/flags.h"
+#include "console.h"
+
+namespace attn::cli {
+
+namespace {
+
+// A token as the text table shows it: what it reads as, with spaces,
+// newlines and tabs made visible.
+std::string shown(const Tokenizer& t, const std::string& token) {
+  std::string out;
+  for (char c : t.readable(token)) {
+    switch (c) {
+      case ' ':
+        out += "␣";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return terminal_text(out);
+}
+
+std::string json_list(const std::vector<std::string>& items) {
+  std::string s = "[";
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + json_string(items[i]);
+  return s + "]";
+}
+
+// A file's text, or stdin's for "-": one text, without one final newline
+// (as the shell's $(cat FILE) gives it).
+std::string text_of_file(const std::string& path) {
+  std::string s = read_file(path);
+  if (!s.empty() && s.back() == '\0') {
+    throw_input(display_name(path), "holds a NUL byte; a text to tokenize is UTF-8 text");
+  }
+  if (!s.empty() && s.back() == '\n') s.pop_back();
+  if (!s.empty() && s.back() == '\r') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+Action add_tokenize(CLI::App& app) {
+  struct Flags {
+    std::vector<std::string> texts;
+    std::string tokenizer, checkpoint, text_file, format = "text";
+    bool no_special = false;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "tokenize",
+      "the token ids and tokens of texts as a Hugging Face tokenizer.json encodes them");
+  cmd->allow_extras();
+  // The texts are the words CLI11 leaves over (cmd->remaining()), taken
+  // as typed: a vector option would read "[CLS] x [SEP]" as a list of two.
+  cmd->footer(
+      "TEXT...: texts to encode, each one word of the command line (quote it); - reads one "
+      "text from stdin; after -- a text may start with '-'.");
+  cmd->add_option("--tokenizer", f->tokenizer,
+                  "tokenizer.json, or a directory holding it (a checkpoint's)")
+      ->type_name("FILE|DIR");
+  cmd->add_option("--checkpoint", f->checkpoint, "a checkpoint directory: its tokenizer.json")
+      ->type_name("DIR");
+  cmd->add_option("--text-file", f->text_file,
+                  "one more text: the whole file, without its final newline")
+      ->type_name("FILE");
+  cmd->add_flag("--no-special", f->no_special,
+                "no special tokens from the post-processor (add_special_tokens=False)");
+  cmd->add_option("-f,--format", f->format,
+                  "text (default: one line per token, id and token as it reads) or json "
+                  "({\"text\", \"ids\", \"tokens\"} per text; an array when several)")
+      ->type_name("FORMAT");
+  return [f, cmd]() {
+    // CLI11 leaves the words before -- to the command and those after it
+    // (without the --) to the program: those are texts whatever they say.
+    bool literal = false;
+    for (const std::string& w : cmd->remaining()) {
+      if (!literal && w == "--") {
+        literal = true;
+        continue;
+      }
+      if (!literal && w.size() > 1 && w[0] == '-') {
+        throw_usage("tokenize: unknown option '" + w.substr(0, w.find('=')) +
+                    "' (attn tokenize --help lists the options; a text that starts with - goes "
+                    "after --)");
+      }
+      f->texts.push_back(w);
+    }
+    if (cmd->get_parent()) {
+      for (const std::string& w : cmd->get_parent()->remaining()) f->texts.push_back(w);
+    }
+    if (!f->tokenizer.empty() && !f->checkpoint.empty()) {
+      throw_usage("give --tokenizer or --checkpoint, not both");
+    }
+    const std::string path = f->tokenizer.empty() ? f->checkpoint : f->tokenizer;
+    if (path.empty()) {
+      throw_usage("tokenize needs --tokenizer FILE|DIR (or --checkpoint DIR)");
+    }
+    if (f->format != "text" && f->format != "json") {
+      throw_usage("--format " + f->format + ": expected text or json");
+    }
+    std::vector<std::pair<std::string, std::string>> texts;  // source, text
+    bool stdin_used = false;
+    for (const std::string& t : f->texts) {
+      if (t == "-") {
+        if (stdin_used) throw_usage("- is given twice; stdin can be read once");
+        stdin_used = true;
+        texts.emplace_back("<stdin>", text_of_file("-"));
+      } else {
+        texts.emplace_back("text " + std::to_string(texts.size() + 1), t);
+      }
+    }
+    if (!f->text_file.empty()) {
+      texts.emplace_back(display_name(f->text_file), text_of_file(f->text_file));
+    }
+    if (texts.empty()) {
+      throw_usage("nothing to tokenize; give TEXT..., - (stdin) or --text-file FILE");
+    }
+    const Tokenizer tok = Tokenizer::load(path);
+    std::vector<Encoding> encodings;
+    for (const auto& [source, text] : texts) {
+      encodings.push_back(tok.encode(text, !f->no_special, source));
+    }
+    std::string out;
+    if (f->format == "json") {
+      const bool many = texts.size() > 1;
+      if (many) out += "[\n";
+      for (size_t i = 0; i < texts.size(); ++i) {
+        std::string ids;
+        for (int64_t id : encodings[i].ids) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+        out += std::string(many ? "  " : "") + "{\"text\": " + json_string(texts[i].second) +
+               ", \"ids\": [" + ids + "], \"tokens\": " + json_list(encodings[i].tokens) + "}";
+        out += many && i + 1 < texts.size() ? ",\n" : "\n";
+      }
+      if (many) out += "]\n";
+    } else {
+      for (size_t i = 0; i < texts.size(); ++i) {
+        if (texts.size() > 1) {
+          out += (i ? "\n" : "") + terminal_text(json_string(texts[i].second)) + "\n";
+        }
+        const Encoding& e = encodings[i];
+        for (size_t k = 0; k < e.ids.size(); ++k) {
+          std::string id = std::to_string(e.ids[k]);
+          if (id.size() < 7) id.insert(0, 7 - id.size(), ' ');
+          out += id + "  " + shown(tok, e.tokens[k]) + "\n";
+        }
+      }
+    }
+    StdConsole console;
+    console.out(out);
+    return 0;
+  };
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,73 @@
+// Tokenizers from Hugging Face's tokenizer.json, the file next to every
+// checkpoint: text to token ids exactly as the `tokenizers` library
+// encodes it (encode(text).ids), without Python.
+//
+// The pipeline is the library's: added tokens are split off first (those
+// marked normalized after normalization), the normalizer, the
+// pre-tokenizer, the model (BPE, byte-level or SentencePiece-style with
+// byte fallback; WordPiece), then the post-processor's special tokens when
+// add_special_tokens is set. docs/tokenizers.md lists what is read and
+// where the behaviour comes from. A file that asks for something attn does
+// not implement (a model type, a normalizer, a regex construct) is refused
+// with an input error naming the field; nothing is silently skipped.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+struct Encoding {
+  std::vector<int64_t> ids;
+  std::vector<std::string> tokens;  // the vocabulary's strings ("Ġcat", "▁the", "##s", "<0xE4>")
+};
+
+// Limits of what a tokenizer.json may hold, checked while it is read.
+struct TokenizerLimits {
+  int64_t max_file_bytes = int64_t{1} << 28;  // 256 MiB (Gemma 3's is 33 MB)
+  int64_t max_vocab = int64_t{1} << 22;       // 4,194,304 tokens (the largest models: 262,144)
+  int64_t max_text_bytes = int64_t{1} << 26;  // one text to encode: 64 MiB
+};
+
+class Tokenizer {
+ public:
+  // Reads tokenizer.json from a file, or from a directory holding one
+  // (a checkpoint's). Input errors name the file and the field.
+  static Tokenizer load(const std::string& path, const TokenizerLimits& limits = {});
+  // The same from the JSON text; `name` names it in messages.
+  static Tokenizer from_json(std::string_view json, const std::string& name,
+                             const TokenizerLimits& limits = {});
+
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  ~Tokenizer();
+
+  // The ids and tokens of UTF-8 text; add_special_tokens false is Hugging
+  // Face's encode(text, add_special_tokens=False). Text that is not UTF-8
+  // is an input error naming `source` and the byte offset.
+  Encoding encode(std::string_view text, bool add_special_tokens = true,
+                  const std::string& source = "text") const;
+
+  // The token of an id as the vocabulary writes it, or "" when no token
+  // has that id.
+  std::string token(int64_t id) const;
+  // The token as a person reads it: byte-level characters (Ġ, Ċ) turned
+  // back into the text they stand for, SentencePiece's ▁ into a space,
+  // byte-fallback pieces (<0xE4>) into their byte, continuation prefixes
+  // (##) kept. Bytes that are not a whole UTF-8 character come as "\xNN".
+  std::string readable(const std::string& token) const;
+
+  int64_t vocab_size() const;
+  const std::string& name() const;
+
+  struct Impl;
+
+ private:
+  explicit Tokenizer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace attn

@@ -1,0 +1,596 @@
+// tokenizer.json read into the pipeline of the tokenizers library and run:
+// added tokens, normalizer, pre-tokenizer, model, post-processor.
+#include "attn/tokenizer.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "attn/error.h"
+#include "attn/file_io.h"
+#include "attn/json.h"
+#include "attn/utf8.h"
+#include "tokenizer/model.h"
+#include "tokenizer/pipeline.h"
+#include "tokenizer/unicode.h"
+
+namespace attn {
+
+using tok::to_u32;
+using tok::to_utf8;
+
+namespace {
+
+struct AddedToken {
+  std::u32string content;  // as matched: normalized when `normalized` is set
+  std::string text;        // as the file writes it (the token's string)
+  int64_t id = 0;
+  bool special = false, lstrip = false, rstrip = false, single_word = false, normalized = true;
+};
+
+// One part of the post-processor's template: special tokens, or the text.
+struct TemplatePart {
+  bool sequence = false;
+  std::vector<int64_t> ids;
+  std::vector<std::string> tokens;
+};
+
+}  // namespace
+
+struct Tokenizer::Impl {
+  std::string name;
+  enum class Model { kBpe, kWordPiece, kWordLevel } model = Model::kBpe;
+  tok::Vocab vocab;
+  tok::Bpe bpe;
+  tok::WordPiece wordpiece;
+  std::optional<int64_t> wordlevel_unk;
+  std::vector<tok::Normalizer> normalizers;
+  std::vector<tok::PreTokenizer> pre_tokenizers;
+  std::vector<AddedToken> added;
+  // Added tokens by their first character, longest first, in two sets:
+  // matched on the text as given, and on the normalized text.
+  std::map<char32_t, std::vector<const AddedToken*>> raw_index, normalized_index;
+  std::vector<TemplatePart> post;  // empty: no special tokens are added
+  bool byte_level = false;         // tokens are in GPT-2's byte alphabet
+  char32_t metaspace = 0;          // SentencePiece's ▁ (or the file's), when used
+
+  std::string token_of(int64_t id) const {
+    if (id >= 0 && static_cast<size_t>(id) < vocab.tokens.size()) {
+      return vocab.tokens[static_cast<size_t>(id)];
+    }
+    return "";
+  }
+
+  void model_word(const std::string& word, std::vector<int64_t>& ids) const {
+    switch (model) {
+      case Model::kBpe:
+        tok::bpe_word(vocab, bpe, word, ids);
+        break;
+      case Model::kWordPiece:
+        tok::wordpiece_word(vocab, wordpiece, word, ids);
+        break;
+      case Model::kWordLevel:
+        if (const auto id = vocab.find(word)) {
+          ids.push_back(*id);
+        } else if (wordlevel_unk) {
+          ids.push_back(*wordlevel_unk);
+        }
+        break;
+    }
+  }
+};
+
+namespace {
+
+using Impl = Tokenizer::Impl;
+
+[[noreturn]] void bad(const std::string& place, const std::string& what) {
+  throw_input(place, what);
+}
+
+int64_t whole_number(const json::Value& v, const std::string& place, int64_t max) {
+  if (!v.is_number() || !(v.as_number() >= 0) || v.as_number() != std::floor(v.as_number()) ||
+      v.as_number() > static_cast<double>(max)) {
+    bad(place, "expected an id from 0 to " + std::to_string(max) + ", got " + json::describe(v));
+  }
+  return static_cast<int64_t>(v.as_number());
+}
+
+std::optional<std::string> optional_text(const json::Value& obj, const char* key,
+                                         const std::string& place) {
+  const json::Value* v = obj.find(key);
+  if (!v || v->is_null()) return std::nullopt;
+  if (!v->is_string())
+    bad(place + "." + key, "expected a string or null, got " + json::describe(*v));
+  return v->as_string();
+}
+
+bool flag(const json::Value& obj, const char* key, bool fallback, const std::string& place) {
+  const json::Value* v = obj.find(key);
+  if (!v || v->is_null()) return fallback;
+  if (!v->is_bool()) bad(place + "." + key, "expected true or false, got " + json::describe(*v));
+  return v->as_bool();
+}
+
+void read_vocab(Impl& t, const json::Value& model, const std::string& place,
+                const TokenizerLimits& limits) {
+  const json::Value* vocab = model.find("vocab");
+  if (!vocab || !vocab->is_object()) bad(place + ".vocab", "expected an object of token: id");
+  if (static_cast<int64_t>(vocab->members().size()) > limits.max_vocab) {
+    bad(place + ".vocab", std::to_string(vocab->members().size()) +
+                              " tokens, more than attn reads (" + std::to_string(limits.max_vocab) +
+                              ")");
+  }
+  for (const json::Member& m : vocab->members()) {
+    const int64_t id = whole_number(m.value, place + ".vocab[\"" + message_text(m.key) + "\"]",
+                                    limits.max_vocab - 1);
+    t.vocab.add(m.key, id);
+  }
+}
+
+int64_t vocab_id(const Impl& t, const std::string& token, const std::string& place) {
+  const auto id = t.vocab.find(token);
+  if (!id) bad(place, "\"" + message_text(token) + "\" is not in the vocabulary");
+  return *id;
+}
+
+void read_bpe(Impl& t, const json::Value& model, const std::string& place,
+              const TokenizerLimits& limits) {
+  read_vocab(t, model, place, limits);
+  if (const json::Value* d = model.find("dropout"); d && !d->is_null()) {
+    if (!d->is_number()) bad(place + ".dropout", "expected a number or null");
+    if (d->as_number() > 0) {
+      bad(place + ".dropout",
+          "BPE dropout makes every encoding random; attn encodes as the "
+          "library does without it (set it to null)");
+    }
+  }
+  if (const auto unk = optional_text(model, "unk_token", place)) {
+    t.bpe.unk = vocab_id(t, *unk, place + ".unk_token");
+  }
+  t.bpe.continuing_subword_prefix =
+      optional_text(model, "continuing_subword_prefix", place).value_or("");
+  t.bpe.end_of_word_suffix = optional_text(model, "end_of_word_suffix", place).value_or("");
+  t.bpe.fuse_unk = flag(model, "fuse_unk", false, place);
+  t.bpe.byte_fallback = flag(model, "byte_fallback", false, place);
+  t.bpe.ignore_merges = flag(model, "ignore_merges", false, place);
+  const json::Value* merges = model.find("merges");
+  if (!merges || !merges->is_array()) bad(place + ".merges", "expected a list of merges");
+  for (size_t i = 0; i < merges->size(); ++i) {
+    const std::string at = place + ".merges[" + std::to_string(i) + "]";
+    const json::Value m = merges->element(i);
+    std::string a, b;
+    if (m.is_string()) {
+      // "a b": the library splits on the one space (tokens hold none).
+      const std::string& s = m.as_string();
+      const size_t space = s.find(' ');
+      if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos) {
+        bad(at, "expected two tokens separated by one space, got \"" + message_text(s) + "\"");
+      }
+      a = s.substr(0, space);
+      b = s.substr(space + 1);
+    } else if (m.is_array() && m.size() == 2 && m.element(0).is_string() &&
+               m.element(1).is_string()) {
+      a = m.element(0).as_string();
+      b = m.element(1).as_string();
+    } else {
+      bad(at, "expected \"a b\" or [\"a\", \"b\"], got " + json::describe(m));
+    }
+    const int64_t ia = vocab_id(t, a, at), ib = vocab_id(t, b, at);
+    const int64_t merged = vocab_id(t, a + b, at + " (the merged token)");
+    const uint64_t key = (static_cast<uint64_t>(ia) << 32) | static_cast<uint64_t>(ib);
+    // A pair listed twice keeps its first (lowest) rank, as the library's map does.
+    t.bpe.merges.emplace(key, std::make_pair(static_cast<int64_t>(i), merged));
+  }
+}
+
+void read_model(Impl& t, const json::Value& root, const std::string& name,
+                const TokenizerLimits& limits) {
+  const std::string place = name + ": model";
+  const json::Value* model = root.find("model");
+  if (!model || !model->is_object()) bad(place, "expected an object");
+  std::string type;
+  if (const json::Value* ty = model->find("type"); ty && ty->is_string()) {
+    type = ty->as_string();
+  } else if (model->find("merges")) {
+    type = "BPE";  // files written before "type" was
+  } else if (model->find("max_input_chars_per_word")) {
+    type = "WordPiece";
+  }
+  if (type == "BPE") {
+    t.model = Impl::Model::kBpe;
+    read_bpe(t, *model, place, limits);
+  } else if (type == "WordPiece") {
+    t.model = Impl::Model::kWordPiece;
+    read_vocab(t, *model, place, limits);
+    t.wordpiece.unk = vocab_id(t, optional_text(*model, "unk_token", place).value_or("[UNK]"),
+                               place + ".unk_token");
+    t.wordpiece.continuing_subword_prefix =
+        optional_text(*model, "continuing_subword_prefix", place).value_or("##");
+    if (const json::Value* m = model->find("max_input_chars_per_word"); m && !m->is_null()) {
+      t.wordpiece.max_input_chars_per_word =
+          static_cast<size_t>(whole_number(*m, place + ".max_input_chars_per_word", 1 << 20));
+    }
+  } else if (type == "WordLevel") {
+    t.model = Impl::Model::kWordLevel;
+    read_vocab(t, *model, place, limits);
+    if (const auto unk = optional_text(*model, "unk_token", place)) {
+      t.wordlevel_unk = vocab_id(t, *unk, place + ".unk_token");
+    }
+  } else {
+    bad(place + ".type", "model \"" + message_text(type) +
+                             "\" is not one attn implements (BPE, WordPiece, WordLevel)");
+  }
+}
+
+void read_added(Impl& t, const json::Value& root, const std::string& name,
+                const TokenizerLimits& limits) {
+  const json::Value* list = root.find("added_tokens");
+  if (!list || list->is_null()) return;
+  const std::string place = name + ": added_tokens";
+  if (!list->is_array()) bad(place, "expected a list");
+  for (size_t i = 0; i < list->size(); ++i) {
+    const std::string at = place + "[" + std::to_string(i) + "]";
+    const json::Value e = list->element(i);
+    if (!e.is_object()) bad(at, "expected an object");
+    AddedToken a;
+    const json::Value* id = e.find("id");
+    if (!id) bad(at, "has no \"id\"");
+    a.id = whole_number(*id, at + ".id", limits.max_vocab - 1);
+    const json::Value* content = e.find("content");
+    if (!content || !content->is_string() || content->as_string().empty()) {
+      bad(at + ".content", "expected a non-empty string");
+    }
+    a.text = content->as_string();
+    a.special = flag(e, "special", false, at);
+    a.lstrip = flag(e, "lstrip", false, at);
+    a.rstrip = flag(e, "rstrip", false, at);
+    a.single_word = flag(e, "single_word", false, at);
+    a.normalized = flag(e, "normalized", !a.special, at);
+    // A token the vocabulary lacks gets its id; one it has keeps both.
+    if (t.token_of(a.id).empty()) t.vocab.add(a.text, a.id);
+    t.added.push_back(std::move(a));
+  }
+}
+
+std::vector<TemplatePart> read_post(const Impl& t, const json::Value& v, const std::string& place) {
+  std::vector<TemplatePart> parts;
+  if (v.is_null()) return parts;
+  const json::Value* ty = v.is_object() ? v.find("type") : nullptr;
+  if (!ty || !ty->is_string()) bad(place, "expected an object with a \"type\"");
+  const std::string type = ty->as_string();
+  auto pair_part = [&](const char* key) {
+    const json::Value* p = v.find(key);
+    if (!p || !p->is_array() || p->size() != 2 || !p->element(0).is_string()) {
+      bad(place + "." + key, "expected [\"token\", id]");
+    }
+    TemplatePart part;
+    part.tokens.push_back(p->element(0).as_string());
+    part.ids.push_back(whole_number(p->element(1), place + "." + key, int64_t{1} << 31));
+    return part;
+  };
+  if (type == "ByteLevel") return parts;  // offsets only
+  if (type == "BertProcessing" || type == "RobertaProcessing") {
+    parts.push_back(pair_part("cls"));
+    parts.push_back(TemplatePart{true, {}, {}});
+    parts.push_back(pair_part("sep"));
+    return parts;
+  }
+  if (type == "Sequence") {
+    const json::Value* list = v.find("processors");
+    if (!list || !list->is_array()) bad(place + ".processors", "expected a list");
+    for (size_t i = 0; i < list->size(); ++i) {
+      std::vector<TemplatePart> p =
+          read_post(t, list->element(i), place + ".processors[" + std::to_string(i) + "]");
+      if (!p.empty()) {
+        if (!parts.empty()) bad(place, "more than one processor adds special tokens");
+        parts = std::move(p);
+      }
+    }
+    return parts;
+  }
+  if (type != "TemplateProcessing") {
+    bad(place + ".type", "post-processor \"" + message_text(type) +
+                             "\" is not one attn implements (TemplateProcessing, "
+                             "BertProcessing, RobertaProcessing, ByteLevel, Sequence)");
+  }
+  const json::Value* single = v.find("single");
+  const json::Value* specials = v.find("special_tokens");
+  if (!single || !single->is_array()) bad(place + ".single", "expected a list");
+  for (size_t i = 0; i < single->size(); ++i) {
+    const std::string at = place + ".single[" + std::to_string(i) + "]";
+    const json::Value e = single->element(i);
+    if (e.is_object() && e.find("Sequence")) {
+      parts.push_back(TemplatePart{true, {}, {}});
+      continue;
+    }
+    const json::Value* s = e.is_object() ? e.find("SpecialToken") : nullptr;
+    const json::Value* id = s && s->is_object() ? s->find("id") : nullptr;
+    if (!id || !id->is_string())
+      bad(at, "expected {\"SpecialToken\": {...}} or {\"Sequence\": ...}");
+    const json::Value* def =
+        specials && specials->is_object() ? specials->find(id->as_string()) : nullptr;
+    if (!def || !def->is_object()) {
+      bad(place + ".special_tokens", "has no \"" + message_text(id->as_string()) + "\"");
+    }
+    const json::Value* ids = def->find("ids");
+    const json::Value* tokens = def->find("tokens");
+    if (!ids || !ids->is_array() || !tokens || !tokens->is_array() ||
+        ids->size() != tokens->size()) {
+      bad(place + ".special_tokens." + message_text(id->as_string()),
+          "expected \"ids\" and \"tokens\" of one length");
+    }
+    TemplatePart part;
+    for (size_t k = 0; k < ids->size(); ++k) {
+      part.ids.push_back(whole_number(ids->element(k), at, int64_t{1} << 31));
+      const json::Value tk = tokens->element(k);
+      if (!tk.is_string()) bad(at, "expected token strings");
+      part.tokens.push_back(tk.as_string());
+    }
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
+// How tokens are shown: byte-level, or with SentencePiece's ▁.
+void read_display(Impl& t, const json::Value& root) {
+  for (const tok::PreTokenizer& p : t.pre_tokenizers) {
+    if (p.kind == tok::PreTokenizer::kByteLevel) t.byte_level = true;
+    if (p.kind == tok::PreTokenizer::kMetaspace) t.metaspace = p.replacement;
+  }
+  const json::Value* d = root.find("decoder");
+  std::vector<const json::Value*> stack;
+  if (d && d->is_object()) stack.push_back(d);
+  while (!stack.empty()) {
+    const json::Value* v = stack.back();
+    stack.pop_back();
+    const json::Value* ty = v->find("type");
+    const std::string type = ty && ty->is_string() ? ty->as_string() : "";
+    if (type == "ByteLevel") t.byte_level = true;
+    if (type == "Metaspace") t.metaspace = U'\u2581';
+    if (type == "Replace") {
+      const json::Value* p = v->find("pattern");
+      const json::Value* s = p && p->is_object() ? p->find("String") : nullptr;
+      const json::Value* c = v->find("content");
+      if (s && s->is_string() && c && c->is_string() && c->as_string() == " ") {
+        const std::u32string from = to_u32(s->as_string());
+        if (from.size() == 1) t.metaspace = from[0];
+      }
+    }
+    if (type == "Sequence") {
+      if (const json::Value* list = v->find("decoders"); list && list->is_array()) {
+        for (const json::Value& e : list->items()) stack.push_back(&e);
+      }
+    }
+  }
+}
+
+void index_added(Impl& t) {
+  for (AddedToken& a : t.added) {
+    a.content = to_u32(a.text);
+    // A normalized token is matched on normalized text, so it is matched
+    // as the normalizer writes it.
+    if (a.normalized) a.content = tok::normalize(t.normalizers, a.content);
+    if (a.content.empty()) continue;
+    (a.normalized ? t.normalized_index : t.raw_index)[a.content[0]].push_back(&a);
+  }
+  for (auto* index : {&t.raw_index, &t.normalized_index}) {
+    for (auto& [c, list] : *index) {
+      std::stable_sort(list.begin(), list.end(), [](const AddedToken* x, const AddedToken* y) {
+        return x->content.size() > y->content.size();
+      });
+    }
+  }
+}
+
+bool is_word_char(char32_t c) {
+  return unicode::is_letter(c) || unicode::is_number(c) || c == U'_';
+}
+
+// A piece of the text on its way through the pipeline.
+struct Piece {
+  std::u32string text;
+  std::optional<int64_t> id;  // an added token, already tokenized
+  bool starts = false;        // begins the whole text
+};
+
+// The library's AddedVocabulary::find_matches: leftmost-longest matches of
+// the added tokens, adjusted by lstrip, rstrip and single_word.
+std::vector<Piece> split_added(const std::map<char32_t, std::vector<const AddedToken*>>& index,
+                               const Piece& in) {
+  const std::u32string& s = in.text;
+  std::vector<Piece> out;
+  if (index.empty() || s.empty()) {
+    out.push_back(in);
+    return out;
+  }
+  size_t start_offset = 0;
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto it = index.find(s[i]);
+    const AddedToken* hit = nullptr;
+    if (it != index.end()) {
+      for (const AddedToken* a : it->second) {
+        if (s.compare(i, a->content.size(), a->content) == 0) {
+          hit = a;
+          break;
+        }
+      }
+    }
+    if (!hit) {
+      ++i;
+      continue;
+    }
+    size_t start = i, stop = i + hit->content.size();
+    i = stop;
+    if (hit->single_word) {
+      const bool start_space = start == 0 || !is_word_char(s[start - 1]);
+      const bool stop_space = stop == s.size() || !is_word_char(s[stop]);
+      if (!start_space || !stop_space) continue;
+    }
+    if (hit->lstrip) {
+      size_t b = start;
+      while (b > 0 && unicode::is_white_space(s[b - 1])) --b;
+      start = std::max(b, start_offset);
+    }
+    if (hit->rstrip) {
+      while (stop < s.size() && unicode::is_white_space(s[stop])) ++stop;
+      i = stop;
+    }
+    if (start_offset < start) {
+      out.push_back(Piece{s.substr(start_offset, start - start_offset), std::nullopt,
+                          in.starts && start_offset == 0});
+    }
+    out.push_back(Piece{s.substr(start, stop - start), hit->id, false});
+    start_offset = stop;
+  }
+  if (start_offset < s.size()) {
+    out.push_back(Piece{s.substr(start_offset), std::nullopt, in.starts && start_offset == 0});
+  }
+  return out;
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+Tokenizer::~Tokenizer() = default;
+
+Tokenizer Tokenizer::load(const std::string& path, const TokenizerLimits& limits) {
+  std::string file = path;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    file = (path.empty() || path.back() == '/' ? path : path + "/") + "tokenizer.json";
+    if (::stat(file.c_str(), &st) != 0) {
+      throw_file(path, "no tokenizer.json in this directory");
+    }
+  }
+  // A FIFO or a device would be waited for or read forever.
+  if (::stat(file.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    throw_input(file, "not a regular file; --tokenizer takes tokenizer.json or its directory");
+  }
+  return from_json(read_file(file, {}, limits.max_file_bytes), file, limits);
+}
+
+Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& name,
+                               const TokenizerLimits& limits) {
+  json::Limits jl;
+  jl.max_nodes = int64_t{1} << 24;  // vocabularies and merges of a million entries
+  jl.max_numbers = int64_t{1} << 24;
+  const json::Value root = json::parse(json_text, name, jl);
+  if (!root.is_object()) bad(name, "expected a tokenizer.json object");
+  auto impl = std::make_unique<Impl>();
+  impl->name = name;
+  read_model(*impl, root, name, limits);
+  const json::Value null_value = json::Value::null();
+  auto field = [&](const char* key) -> const json::Value& {
+    const json::Value* v = root.find(key);
+    return v ? *v : null_value;
+  };
+  impl->normalizers = tok::read_normalizers(field("normalizer"), name + ": normalizer");
+  impl->pre_tokenizers = tok::read_pre_tokenizers(field("pre_tokenizer"), name + ": pre_tokenizer");
+  read_added(*impl, root, name, limits);
+  impl->post = read_post(*impl, field("post_processor"), name + ": post_processor");
+  read_display(*impl, root);
+  index_added(*impl);
+  return Tokenizer(std::move(impl));
+}
+
+Encoding Tokenizer::encode(std::string_view text, bool add_special_tokens,
+                           const std::string& source) const {
+  const Impl& t = *impl_;
+  if (const size_t bad_at = invalid_utf8_offset(text); bad_at != std::string_view::npos) {
+    throw_input(source, "not UTF-8 text: the byte at offset " + std::to_string(bad_at) +
+                            " starts no character");
+  }
+  // 1. Added tokens the file matches on the text as given; 2. the rest
+  // normalized, then the added tokens matched on normalized text.
+  std::vector<Piece> pieces;
+  for (Piece& p : split_added(t.raw_index, Piece{to_u32(std::string(text)), std::nullopt, true})) {
+    if (p.id) {
+      pieces.push_back(std::move(p));
+      continue;
+    }
+    p.text = tok::normalize(t.normalizers, std::move(p.text));
+    for (Piece& q : split_added(t.normalized_index, p)) pieces.push_back(std::move(q));
+  }
+  std::vector<int64_t> ids;
+  for (const Piece& p : pieces) {
+    if (p.id) {
+      ids.push_back(*p.id);
+      continue;
+    }
+    if (p.text.empty()) continue;
+    for (const std::u32string& word : tok::pre_tokenize(t.pre_tokenizers, p.text, p.starts)) {
+      t.model_word(to_utf8(word), ids);
+    }
+  }
+  Encoding e;
+  if (add_special_tokens && !t.post.empty()) {
+    for (const TemplatePart& part : t.post) {
+      if (part.sequence) {
+        for (int64_t id : ids) {
+          e.ids.push_back(id);
+          e.tokens.push_back(t.token_of(id));
+        }
+      } else {
+        e.ids.insert(e.ids.end(), part.ids.begin(), part.ids.end());
+        e.tokens.insert(e.tokens.end(), part.tokens.begin(), part.tokens.end());
+      }
+    }
+    return e;
+  }
+  e.ids = std::move(ids);
+  for (int64_t id : e.ids) e.tokens.push_back(t.token_of(id));
+  return e;
+}
+
+std::string Tokenizer::token(int64_t id) const { return impl_->token_of(id); }
+
+std::string Tokenizer::readable(const std::string& token) const {
+  const Impl& t = *impl_;
+  std::string bytes;
+  // <0xNN>: a byte-fallback piece stands for its byte.
+  if (token.size() == 6 && token.compare(0, 3, "<0x") == 0 && token[5] == '>') {
+    unsigned v = 0;
+    if (std::sscanf(token.c_str() + 3, "%2x", &v) == 1) bytes += static_cast<char>(v);
+  } else if (t.byte_level) {
+    for (char32_t c : to_u32(token)) {
+      const int b = tok::char_byte(c);
+      if (b >= 0) {
+        bytes += static_cast<char>(b);
+      } else {
+        append_utf8(bytes, c);
+      }
+    }
+  } else {
+    for (char32_t c : to_u32(token)) append_utf8(bytes, t.metaspace && c == t.metaspace ? U' ' : c);
+  }
+  // Bytes that are not whole characters are shown by value.
+  std::string out;
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  const auto* end = p + bytes.size();
+  while (p < end) {
+    const size_t n = utf8_sequence_length(p, end);
+    if (n == 0) {
+      append_hex_byte(out, "\\x", *p);
+      ++p;
+      continue;
+    }
+    out.append(reinterpret_cast<const char*>(p), n);
+    p += n;
+  }
+  return out;
+}
+
+int64_t Tokenizer::vocab_size() const { return static_cast<int64_t>(impl_->vocab.ids.size()); }
+
+const std::string& Tokenizer::name() const { return impl_->name; }
+
+}  // namespace attn

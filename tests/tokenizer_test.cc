@@ -1,0 +1,262 @@
+// Tokenizers from tokenizer.json: ids equal to Hugging Face's tokenizers
+// (its Rust crate through its Node binding, tests/tokenizer/oracle.mjs) on
+// GPT-2's real file and on small files of every family's exact structure
+// (data/tokenizers/), the regex matcher, and the refusals of files and
+// texts attn cannot encode as the library would.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "attn/error.h"
+#include "attn/tokenizer.h"
+#include "test_util.h"
+#include "tokenizer/pipeline.h"
+#include "tokenizer/regex.h"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+using test::error_of;
+using test::read_text;
+using test::run_attn;
+using test::source_path;
+using test::write_temp;
+
+std::vector<std::string> families() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(source_path("data/tokenizers"))) {
+    if (e.is_directory()) out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(Tokenizer, EveryFamilyGivesTheLibrarysIdsOnEveryText) {
+  const std::vector<std::string> names = families();
+  ASSERT_GE(names.size(), 7u);  // gpt2 and six small families
+  for (const std::string& name : names) {
+    const std::string dir = source_path("data/tokenizers/" + name);
+    const Tokenizer t = Tokenizer::load(dir);
+    const nlohmann::json expected = nlohmann::json::parse(read_text(dir + "/expected.json"));
+    for (const char* mode : {"special", "no_special"}) {
+      ASSERT_GE(expected.at(mode).size(), 60u) << name;
+      for (const nlohmann::json& want : expected.at(mode)) {
+        const std::string text = want.at("text");
+        const Encoding e = t.encode(text, std::string(mode) == "special");
+        EXPECT_EQ(e.ids, want.at("ids").get<std::vector<int64_t>>())
+            << name << " " << mode << ": " << text;
+        EXPECT_EQ(e.tokens, want.at("tokens").get<std::vector<std::string>>()) << name;
+      }
+    }
+  }
+}
+
+TEST(Tokenizer, TokensReadAsTheTextTheyStandFor) {
+  const Tokenizer gpt2 = Tokenizer::load(source_path("data/tokenizers/gpt2"));
+  EXPECT_EQ(gpt2.readable("Ġcat"), " cat");
+  EXPECT_EQ(gpt2.readable("Ċ"), "\n");
+  // Half of a character: its byte by value.
+  const Encoding e = gpt2.encode("你");
+  ASSERT_FALSE(e.tokens.empty());
+  std::string joined;
+  for (const std::string& tk : e.tokens) joined += gpt2.readable(tk);
+  EXPECT_NE(joined.find("\\x"), std::string::npos) << joined;
+  const Tokenizer sp = Tokenizer::load(source_path("data/tokenizers/small-llama2"));
+  EXPECT_EQ(sp.readable("▁the"), " the");
+  EXPECT_EQ(sp.readable("<0x41>"), "A");
+  EXPECT_EQ(sp.readable("<0xE4>"), "\\xe4");
+}
+
+TEST(Tokenizer, LongWordsAndRunsOfSpacesEncode) {
+  // One word of 200,000 letters and a run of 100,000 spaces: BPE over a
+  // heap and the regex's counted runs keep this to a moment (a quadratic
+  // merge loop would take minutes).
+  const Tokenizer gpt2 = Tokenizer::load(source_path("data/tokenizers/gpt2"));
+  const Encoding w = gpt2.encode(std::string(200000, 'a'));
+  EXPECT_GT(w.ids.size(), 100u);
+  std::string joined;
+  for (const std::string& tk : w.tokens) joined += tk;
+  EXPECT_EQ(joined, std::string(200000, 'a'));
+  const Encoding s = gpt2.encode(std::string(100000, ' ') + "x");
+  joined.clear();
+  for (const std::string& tk : s.tokens) joined += gpt2.readable(tk);
+  EXPECT_EQ(joined, std::string(100000, ' ') + "x");
+}
+
+TEST(Tokenizer, TextThatIsNotUtf8IsRefused) {
+  const Tokenizer gpt2 = Tokenizer::load(source_path("data/tokenizers/gpt2"));
+  EXPECT_EQ(error_of([&] { gpt2.encode("ab\xff", true, "text 1"); }),
+            "text 1: not UTF-8 text: the byte at offset 2 starts no character");
+}
+
+std::string gpt2_text() { return read_text(source_path("data/tokenizers/gpt2/tokenizer.json")); }
+
+// A tokenizer.json with one field replaced.
+std::string with(const std::string& pointer, const nlohmann::json& value) {
+  nlohmann::json j =
+      nlohmann::json::parse(read_text(source_path("data/tokenizers/small-llama3/tokenizer.json")));
+  j[nlohmann::json::json_pointer(pointer)] = value;
+  return j.dump();
+}
+
+TEST(Tokenizer, FilesAttnCannotEncodeAsTheLibraryAreRefusedNamingTheField) {
+  struct Case {
+    std::string json;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {with("/model/type", "Unigram"),
+       "t.json: model.type: model \"Unigram\" is not one attn implements (BPE, WordPiece, "
+       "WordLevel)"},
+      {with("/model/merges/0", "Ġ nonexistent"),
+       "t.json: model.merges[0]: \"nonexistent\" is not in the vocabulary"},
+      {with("/model/merges/0", "a b c"),
+       "t.json: model.merges[0]: expected two tokens separated by one space, got \"a b c\""},
+      {with("/model/dropout", 0.1),
+       "t.json: model.dropout: BPE dropout makes every encoding random; attn encodes as the "
+       "library does without it (set it to null)"},
+      {with("/normalizer", nlohmann::json{{"type", "Precompiled"}}),
+       "t.json: normalizer.type: normalizer \"Precompiled\" is not one attn implements (NFC, NFD, "
+       "NFKC, NFKD, Lowercase, StripAccents, Replace, Prepend, Strip, BertNormalizer, Sequence)"},
+      {with("/pre_tokenizer/pretokenizers/0/pattern/Regex", "(a)\\1"),
+       "t.json: pre_tokenizer.pretokenizers[0].pattern.Regex: the regex cannot be run by attn: "
+       "the escape \\1 at character 5 of (a)\\1"},
+      {with("/pre_tokenizer/pretokenizers/0/pattern/Regex", "a+?"),
+       "t.json: pre_tokenizer.pretokenizers[0].pattern.Regex: the regex cannot be run by attn: "
+       "lazy or possessive quantifiers at character 2 of a+?"},
+      {with("/post_processor", nlohmann::json{{"type", "Mystery"}}),
+       "t.json: post_processor.type: post-processor \"Mystery\" is not one attn implements "
+       "(TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel, Sequence)"},
+      {"[1, 2]", "t.json: expected a tokenizer.json object"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(error_of([&] { Tokenizer::from_json(c.json, "t.json"); }), c.message);
+  }
+  TokenizerLimits small;
+  small.max_vocab = 100;
+  EXPECT_EQ(error_of([&] { Tokenizer::from_json(gpt2_text(), "t.json", small); }),
+            "t.json: model.vocab: 50257 tokens, more than attn reads (100)");
+}
+
+std::vector<std::pair<size_t, size_t>> matches(const std::u32string& pattern,
+                                               const std::u32string& text) {
+  return tok::Regex(pattern, "test").find_all(text);
+}
+
+TEST(Tokenizer, TheRegexMatchesAsOnigurumaDoes) {
+  // Llama 3's pattern on a text with a contraction, digits and spaces.
+  const std::u32string llama3 =
+      U"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+      U"?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+  const std::u32string text = U"I'M 12345  ok\n\n";
+  std::vector<std::u32string> pieces;
+  for (const auto& [b, e] : matches(llama3, text)) pieces.push_back(text.substr(b, e - b));
+  EXPECT_EQ(pieces,
+            (std::vector<std::u32string>{U"I", U"'M", U" ", U"123", U"45", U" ", U" ok", U"\n\n"}));
+  // \s is White_Space: U+0085 is one, U+200B (zero width space) is not.
+  EXPECT_EQ(matches(U"\\s+", U"a\u0085b\u200Bc"), (std::vector<std::pair<size_t, size_t>>{{1, 2}}));
+  // \p{L} takes letters of every script.
+  EXPECT_EQ(matches(U"\\p{L}+", U"中文 ab"),
+            (std::vector<std::pair<size_t, size_t>>{{0, 2}, {3, 5}}));
+}
+
+// ---- the command ---------------------------------------------------------
+
+std::string gpt2_dir() { return source_path("data/tokenizers/gpt2"); }
+
+TEST(TokenizeCli, TextShowsEachTokenAsItReads) {
+  const auto r = run_attn({"tokenize", "--tokenizer", gpt2_dir(), "The cat\tsat"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "    464  The\n"
+            "   3797  ␣cat\n"
+            "    197  \\t\n"
+            "  49720  sat\n");
+}
+
+TEST(TokenizeCli, JsonIsOneObjectPerTextAndAnArrayForSeveral) {
+  const auto one = run_attn({"tokenize", "--tokenizer", gpt2_dir(), "-f", "json", "Hello, world!"});
+  EXPECT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(one.out,
+            "{\"text\": \"Hello, world!\", \"ids\": [15496, 11, 995, 0], \"tokens\": [\"Hello\", "
+            "\",\", \"Ġworld\", \"!\"]}\n");
+  const std::string file = write_temp("text.txt", "from a file\n");
+  const auto many = run_attn({"tokenize", "--checkpoint", gpt2_dir(), "-f", "json", "a", "-",
+                              "--text-file", file, "--", "-x"},
+                             "from stdin\n");
+  EXPECT_EQ(many.code, 0) << many.err;
+  const nlohmann::json j = nlohmann::json::parse(many.out);
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 4u);
+  EXPECT_EQ(j[0]["text"], "a");
+  EXPECT_EQ(j[1]["text"], "from stdin");
+  EXPECT_EQ(j[2]["text"], "-x");
+  EXPECT_EQ(j[3]["text"], "from a file");
+}
+
+TEST(TokenizeCli, NoSpecialLeavesOutThePostProcessorsTokens) {
+  const std::string dir = source_path("data/tokenizers/small-bert");
+  const auto with = run_attn({"tokenize", "--tokenizer", dir, "-f", "json", "hello"});
+  const auto without =
+      run_attn({"tokenize", "--tokenizer", dir, "-f", "json", "--no-special", "hello"});
+  ASSERT_EQ(with.code, 0) << with.err;
+  ASSERT_EQ(without.code, 0) << without.err;
+  const auto a = nlohmann::json::parse(with.out)["tokens"];
+  const auto b = nlohmann::json::parse(without.out)["tokens"];
+  EXPECT_EQ(a.front(), "[CLS]");
+  EXPECT_EQ(a.back(), "[SEP]");
+  EXPECT_EQ(a.size(), b.size() + 2);
+}
+
+TEST(TokenizeCli, MistakesAreOneLineErrors) {
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+    std::string err;
+  };
+  const std::string empty_dir = test::temp_dir() + "/no_tokenizer";
+  fs::create_directories(empty_dir);
+  const std::string fifo = test::temp_dir() + "/tokenizer_fifo.json";
+  ::mkfifo(fifo.c_str(), 0600);
+  const std::string bad = write_temp("bad_tokenizer.json", "{\"model\": {\"type\": \"Unigram\"}}");
+  const std::vector<Case> cases = {
+      {{"tokenize", "hello"}, 2, "tokenize needs --tokenizer FILE|DIR (or --checkpoint DIR)"},
+      {{"tokenize", "--tokenizer", gpt2_dir()},
+       2,
+       "nothing to tokenize; give TEXT..., - (stdin) or --text-file FILE"},
+      {{"tokenize", "--tokenizer", gpt2_dir(), "--checkpoint", gpt2_dir(), "x"},
+       2,
+       "give --tokenizer or --checkpoint, not both"},
+      {{"tokenize", "--tokenizer", gpt2_dir(), "--no-specials", "x"},
+       2,
+       "tokenize: unknown option '--no-specials' (attn tokenize --help lists the options; a "
+       "text that starts with - goes after --)"},
+      {{"tokenize", "--tokenizer", gpt2_dir(), "-f", "yaml", "x"},
+       2,
+       "--format yaml: expected text or json"},
+      {{"tokenize", "--tokenizer", empty_dir, "x"},
+       4,
+       empty_dir + ": no tokenizer.json in this directory"},
+      {{"tokenize", "--tokenizer", fifo, "x"},
+       3,
+       fifo + ": not a regular file; --tokenizer takes tokenizer.json or its directory"},
+      {{"tokenize", "--tokenizer", bad, "x"},
+       3,
+       bad + ": model.type: model \"Unigram\" is not one attn implements (BPE, WordPiece, "
+             "WordLevel)"},
+  };
+  for (const Case& c : cases) {
+    const auto r = run_attn(c.args);
+    EXPECT_EQ(r.code, c.code) << c.err;
+    EXPECT_EQ(r.err, "attn: error: " + c.err + "\n");
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+}  // namespace
+}  // namespace attn
