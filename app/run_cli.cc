@@ -27,6 +27,7 @@ struct RunFlags {
   std::string color = "auto";
   std::string title, description;
   std::string layer = "0";
+  std::string text, ids;
   bool causal = false;
   bool rope = false, alibi = false;
   std::vector<std::string> inputs;  // several: a batch (attn/batch.h)
@@ -127,7 +128,7 @@ Action add_run(CLI::App& app, const std::string& command_line) {
       ->type_name("FILE")
       ->group(m);
 
-  auto* c = "A layer of a Hugging Face checkpoint (X from --x)";
+  auto* c = "A layer of a Hugging Face checkpoint (X from --x, or from --text or --ids)";
   run->add_option("--checkpoint", f->req.checkpoint.path,
                   "take params and settings from this model directory (config.json beside "
                   "model.safetensors or its shards) or .safetensors file (default: none)")
@@ -135,6 +136,21 @@ Action add_run(CLI::App& app, const std::string& command_line) {
       ->group(c);
   run->add_option("--layer", f->layer, "the layer to read, 0-based (default: 0)")
       ->type_name("N")
+      ->group(c);
+  run->add_option("--text", f->text,
+                  "compute the layer's input from this text: the checkpoint's tokenizer.json, "
+                  "then the layers before it; the tokens are the labels (default: none, X from "
+                  "--x)")
+      ->type_name("TEXT")
+      ->group(c);
+  run->add_option("--ids", f->ids,
+                  "the same from token ids, comma separated; the labels are the tokens where the "
+                  "checkpoint has a tokenizer.json, else the ids (default: none)")
+      ->type_name("I,J,...")
+      ->group(c);
+  run->add_flag("--no-special", f->req.checkpoint.no_special,
+                "--text without the tokenizer's special tokens, add_special_tokens=False "
+                "(default: with them)")
       ->group(c);
   run->add_option("--arch", f->req.checkpoint.arch,
                   "architecture when there is no config.json: llama, mistral, mixtral, qwen2, "
@@ -260,6 +276,19 @@ Action add_run(CLI::App& app, const std::string& command_line) {
     req.checkpoint.layer = parse_int_flag("--layer", f->layer, 0, 1 << 20);
     if (run->count("--layer") > 0 && req.checkpoint.path.empty()) {
       throw_usage("--layer needs --checkpoint (attn heatmap --layer picks a layer of a stack)");
+    }
+    if (run->count("--text") > 0) req.checkpoint.text = f->text;
+    if (run->count("--ids") > 0) req.checkpoint.ids = parse_ids_flag(f->ids);
+    for (const char* flag : {"--text", "--ids", "--no-special"}) {
+      if (run->count(flag) > 0 && req.checkpoint.path.empty()) {
+        throw_usage(std::string(flag) + " needs --checkpoint DIR (the model that reads it)");
+      }
+    }
+    if (run->count("--text") > 0 && run->count("--ids") > 0) {
+      throw_usage("give --text or --ids, not both");
+    }
+    if (run->count("--no-special") > 0 && run->count("--text") == 0) {
+      throw_usage("--no-special goes with --text");
     }
     if (run->count("--max-elements") > 0)
       req.max_elements = parse_max_elements_flag(f->max_elements);

@@ -15,7 +15,7 @@ _attn_flags() {
         "--kv-heads --rope-theta --rope-dims --rope-layout --rope-offset --window --softcap" \
         "--sinks --causal --rope --alibi --x --y --q --k --v --mask --bias --key-padding-mask" \
         "--valid-lens" \
-        "--labels --key-labels --tokens --checkpoint --layer --arch" \
+        "--labels --key-labels --tokens --checkpoint --layer --arch --text --ids --no-special" \
         "-f --format -w --weights -o --output --out-dir" \
         "--weights-out --trace --trace-format --query --similarity --precision --average-heads" \
         "--dtype --threads --check --expect -q --quiet --max-elements --max-input-bytes" \
@@ -129,7 +129,8 @@ _attn() {
     --heads | --temperature | --mask-fill | --dropout | --seed | --valid-lens | --labels | \
       --key-labels | --precision | --max-elements | --max-input-bytes | --vmin | --vmax | \
       --batch | --head | --max-size | --key | --title | --description | --query | --n | --d | \
-      --threads | --seconds | --layer | --cell-size | --labels-every | --tolerance)
+      --threads | --seconds | --layer | --cell-size | --labels-every | --tolerance | --text | \
+      --ids)
       return 0 # a number or free text
       ;;
   esac

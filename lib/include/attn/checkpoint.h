@@ -46,6 +46,23 @@ struct CheckpointLayer {
 // file cannot be opened.
 CheckpointLayer load_checkpoint_layer(const LayerRequest& request);
 
+// The forward pass from token ids up to one layer: the hidden states that
+// enter layer `layer`'s attention (after its norm where the architecture
+// norms first: Llama, Mistral, Qwen 2, GPT-2; the layer's input for BERT
+// and RoBERTa), computed through the earlier layers' attention (as
+// load_checkpoint_layer reads them), residuals, norms and MLPs in float64,
+// as transformers computes them in eager mode. What --x would hold.
+struct ForwardRequest {
+  std::string checkpoint;
+  std::string arch;  // as LayerRequest's
+  std::vector<int64_t> ids;
+  int64_t layer = 0;
+  int64_t max_bytes = kDefaultMaxInputBytes;
+  int64_t max_elements = kDefaultMaxElements;
+  int threads = 0;
+};
+Tensor<double> attention_input(const ForwardRequest& request);
+
 struct ArchitectureInfo {
   std::string name;     // model_type
   std::string tensors;  // the layer's tensor names, with N for the layer

@@ -292,6 +292,19 @@ int64_t parse_limit_flag(const std::string& flag, const std::string& text,
 
 }  // namespace
 
+std::vector<int64_t> parse_ids_flag(const std::string& text) {
+  std::vector<int64_t> ids;
+  for (const std::string& p : split_list(text)) {
+    const auto n = parse_unsigned_text(p);
+    if (!n || *n >= (uint64_t{1} << 31)) {
+      throw_usage("--ids: expected token ids such as 1,2,3, got '" + message_text(p) + "'");
+    }
+    ids.push_back(static_cast<int64_t>(*n));
+  }
+  if (ids.empty()) throw_usage("--ids: expected token ids such as 1,2,3");
+  return ids;
+}
+
 int64_t parse_max_elements_flag(const std::string& text) {
   return parse_limit_flag("--max-elements", text, "67108864 or 2^26");
 }

@@ -42,6 +42,9 @@ double parse_nonnegative_flag(const std::string& flag, const std::string& text);
 // --max-elements: a positive integer, written plainly (268435456), in
 // exponent form (1e9) or as a power of two (2^28).
 int64_t parse_max_elements_flag(const std::string& text);
+
+// --ids: token ids, comma separated ("1,2,3"), each below 2^31.
+std::vector<int64_t> parse_ids_flag(const std::string& text);
 // --max-input-bytes: the same forms (1073741824, 1e9, 2^30).
 int64_t parse_max_input_bytes_flag(const std::string& text);
 

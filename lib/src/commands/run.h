@@ -50,6 +50,13 @@ struct CheckpointFlags {
   std::string path;  // "" for none
   int64_t layer = 0;
   std::string arch;
+  // Instead of --x: the layer's input computed from token ids (--ids), or
+  // from text through the checkpoint's tokenizer.json (--text).
+  std::vector<int64_t> ids;
+  std::optional<std::string> text;
+  bool no_special = false;  // --no-special: the text without special tokens
+
+  bool from_tokens() const { return !ids.empty() || text.has_value(); }
 };
 
 struct TraceRequest {

@@ -1,6 +1,8 @@
 // Gathering the input document of `attn run`: the file, stdin or a
 // built-in example, then the matrix files, lists and settings given as
 // flags, which replace the document's.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -13,6 +15,7 @@
 #include "attn/json_tensor.h"
 #include "attn/matrix_file.h"
 #include "attn/number_text.h"
+#include "attn/tokenizer.h"
 #include "attn/tokens.h"
 #include "attn/utf8.h"
 #include "commands/examples.h"
@@ -85,7 +88,14 @@ InputDocument load_document(const RunRequest& req) {
   }
   if (req.input.empty()) {
     const auto files = req.matrices.sequences();
-    if (std::all_of(files.begin(), files.end(), [](const auto& f) { return f.second->empty(); })) {
+    if (std::all_of(files.begin(), files.end(), [](const auto& f) { return f.second->empty(); }) &&
+        !req.checkpoint.from_tokens()) {
+      if (!req.checkpoint.path.empty()) {
+        throw_usage("--checkpoint " + req.checkpoint.path + " --layer " +
+                    std::to_string(req.checkpoint.layer) +
+                    ": no input; give --text TEXT or --ids I,J,... (the layers before it run "
+                    "first), or the hidden states entering the layer with --x FILE");
+      }
       // Nothing to compute is a mistake in the command line, not in data.
       throw_usage(
           "no input; usage: attn run FILE... | --example NAME | --x FILE [--y FILE] | "
@@ -100,6 +110,7 @@ InputDocument load_document(const RunRequest& req) {
       flag[2] = static_cast<char>(std::tolower(static_cast<unsigned char>(flag[2])));
       doc.source += (doc.source.empty() ? "" : ", ") + flag + " " + display_name(*path);
     }
+    if (doc.source.empty()) doc.source = display_name(req.checkpoint.path);
     doc.settings_place = "<flags>";
     return doc;
   }
@@ -141,6 +152,41 @@ void apply_checkpoint(const RunRequest& req, InputDocument& doc) {
   lr.max_bytes = req.max_input_bytes;
   lr.max_elements = req.max_elements;
   CheckpointLayer layer = load_checkpoint_layer(lr);
+  if (c.from_tokens()) {
+    if (doc.X || doc.Q || doc.Y) {
+      throw_usage(std::string(c.text ? "--text" : "--ids") +
+                  " computes the layer's input; give it or --x (or a document), not both");
+    }
+    ForwardRequest fr;
+    fr.checkpoint = c.path;
+    fr.arch = c.arch;
+    fr.layer = c.layer;
+    fr.max_bytes = req.max_input_bytes;
+    fr.max_elements = req.max_elements;
+    fr.threads = req.threads;
+    std::vector<std::string> labels;
+    if (c.text) {
+      const Tokenizer t = Tokenizer::load(c.path);
+      const Encoding e = t.encode(*c.text, !c.no_special, "--text");
+      if (e.ids.empty()) throw_usage("--text: the text has no tokens");
+      fr.ids = e.ids;
+      for (const std::string& tk : e.tokens) labels.push_back(t.readable(tk));
+    } else {
+      fr.ids = c.ids;
+      // Tokens as labels where the checkpoint has its tokenizer, else the ids.
+      struct stat st {};
+      const std::string tj = (c.path.back() == '/' ? c.path : c.path + "/") + "tokenizer.json";
+      std::optional<Tokenizer> t;
+      if (::stat(tj.c_str(), &st) == 0 && S_ISREG(st.st_mode)) t = Tokenizer::load(tj);
+      for (int64_t id : c.ids) {
+        const std::string tk = t ? t->token(id) : "";
+        labels.push_back(tk.empty() ? std::to_string(id) : t->readable(tk));
+      }
+    }
+    doc.X = Input{attention_input(fr),
+                  display_name(c.path) + " layer " + std::to_string(c.layer) + " input"};
+    if (!doc.labels) doc.labels = LabelSet{labels, labels, true, c.text ? "--text" : "--ids"};
+  }
   doc.params = std::move(layer.params);
   doc.settings.merge(layer.settings);
   if (doc.settings_place == "<flags>") doc.settings_place = display_name(c.path);

@@ -14,185 +14,18 @@
 #include "attn/json.h"
 #include "attn/number_text.h"
 #include "attn/safetensors.h"
+#include "model/checkpoint_files.h"
 
 namespace attn {
 
 namespace {
 
-bool is_directory(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool is_file(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string join(const std::string& dir, const std::string& name) {
-  return dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name;
-}
-
-std::string parent(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-}
-
-// The safetensors files of a checkpoint and where each tensor is.
-class Tensors {
- public:
-  Tensors(const std::string& path, int64_t max_bytes, int64_t max_elements)
-      : max_bytes_(max_bytes), max_elements_(max_elements) {
-    if (!is_directory(path)) {
-      add(path);
-      return;
-    }
-    const std::string index = join(path, "model.safetensors.index.json");
-    const std::string single = join(path, "model.safetensors");
-    if (is_file(index)) {
-      // Shards: {"weight_map": {"tensor name": "file name"}}.
-      const std::string text = read_file(index, {}, 100'000'000);
-      const json::Value v = json::parse(text, index);
-      const json::Value* map = v.is_object() ? v.find("weight_map") : nullptr;
-      if (!map || !map->is_object()) throw_input(index, "has no \"weight_map\" object");
-      for (const json::Member& m : map->members()) {
-        if (!m.value.is_string()) {
-          throw_input(index, "weight_map \"" + message_text(m.key) + "\" is not a file name");
-        }
-        const std::string& file = m.value.as_string();
-        // Shards are files beside the index, never paths elsewhere.
-        if (file.find('/') != std::string::npos || file == "." || file == "..") {
-          throw_input(index, "weight_map names \"" + message_text(file) +
-                                 "\"; shards must be files in the checkpoint's directory");
-        }
-        // A FIFO or device would block or never end: shards are files.
-        if (!is_file(join(path, file))) {
-          throw_input(index, "weight_map names \"" + message_text(file) +
-                                 "\", which is not a regular file in the checkpoint's directory");
-        }
-        if (!opened_.count(file)) add_as(join(path, file), file);
-      }
-    } else if (is_file(single)) {
-      add(single);
-    } else {
-      throw_input(display_name(path),
-                  "no model.safetensors or model.safetensors.index.json in this directory");
-    }
-  }
-
-  // The tensor whose name is `suffix` or ends in "." + suffix; nullopt
-  // when none. Two candidates (a model holding two stacks) is an error.
-  std::optional<std::string> find_suffix(const std::string& suffix) const {
-    std::optional<std::string> found;
-    for (const auto& [name, where] : where_) {
-      if (name == suffix ||
-          (name.size() > suffix.size() &&
-           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
-           name[name.size() - suffix.size() - 1] == '.')) {
-        if (found) {
-          throw_input(where_.at(name).first->name(), "two tensors end in " + suffix + ": \"" +
-                                                         message_text(*found) + "\" and \"" +
-                                                         message_text(name) + "\"");
-        }
-        found = name;
-      }
-    }
-    return found;
-  }
-
-  Tensor<double> read(const std::string& name) const {
-    const auto& [file, entry] = where_.at(name);
-    return file->read(*entry, CellKind::kFinite, max_bytes_, max_elements_);
-  }
-
-  const Shape& shape(const std::string& name) const { return where_.at(name).second->shape; }
-
-  std::string files() const {
-    std::string s;
-    for (const auto& [label, f] : opened_) s += (s.empty() ? "" : ", ") + f->name();
-    return s;
-  }
-
- private:
-  void add(const std::string& path) { add_as(path, path); }
-  void add_as(const std::string& path, const std::string& key) {
-    auto f = std::make_shared<SafetensorsFile>(SafetensorsFile::open(path));
-    for (const SafetensorsEntry& e : f->tensors()) where_[e.name] = {f.get(), &e};
-    opened_[key] = f;
-  }
-
-  int64_t max_bytes_;
-  int64_t max_elements_;
-  std::map<std::string, std::shared_ptr<SafetensorsFile>> opened_;
-  std::map<std::string, std::pair<const SafetensorsFile*, const SafetensorsEntry*>> where_;
-};
-
-// config.json fields with their place in messages.
-class Config {
- public:
-  Config(json::Value v, std::string place) : v_(std::move(v)), place_(std::move(place)) {}
-  bool has(const char* key) const {
-    const json::Value* f = v_.find(key);
-    return f && !f->is_null();
-  }
-  const json::Value* get(const char* key) const {
-    const json::Value* f = v_.find(key);
-    return f && !f->is_null() ? f : nullptr;
-  }
-  double number(const char* key) const {
-    const json::Value* f = get(key);
-    if (!f) throw_input(place_, std::string("has no \"") + key + "\"");
-    if (!f->is_number()) throw_input(place_, std::string("\"") + key + "\" must be a number");
-    return f->as_number();
-  }
-  double number(const char* key, double fallback) const {
-    return has(key) ? number(key) : fallback;
-  }
-  // A number > 0 (and finite): a base, a scale, a cap. 0 or a negative one
-  // would not fail later but give other numbers than the model's.
-  double positive(const char* key) const {
-    const double x = number(key);
-    if (!(x > 0 && std::isfinite(x))) {
-      throw_input(place_, std::string("\"") + key + "\" must be a positive number, got " +
-                              format_shortest(x));
-    }
-    return x;
-  }
-  double positive(const char* key, double fallback) const {
-    return has(key) ? positive(key) : fallback;
-  }
-  int64_t count(const char* key) const {
-    const double x = number(key);
-    if (!(x >= 1 && x <= 1e9 && x == std::floor(x))) {
-      throw_input(place_, std::string("\"") + key + "\" must be a positive integer");
-    }
-    return static_cast<int64_t>(x);
-  }
-  int64_t count(const char* key, int64_t fallback) const {
-    return has(key) ? count(key) : fallback;
-  }
-  bool flag(const char* key, bool fallback) const {
-    const json::Value* f = get(key);
-    if (!f) return fallback;
-    if (!f->is_bool()) throw_input(place_, std::string("\"") + key + "\" must be true or false");
-    return f->as_bool();
-  }
-  // A string field; "" when absent or null, an error when of another type.
-  std::string text(const char* key) const {
-    const json::Value* f = get(key);
-    if (!f) return "";
-    if (!f->is_string()) {
-      throw_input(place_,
-                  std::string("\"") + key + "\" must be a string, got " + json::describe(*f));
-    }
-    return f->as_string();
-  }
-  const std::string& place() const { return place_; }
-
- private:
-  json::Value v_;
-  std::string place_;
-};
+using detail::Config;
+using detail::is_directory;
+using detail::is_file;
+using detail::join;
+using detail::parent;
+using detail::Tensors;
 
 enum class Family { kLlama, kGpt2, kBert };
 
@@ -545,42 +378,52 @@ class LayerReader {
 
 }  // namespace
 
-CheckpointLayer load_checkpoint_layer(const LayerRequest& req) {
-  const bool dir = is_directory(req.checkpoint);
-  if (!dir && !is_file(req.checkpoint)) {
+namespace detail {
+
+Config open_config(const std::string& checkpoint, const std::string& arch_flag,
+                   std::string& model_type) {
+  const bool dir = is_directory(checkpoint);
+  if (!dir && !is_file(checkpoint)) {
     struct stat st {};
-    if (::stat(req.checkpoint.c_str(), &st) == 0) {
-      throw_input(req.checkpoint,
+    if (::stat(checkpoint.c_str(), &st) == 0) {
+      throw_input(checkpoint,
                   "not a checkpoint: --checkpoint takes a directory or a .safetensors file, "
                   "and this is neither (a device or a pipe?)");
     }
-    throw_file(req.checkpoint, "cannot open: no such file or directory");
+    throw_file(checkpoint, "cannot open: no such file or directory");
   }
-  const std::string config_path =
-      join(dir ? req.checkpoint : parent(req.checkpoint), "config.json");
+  const std::string config_path = join(dir ? checkpoint : parent(checkpoint), "config.json");
   json::Value cfg = json::Value::object();
   std::string place = config_path;
   if (is_file(config_path)) {
     cfg = json::parse(read_file(config_path, {}, 100'000'000), config_path);
     if (!cfg.is_object()) throw_input(config_path, "must be a JSON object");
-  } else if (req.arch.empty()) {
-    throw_usage("--checkpoint " + req.checkpoint + ": no config.json at " + config_path +
+  } else if (arch_flag.empty()) {
+    throw_usage("--checkpoint " + checkpoint + ": no config.json at " + config_path +
                 "; put the model's config.json there (or give --arch and the settings as flags)");
   } else {
-    place = "--arch " + req.arch + " (no config.json)";
+    place = "--arch " + arch_flag + " (no config.json)";
   }
-  const Config config(std::move(cfg), place);
-  std::string type = req.arch.empty() ? config.text("model_type") : req.arch;
-  if (type.empty()) {
+  Config config(std::move(cfg), place);
+  model_type = arch_flag.empty() ? config.text("model_type") : arch_flag;
+  if (model_type.empty()) {
     throw_input(place, "has no \"model_type\"; give --arch (" + arch_names() + ")");
   }
+  for (const Arch& a : kArchs) {
+    if (model_type == a.name) return config;
+  }
+  throw_usage("architecture \"" + message_text(model_type) + "\" is not one attn reads (" +
+              arch_names() + ")");
+}
+
+}  // namespace detail
+
+CheckpointLayer load_checkpoint_layer(const LayerRequest& req) {
+  std::string type;
+  const Config config = detail::open_config(req.checkpoint, req.arch, type);
   const Arch* arch = nullptr;
   for (const Arch& a : kArchs) {
     if (type == a.name) arch = &a;
-  }
-  if (!arch) {
-    throw_usage("architecture \"" + message_text(type) + "\" is not one attn reads (" +
-                arch_names() + ")");
   }
   const Tensors tensors(req.checkpoint, req.max_bytes, req.max_elements);
   return LayerReader(req, tensors, config, *arch).read();
