@@ -134,7 +134,9 @@ Action add_run(CLI::App& app, const std::string& command_line) {
                   "model.safetensors or its shards) or .safetensors file (default: none)")
       ->type_name("DIR|FILE")
       ->group(c);
-  run->add_option("--layer", f->layer, "the layer to read, 0-based (default: 0)")
+  run->add_option("--layer", f->layer,
+                  "the layer to read, 0-based, or all: every layer's weights as one stack "
+                  "[layers][1][heads][q][k], from --text or --ids (default: 0)")
       ->type_name("N")
       ->group(c);
   run->add_option("--text", f->text,
@@ -147,6 +149,12 @@ Action add_run(CLI::App& app, const std::string& command_line) {
                   "the same from token ids, comma separated; the labels are the tokens where the "
                   "checkpoint has a tokenizer.json, else the ids (default: none)")
       ->type_name("I,J,...")
+      ->group(c);
+  run->add_option("--hidden-out", f->req.hidden_out,
+                  "with --text or --ids: also write the model's hidden states "
+                  "[layers+1][1][q][hidden] to FILE.npy, as transformers' output_hidden_states "
+                  "(default: none)")
+      ->type_name("FILE")
       ->group(c);
   run->add_flag("--no-special", f->req.checkpoint.no_special,
                 "--text without the tokenizer's special tokens, add_special_tokens=False "
@@ -273,7 +281,11 @@ Action add_run(CLI::App& app, const std::string& command_line) {
                               (to_stdout ? use_color(color) : color == ColorMode::kAlways);
     req.dtype = parse_dtype_flag("--dtype", f->dtype);
     req.threads = parse_int_flag("--threads", f->threads, 0, 1024);
-    req.checkpoint.layer = parse_int_flag("--layer", f->layer, 0, 1 << 20);
+    if (f->layer == "all") {
+      req.checkpoint.all_layers = true;
+    } else {
+      req.checkpoint.layer = parse_int_flag("--layer", f->layer, 0, 1 << 20);
+    }
     if (run->count("--layer") > 0 && req.checkpoint.path.empty()) {
       throw_usage("--layer needs --checkpoint (attn heatmap --layer picks a layer of a stack)");
     }
@@ -289,6 +301,17 @@ Action add_run(CLI::App& app, const std::string& command_line) {
     }
     if (run->count("--no-special") > 0 && run->count("--text") == 0) {
       throw_usage("--no-special goes with --text");
+    }
+    if (run->count("--hidden-out") > 0) {
+      check_path_flag("--hidden-out", req.hidden_out, PathFlag::kOutput);
+      if (!req.checkpoint.from_tokens()) {
+        throw_usage(
+            "--hidden-out needs --text or --ids (and --checkpoint): the model's hidden "
+            "states come from its forward pass");
+      }
+      if (extension(req.hidden_out) != "npy") {
+        throw_usage("--hidden-out " + req.hidden_out + ": the hidden states are written as .npy");
+      }
     }
     if (run->count("--max-elements") > 0)
       req.max_elements = parse_max_elements_flag(f->max_elements);

@@ -140,6 +140,58 @@ TEST(ForwardCli, TextRunsTheCheckpointsTokenizerFirst) {
   for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-12);
 }
 
+Tensor<double> load(const std::string& path, int max_rank = 5) {
+  return view_npy(FileBytes::from_string(read_text(path)), path, max_rank)
+      .to_tensor(path, CellKind::kExtended);
+}
+
+TEST(ForwardCli, LayerAllIsTheStackOfEveryLayerAndHiddenOutItsStates) {
+  for (const std::string name : {"tiny-llama", "tiny-gpt2", "tiny-bert"}) {
+    const std::string stack = test::temp_dir() + "/" + name + "-stack.npy";
+    const std::string hidden = test::temp_dir() + "/" + name + "-hidden.npy";
+    const auto r = run_attn({"run", "--checkpoint", model(name), "--layer", "all", "--ids",
+                             ids_flag(name), "-o", stack, "--hidden-out", hidden});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const Tensor<double> s = load(stack);
+    // [layers][batch][heads][q][k], as torch.stack(output_attentions); the
+    // reference holds float32 roundings of PyTorch's float64 weights.
+    const Tensor<double> ref = load(model(name + "/attentions.npy"));
+    EXPECT_LT(max_diff(s, ref), 1e-7) << name;
+    // And each layer is what one layer's run gives, to the last bits.
+    for (int64_t layer : {0, 1}) {
+      const auto one =
+          run_attn({"run", "--checkpoint", model(name), "--layer", std::to_string(layer), "--ids",
+                    ids_flag(name), "-f", "json", "-w"});
+      ASSERT_EQ(one.code, 0) << one.err;
+      const std::vector<double> w = flat(nlohmann::json::parse(one.out)["weights"]);
+      const int64_t per_layer = s.size() / s.dim(0);
+      ASSERT_EQ(static_cast<int64_t>(w.size()), per_layer);
+      for (int64_t i = 0; i < per_layer; ++i) {
+        EXPECT_NEAR(s[layer * per_layer + i], w[static_cast<size_t>(i)], 1e-12) << name;
+      }
+    }
+    const Tensor<double> h = load(hidden);
+    EXPECT_EQ(h.shape(), (Shape{3, 1, 7, 32})) << name;
+    if (name == "tiny-bert") {
+      // BERT's hidden_states[1] is what enters layer 1, the reference's x.
+      const Tensor<double> x1 = load(model("tiny-bert/x_layer1.npy"), 4);
+      double m = 0;
+      for (int64_t i = 0; i < x1.size(); ++i) m = std::max(m, std::fabs(h[7 * 32 + i] - x1[i]));
+      EXPECT_LT(m, 1e-12);
+    }
+  }
+  // The JSON stack carries the labels into the model view and reads back.
+  const auto j = run_attn({"run", "--checkpoint", model("tiny-llama"), "--layer", "all", "--ids",
+                           ids_flag("tiny-llama"), "-f", "json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["weights_axes"],
+            (std::vector<std::string>{"layers", "batch", "heads", "queries", "keys"}));
+  const std::string f = test::write_temp("stack.json", j.out);
+  const auto drawn = run_attn({"heatmap", f, "-o", test::temp_dir() + "/stack.svg"});
+  EXPECT_EQ(drawn.code, 0) << drawn.err;
+}
+
 TEST(ForwardCli, MistakesNameWhatIsMissing) {
   const std::string llama = model("tiny-llama");
   struct Case {
@@ -172,6 +224,24 @@ TEST(ForwardCli, MistakesNameWhatIsMissing) {
       {{"run", "--checkpoint", llama, "--ids", "1,2", "--layer", "5"},
        2,
        "--layer 5: the model has 2 layers (0 to 1)"},
+      {{"run", "--checkpoint", llama, "--layer", "all", "--x", llama + "/x_layer0.npy"},
+       2,
+       "--layer all runs the whole model: give --text TEXT or --ids I,J,..."},
+      {{"run", "--checkpoint", llama, "--layer", "all", "--ids", "1,2"},
+       2,
+       "--layer all: a stack of every layer's heads has no table; write it with -f json or -o "
+       "FILE.npy"},
+      {{"run", "--checkpoint", llama, "--layer", "all", "--ids", "1,2", "--trace"},
+       2,
+       "--trace goes with one layer (--layer N); with --layer all write the stack with -o "
+       "FILE.npy and draw it with attn heatmap FILE.npy (the model view)"},
+      {{"run", "--checkpoint", llama, "--x", llama + "/x_layer0.npy", "--hidden-out", "h.npy"},
+       2,
+       "--hidden-out needs --text or --ids (and --checkpoint): the model's hidden states come "
+       "from its forward pass"},
+      {{"run", "--checkpoint", llama, "--ids", "1,2", "--hidden-out", "h.json"},
+       2,
+       "--hidden-out h.json: the hidden states are written as .npy"},
   };
   for (const Case& c : cases) {
     const auto r = run_attn(c.args);

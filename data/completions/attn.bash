@@ -16,6 +16,7 @@ _attn_flags() {
         "--sinks --causal --rope --alibi --x --y --q --k --v --mask --bias --key-padding-mask" \
         "--valid-lens" \
         "--labels --key-labels --tokens --checkpoint --layer --arch --text --ids --no-special" \
+        "--hidden-out" \
         "-f --format -w --weights -o --output --out-dir" \
         "--weights-out --trace --trace-format --query --similarity --precision --average-heads" \
         "--dtype --threads --check --expect -q --quiet --max-elements --max-input-bytes" \
@@ -121,6 +122,7 @@ _attn() {
       ;;
     --x | --y | --q | --k | --v | --mask | --bias | --key-padding-mask | -o | --output | \
       --weights-out | --expect | --heatmap | --tokens | --checkpoint | --font | --tokenizer | \
+      --hidden-out | \
       --text-file)
       compopt -o filenames 2>/dev/null
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")

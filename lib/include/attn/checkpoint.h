@@ -63,6 +63,18 @@ struct ForwardRequest {
 };
 Tensor<double> attention_input(const ForwardRequest& request);
 
+// Every layer of the model on the ids (request.layer is not used): the
+// attention weights of each layer, [layers][1][heads][q][k] as
+// torch.stack(output_attentions), and the hidden states [layers + 1][1][q]
+// [hidden] as torch.stack(output_hidden_states): the embeddings, the output
+// of each layer, the last after the final norm where the model has one.
+struct ModelAttention {
+  Tensor<double> weights;
+  Tensor<double> hidden;
+  std::string model_type;
+};
+ModelAttention model_attention(const ForwardRequest& request);
+
 struct ArchitectureInfo {
   std::string name;     // model_type
   std::string tensors;  // the layer's tensor names, with N for the layer

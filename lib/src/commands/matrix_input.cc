@@ -32,9 +32,11 @@ void set_masked(MatrixInput& l, const Tensor<double>& mask, const std::string& p
 // weights_axes): [queries, keys] under [batch] and/or [heads].
 bool known_axes(const std::vector<std::string>& axes) {
   const size_t n = axes.size();
-  if (n < 2 || n > 4 || axes[n - 2] != "queries" || axes[n - 1] != "keys") return false;
+  if (n < 2 || n > 5 || axes[n - 2] != "queries" || axes[n - 1] != "keys") return false;
   if (n == 3) return axes[0] == "batch" || axes[0] == "heads";
   if (n == 4) return axes[0] == "batch" && axes[1] == "heads";
+  // A model's stack (attn run --layer all).
+  if (n == 5) return axes[0] == "layers" && axes[1] == "batch" && axes[2] == "heads";
   return true;
 }
 

@@ -122,7 +122,8 @@ InputFiles run_inputs(const RunRequest& req) {
 void refuse_shared_outputs(const RunRequest& req) {
   const std::pair<const std::string*, const char*> outs[] = {{&req.output_path, "-o"},
                                                              {&req.weights_out, "--weights-out"},
-                                                             {&req.heatmap.path, "--heatmap"}};
+                                                             {&req.heatmap.path, "--heatmap"},
+                                                             {&req.hidden_out, "--hidden-out"}};
   for (size_t i = 0; i < std::size(outs); ++i) {
     for (size_t j = i + 1; j < std::size(outs); ++j) {
       const std::string &a = *outs[i].first, &b = *outs[j].first;
@@ -305,6 +306,7 @@ void refuse_unwritable_outputs(const RunRequest& req) {
   inputs.refuse_output(req.output_path, "-o");
   inputs.refuse_output(req.weights_out, "--weights-out");
   inputs.refuse_output(req.heatmap.path, "--heatmap");
+  inputs.refuse_output(req.hidden_out, "--hidden-out");
   refuse_shared_outputs(req);
   // A .npy file holds one array: -o FILE.npy writes the output tensor
   // whatever --format says, and the weights need a file of their own.
@@ -383,6 +385,7 @@ std::pair<std::string, int> check_report(const RunRequest& req, const Problem& p
 
 int run_command(const RunRequest& req, Console& console) {
   refuse_unwritable_outputs(req);
+  if (req.checkpoint.all_layers) return detail::run_all_layers(req, console);
   InputDocument doc = detail::load_document(req);
   detail::apply_flags(req, doc);
   const Problem p = build_problem(std::move(doc));
@@ -433,6 +436,13 @@ int run_command(const RunRequest& req, Console& console) {
   if (weights_file) files.emplace_back(req.weights_out, weights_text);
   if (heatmap_file) files.emplace_back(req.heatmap.path, heatmap.file);
   if (output_file) files.emplace_back(req.output_path, text);
+  std::string hidden_text;
+  if (!req.hidden_out.empty()) {
+    // The whole model's hidden states, whichever layer the run shows.
+    const detail::CheckpointTokens t = detail::checkpoint_tokens(req);
+    hidden_text = format_npy(model_attention(detail::forward_request(req, t)).hidden, req.dtype);
+    files.emplace_back(req.hidden_out, hidden_text);
+  }
   write_files_atomic(files);
   if (heatmap_file && !heatmap.warning.empty() && !req.quiet) console.warn(heatmap.warning);
   if (!output_file) console.out(text);

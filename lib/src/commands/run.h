@@ -55,6 +55,7 @@ struct CheckpointFlags {
   std::vector<int64_t> ids;
   std::optional<std::string> text;
   bool no_special = false;  // --no-special: the text without special tokens
+  bool all_layers = false;  // --layer all: every layer's weights as one stack
 
   bool from_tokens() const { return !ids.empty() || text.has_value(); }
 };
@@ -84,6 +85,7 @@ struct RunRequest {
   OutputOptions output;
   std::string output_path = "-";  // "-" is stdout
   std::string weights_out;        // write the weights to this file too
+  std::string hidden_out;         // --hidden-out FILE.npy: the model's hidden states
   HeatmapRequest heatmap;         // --heatmap FILE, --show
 
   bool check = false;       // compare with the document's expected numbers

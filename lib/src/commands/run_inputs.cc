@@ -137,6 +137,42 @@ InputDocument load_document(const RunRequest& req) {
   return doc;
 }
 
+CheckpointTokens checkpoint_tokens(const RunRequest& req) {
+  const CheckpointFlags& c = req.checkpoint;
+  CheckpointTokens out;
+  if (c.text) {
+    const Tokenizer t = Tokenizer::load(c.path);
+    const Encoding e = t.encode(*c.text, !c.no_special, "--text");
+    if (e.ids.empty()) throw_usage("--text: the text has no tokens");
+    out.ids = e.ids;
+    for (const std::string& tk : e.tokens) out.labels.push_back(t.readable(tk));
+    return out;
+  }
+  out.ids = c.ids;
+  // Tokens as labels where the checkpoint has its tokenizer, else the ids.
+  struct stat st {};
+  const std::string tj = (c.path.back() == '/' ? c.path : c.path + "/") + "tokenizer.json";
+  std::optional<Tokenizer> t;
+  if (::stat(tj.c_str(), &st) == 0 && S_ISREG(st.st_mode)) t = Tokenizer::load(tj);
+  for (int64_t id : c.ids) {
+    const std::string tk = t ? t->token(id) : "";
+    out.labels.push_back(tk.empty() ? std::to_string(id) : t->readable(tk));
+  }
+  return out;
+}
+
+ForwardRequest forward_request(const RunRequest& req, const CheckpointTokens& t) {
+  ForwardRequest fr;
+  fr.checkpoint = req.checkpoint.path;
+  fr.arch = req.checkpoint.arch;
+  fr.layer = req.checkpoint.layer;
+  fr.ids = t.ids;
+  fr.max_bytes = req.max_input_bytes;
+  fr.max_elements = req.max_elements;
+  fr.threads = req.threads;
+  return fr;
+}
+
 // A checkpoint's layer replaces the document's params and its settings
 // come before the flags' (which win).
 void apply_checkpoint(const RunRequest& req, InputDocument& doc) {
@@ -157,35 +193,10 @@ void apply_checkpoint(const RunRequest& req, InputDocument& doc) {
       throw_usage(std::string(c.text ? "--text" : "--ids") +
                   " computes the layer's input; give it or --x (or a document), not both");
     }
-    ForwardRequest fr;
-    fr.checkpoint = c.path;
-    fr.arch = c.arch;
-    fr.layer = c.layer;
-    fr.max_bytes = req.max_input_bytes;
-    fr.max_elements = req.max_elements;
-    fr.threads = req.threads;
-    std::vector<std::string> labels;
-    if (c.text) {
-      const Tokenizer t = Tokenizer::load(c.path);
-      const Encoding e = t.encode(*c.text, !c.no_special, "--text");
-      if (e.ids.empty()) throw_usage("--text: the text has no tokens");
-      fr.ids = e.ids;
-      for (const std::string& tk : e.tokens) labels.push_back(t.readable(tk));
-    } else {
-      fr.ids = c.ids;
-      // Tokens as labels where the checkpoint has its tokenizer, else the ids.
-      struct stat st {};
-      const std::string tj = (c.path.back() == '/' ? c.path : c.path + "/") + "tokenizer.json";
-      std::optional<Tokenizer> t;
-      if (::stat(tj.c_str(), &st) == 0 && S_ISREG(st.st_mode)) t = Tokenizer::load(tj);
-      for (int64_t id : c.ids) {
-        const std::string tk = t ? t->token(id) : "";
-        labels.push_back(tk.empty() ? std::to_string(id) : t->readable(tk));
-      }
-    }
-    doc.X = Input{attention_input(fr),
+    const CheckpointTokens t = checkpoint_tokens(req);
+    doc.X = Input{attention_input(forward_request(req, t)),
                   display_name(c.path) + " layer " + std::to_string(c.layer) + " input"};
-    if (!doc.labels) doc.labels = LabelSet{labels, labels, true, c.text ? "--text" : "--ids"};
+    if (!doc.labels) doc.labels = LabelSet{t.labels, t.labels, true, c.text ? "--text" : "--ids"};
   }
   doc.params = std::move(layer.params);
   doc.settings.merge(layer.settings);

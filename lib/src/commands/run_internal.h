@@ -2,6 +2,7 @@
 #pragma once
 
 #include "attn/attention.h"
+#include "attn/checkpoint.h"
 #include "attn/document.h"
 #include "attn/problem.h"
 #include "commands/run.h"
@@ -18,6 +19,22 @@ void apply_flags(const RunRequest& req, InputDocument& doc);
 // Takes the params and settings of --checkpoint's layer into the document
 // (apply_flags calls it before the flags' settings, which win).
 void apply_checkpoint(const RunRequest& req, InputDocument& doc);
+
+// The token ids of --text (through the checkpoint's tokenizer.json) or
+// --ids, and their labels: the tokens as they read, or the ids where the
+// checkpoint has no tokenizer.
+struct CheckpointTokens {
+  std::vector<int64_t> ids;
+  std::vector<std::string> labels;
+};
+CheckpointTokens checkpoint_tokens(const RunRequest& req);
+
+// The forward request of the run's checkpoint and tokens.
+ForwardRequest forward_request(const RunRequest& req, const CheckpointTokens& t);
+
+// `attn run --checkpoint DIR --layer all`: every layer's weights as one
+// stack, written as JSON or .npy, with --hidden-out.
+int run_all_layers(const RunRequest& req, Console& console);
 
 // Refuses a run whose largest tensor would exceed --max-elements.
 void check_run_limits(const RunRequest& req, const Problem& p, const ComputeRequest& creq);

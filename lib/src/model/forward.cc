@@ -75,42 +75,154 @@ class Forward {
       : req_(req),
         config_(config),
         type_(type),
-        tensors_(req.checkpoint, req.max_bytes, req.max_elements) {}
-
-  Tensor<double> run() {
-    Family family = Family::kLlama;
+        tensors_(req.checkpoint, req.max_bytes, req.max_elements) {
     if (type_ == "gpt2") {
-      family = Family::kGpt2;
+      family_ = Family::kGpt2;
     } else if (type_ == "bert" || type_ == "roberta") {
-      family = Family::kBert;
+      family_ = Family::kBert;
     } else if (type_ != "llama" && type_ != "mistral" && type_ != "qwen2") {
       throw_usage("the forward pass of " + type_ +
                   " is not implemented yet (llama, mistral, qwen2, gpt2, bert and roberta are); "
                   "give the hidden states entering the layer with --x FILE");
     }
-    const int64_t layers = config_.count(family == Family::kGpt2 ? "n_layer" : "num_hidden_layers");
-    if (req_.layer < 0 || req_.layer >= layers) {
-      throw_usage("--layer " + std::to_string(req_.layer) + ": the model has " +
-                  std::to_string(layers) + " layers (0 to " + std::to_string(layers - 1) + ")");
-    }
-    switch (family) {
+    layers_ = config_.count(family_ == Family::kGpt2 ? "n_layer" : "num_hidden_layers");
+    switch (family_) {
       case Family::kLlama:
-        return to_tensor(llama());
+        d_ = config_.count("hidden_size");
+        eps_ = config_.positive("rms_norm_eps", 1e-6);
+        act_ = act("hidden_act", "silu");
+        if (config_.flag("mlp_bias", false)) {
+          throw_input(config_.place(), "\"mlp_bias\" true is not implemented in the forward pass");
+        }
+        break;
       case Family::kGpt2:
-        return to_tensor(gpt2());
+        d_ = config_.count("n_embd");
+        eps_ = config_.positive("layer_norm_epsilon", 1e-5);
+        act_ = act("activation_function", "gelu_new");
+        break;
       case Family::kBert:
-        return to_tensor(bert());
+        d_ = config_.count("hidden_size");
+        eps_ = config_.positive("layer_norm_eps", 1e-12);
+        act_ = act("hidden_act", "gelu");
+        break;
     }
-    return {};
   }
 
- private:
+  int64_t layers() const { return layers_; }
+
+  void check_layer(int64_t layer) const {
+    if (layer < 0 || layer >= layers_) {
+      throw_usage("--layer " + std::to_string(layer) + ": the model has " +
+                  std::to_string(layers_) + " layers (0 to " + std::to_string(layers_ - 1) + ")");
+    }
+  }
+
   static Tensor<double> to_tensor(const Matrix& m) {
     Tensor<double> t(Shape{m.rows(), m.cols()});
     Eigen::Map<Matrix>(t.data(), m.rows(), m.cols()) = m;
     return t;
   }
 
+  // The hidden states entering layer 0: transformers' hidden_states[0].
+  Matrix embeddings() {
+    const auto s = static_cast<int64_t>(req_.ids.size());
+    std::vector<int64_t> positions(static_cast<size_t>(s));
+    switch (family_) {
+      case Family::kLlama:
+        return embed("embed_tokens.weight", req_.ids);
+      case Family::kGpt2:
+        for (int64_t i = 0; i < s; ++i) positions[static_cast<size_t>(i)] = i;
+        return embed("wte.weight", req_.ids) + embed("wpe.weight", positions);
+      case Family::kBert: {
+        // RoBERTa counts positions from the padding id + 1.
+        int64_t first = 0;
+        if (type_ == "roberta") {
+          const double pad = config_.number("pad_token_id", 1);
+          if (!(pad >= 0 && pad < 1e9 && pad == std::floor(pad))) {
+            throw_input(config_.place(), "\"pad_token_id\" must be a non-negative integer");
+          }
+          first = static_cast<int64_t>(pad) + 1;
+        }
+        for (int64_t i = 0; i < s; ++i) positions[static_cast<size_t>(i)] = first + i;
+        const std::vector<int64_t> types(static_cast<size_t>(s), 0);
+        const std::string e = "embeddings.";
+        return ln(embed(e + "word_embeddings.weight", req_.ids) +
+                      embed(e + "position_embeddings.weight", positions) +
+                      embed(e + "token_type_embeddings.weight", types),
+                  e + "LayerNorm");
+      }
+    }
+    return {};
+  }
+
+  // What enters layer n's attention: the hidden states after the layer's
+  // first norm (pre-norm models), or themselves (BERT).
+  Matrix attention_in(int64_t n, const Matrix& h) {
+    switch (family_) {
+      case Family::kLlama:
+        return rms_norm(h, vec(layer("layers.N.input_layernorm.weight", n), d_), eps_);
+      case Family::kGpt2:
+        return ln(h, layer("h.N.ln_1", n));
+      case Family::kBert:
+        return h;
+    }
+    return h;
+  }
+
+  // Layer n on the hidden states h: the hidden states after it, and its
+  // attention weights [heads][q][k] in *weights when asked.
+  Matrix layer_step(int64_t n, const Matrix& h, Tensor<double>* weights) {
+    const Matrix a = attention(n, attention_in(n, h), weights);
+    switch (family_) {
+      case Family::kLlama: {
+        const Matrix r = h + a;
+        const Matrix m =
+            rms_norm(r, vec(layer("layers.N.post_attention_layernorm.weight", n), d_), eps_);
+        const Matrix gate = m * matrix(layer("layers.N.mlp.gate_proj.weight", n)).transpose();
+        const Matrix up = m * matrix(layer("layers.N.mlp.up_proj.weight", n)).transpose();
+        const Matrix inner = activated(gate).cwiseProduct(up);
+        return r + inner * matrix(layer("layers.N.mlp.down_proj.weight", n)).transpose();
+      }
+      case Family::kGpt2: {
+        const Matrix r = h + a;
+        const Matrix m = ln(r, layer("h.N.ln_2", n));
+        // Conv1D: x · W + b, W stored [in][out].
+        const Matrix fc = (m * matrix(layer("h.N.mlp.c_fc.weight", n))).rowwise() +
+                          vec(layer("h.N.mlp.c_fc.bias", n), 4 * d_);
+        return r + ((activated(fc) * matrix(layer("h.N.mlp.c_proj.weight", n))).rowwise() +
+                    vec(layer("h.N.mlp.c_proj.bias", n), d_));
+      }
+      case Family::kBert: {
+        const std::string p = layer("encoder.layer.N.", n);
+        const Matrix r = ln(a + h, p + "attention.output.LayerNorm");
+        const Tensor<double> wi = tensor(p + "intermediate.dense.weight");
+        const Matrix inter =
+            (r * as_matrix(wi, p + "intermediate.dense.weight").transpose()).rowwise() +
+            vec(p + "intermediate.dense.bias", wi.dim(0));
+        const Matrix out =
+            (activated(inter) * matrix(p + "output.dense.weight").transpose()).rowwise() +
+            vec(p + "output.dense.bias", d_);
+        return ln(out + r, p + "output.LayerNorm");
+      }
+    }
+    return h;
+  }
+
+  // transformers' last hidden state: after the final norm (Llama's
+  // model.norm, GPT-2's ln_f; BERT has none).
+  Matrix final_norm(const Matrix& h) {
+    switch (family_) {
+      case Family::kLlama:
+        return rms_norm(h, vec("norm.weight", d_), eps_);
+      case Family::kGpt2:
+        return ln(h, "ln_f");
+      case Family::kBert:
+        return h;
+    }
+    return h;
+  }
+
+ private:
   Tensor<double> tensor(const std::string& suffix) {
     const auto name = tensors_.find_suffix(suffix);
     if (!name) {
@@ -124,10 +236,16 @@ class Forward {
   Eigen::RowVectorXd vec(const std::string& suffix, int64_t n) {
     return as_vector(tensor(suffix), n, suffix);
   }
-  std::string layer(const char* pattern, int64_t n) const {
+  static std::string layer(const char* pattern, int64_t n) {
     std::string s = pattern;
     s.replace(s.find('N'), 1, std::to_string(n));
     return s;
+  }
+  Matrix ln(const Matrix& x, const std::string& p) {
+    return layer_norm(x, vec(p + ".weight", d_), vec(p + ".bias", d_), eps_);
+  }
+  Matrix activated(const Matrix& m) const {
+    return m.unaryExpr([&](double v) { return activation(act_, v); });
   }
 
   // Rows of an embedding table for the ids.
@@ -145,7 +263,7 @@ class Forward {
   }
 
   // The engine's attention of layer n on x, with its output projection.
-  Matrix attention(int64_t n, const Matrix& x) {
+  Matrix attention(int64_t n, const Matrix& x, Tensor<double>* weights) {
     LayerRequest lr;
     lr.checkpoint = req_.checkpoint;
     lr.layer = n;
@@ -163,7 +281,9 @@ class Forward {
     const Problem p = build_problem(std::move(doc));
     ComputeRequest creq;
     creq.threads = req_.threads;
-    const Result r = compute(p, creq);
+    creq.weights = weights != nullptr;
+    Result r = compute(p, creq);
+    if (weights) *weights = std::move(*r.weights);
     return as_matrix(r.output, source);
   }
 
@@ -179,95 +299,14 @@ class Forward {
     return a;
   }
 
-  Matrix llama() {
-    const int64_t d = config_.count("hidden_size");
-    const double eps = config_.positive("rms_norm_eps", 1e-6);
-    const std::string a = act("hidden_act", "silu");
-    if (config_.flag("mlp_bias", false)) {
-      throw_input(config_.place(), "\"mlp_bias\" true is not implemented in the forward pass");
-    }
-    Matrix h = embed("embed_tokens.weight", req_.ids);
-    for (int64_t n = 0; n < req_.layer; ++n) {
-      const Matrix x = rms_norm(h, vec(layer("layers.N.input_layernorm.weight", n), d), eps);
-      h += attention(n, x);
-      const Matrix m =
-          rms_norm(h, vec(layer("layers.N.post_attention_layernorm.weight", n), d), eps);
-      const Matrix gate = m * matrix(layer("layers.N.mlp.gate_proj.weight", n)).transpose();
-      const Matrix up = m * matrix(layer("layers.N.mlp.up_proj.weight", n)).transpose();
-      const Matrix inner =
-          gate.unaryExpr([&](double v) { return activation(a, v); }).cwiseProduct(up);
-      h += inner * matrix(layer("layers.N.mlp.down_proj.weight", n)).transpose();
-    }
-    return rms_norm(h, vec(layer("layers.N.input_layernorm.weight", req_.layer), d), eps);
-  }
-
-  Matrix gpt2() {
-    const int64_t d = config_.count("n_embd");
-    const double eps = config_.positive("layer_norm_epsilon", 1e-5);
-    const std::string a = act("activation_function", "gelu_new");
-    const auto s = static_cast<int64_t>(req_.ids.size());
-    std::vector<int64_t> positions(static_cast<size_t>(s));
-    for (int64_t i = 0; i < s; ++i) positions[static_cast<size_t>(i)] = i;
-    Matrix h = embed("wte.weight", req_.ids) + embed("wpe.weight", positions);
-    auto ln = [&](const Matrix& x, const std::string& p) {
-      return layer_norm(x, vec(p + ".weight", d), vec(p + ".bias", d), eps);
-    };
-    for (int64_t n = 0; n < req_.layer; ++n) {
-      h += attention(n, ln(h, layer("h.N.ln_1", n)));
-      const Matrix m = ln(h, layer("h.N.ln_2", n));
-      // Conv1D: x · W + b, W stored [in][out].
-      const Matrix fc = (m * matrix(layer("h.N.mlp.c_fc.weight", n))).rowwise() +
-                        vec(layer("h.N.mlp.c_fc.bias", n), 4 * d);
-      const Matrix act_fc = fc.unaryExpr([&](double v) { return activation(a, v); });
-      h += (act_fc * matrix(layer("h.N.mlp.c_proj.weight", n))).rowwise() +
-           vec(layer("h.N.mlp.c_proj.bias", n), d);
-    }
-    return ln(h, layer("h.N.ln_1", req_.layer));
-  }
-
-  Matrix bert() {
-    const int64_t d = config_.count("hidden_size");
-    const double eps = config_.positive("layer_norm_eps", 1e-12);
-    const std::string a = act("hidden_act", "gelu");
-    const auto s = static_cast<int64_t>(req_.ids.size());
-    // RoBERTa counts positions from the padding id + 1.
-    int64_t first = 0;
-    if (type_ == "roberta") {
-      const double pad = config_.number("pad_token_id", 1);
-      if (!(pad >= 0 && pad < 1e9 && pad == std::floor(pad))) {
-        throw_input(config_.place(), "\"pad_token_id\" must be a non-negative integer");
-      }
-      first = static_cast<int64_t>(pad) + 1;
-    }
-    std::vector<int64_t> positions(static_cast<size_t>(s)), types(static_cast<size_t>(s), 0);
-    for (int64_t i = 0; i < s; ++i) positions[static_cast<size_t>(i)] = first + i;
-    const std::string e = "embeddings.";
-    Matrix h = embed(e + "word_embeddings.weight", req_.ids) +
-               embed(e + "position_embeddings.weight", positions) +
-               embed(e + "token_type_embeddings.weight", types);
-    auto ln = [&](const Matrix& x, const std::string& p) {
-      return layer_norm(x, vec(p + ".weight", d), vec(p + ".bias", d), eps);
-    };
-    h = ln(h, e + "LayerNorm");
-    for (int64_t n = 0; n < req_.layer; ++n) {
-      const std::string p = layer("encoder.layer.N.", n);
-      h = ln(attention(n, h) + h, p + "attention.output.LayerNorm");
-      const Tensor<double> wi = tensor(p + "intermediate.dense.weight");
-      const Matrix inter =
-          (h * as_matrix(wi, p + "intermediate.dense.weight").transpose()).rowwise() +
-          vec(p + "intermediate.dense.bias", wi.dim(0));
-      const Matrix act_i = inter.unaryExpr([&](double v) { return activation(a, v); });
-      const Matrix out = (act_i * matrix(p + "output.dense.weight").transpose()).rowwise() +
-                         vec(p + "output.dense.bias", d);
-      h = ln(out + h, p + "output.LayerNorm");
-    }
-    return h;
-  }
-
   const ForwardRequest& req_;
   const Config& config_;
   std::string type_;
   Tensors tensors_;
+  Family family_ = Family::kLlama;
+  int64_t layers_ = 0, d_ = 0;
+  double eps_ = 0;
+  std::string act_;
 };
 
 }  // namespace
@@ -276,7 +315,40 @@ Tensor<double> attention_input(const ForwardRequest& req) {
   if (req.ids.empty()) throw_usage("--ids: no token ids");
   std::string type;
   const Config config = detail::open_config(req.checkpoint, req.arch, type);
-  return Forward(req, config, type).run();
+  Forward f(req, config, type);
+  f.check_layer(req.layer);
+  Matrix h = f.embeddings();
+  for (int64_t n = 0; n < req.layer; ++n) h = f.layer_step(n, h, nullptr);
+  return Forward::to_tensor(f.attention_in(req.layer, h));
+}
+
+ModelAttention model_attention(const ForwardRequest& req) {
+  if (req.ids.empty()) throw_usage("--ids: no token ids");
+  std::string type;
+  const Config config = detail::open_config(req.checkpoint, req.arch, type);
+  Forward f(req, config, type);
+  const int64_t layers = f.layers();
+  const auto q = static_cast<int64_t>(req.ids.size());
+  ModelAttention out;
+  Matrix h = f.embeddings();
+  const int64_t d = h.cols();
+  out.hidden = Tensor<double>(Shape{layers + 1, 1, q, d});
+  auto put_hidden = [&](int64_t at, const Matrix& m) {
+    Eigen::Map<Matrix>(out.hidden.data() + at * q * d, q, d) = m;
+  };
+  Values<double> weights;
+  int64_t heads = 0;
+  for (int64_t n = 0; n < layers; ++n) {
+    put_hidden(n, h);
+    Tensor<double> w;
+    h = f.layer_step(n, h, &w);
+    heads = w.rank() == 3 ? w.dim(0) : 1;
+    weights.insert(weights.end(), w.data(), w.data() + w.size());
+  }
+  put_hidden(layers, f.final_norm(h));
+  out.weights = Tensor<double>(Shape{layers, 1, heads, q, q}, std::move(weights));
+  out.model_type = type;
+  return out;
 }
 
 }  // namespace attn

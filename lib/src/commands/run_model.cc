@@ -1,0 +1,102 @@
+// `attn run --checkpoint DIR --text T|--ids I,J --layer all`: the whole
+// model on the tokens, every layer's attention weights as one stack
+// ([layers][1][heads][q][k], transformers' torch.stack(output_attentions)),
+// written as JSON or .npy, which attn heatmap draws as the model view and
+// attn diff compares; --hidden-out adds the hidden states.
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "attn/checkpoint.h"
+#include "attn/error.h"
+#include "attn/escape.h"
+#include "attn/file_io.h"
+#include "attn/npy.h"
+#include "attn/output.h"
+#include "commands/run_internal.h"
+
+namespace attn::detail {
+
+namespace {
+
+std::string json_list(const std::vector<std::string>& items) {
+  std::string s = "[";
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + json_string(items[i]);
+  return s + "]";
+}
+
+// The stack as a result document that attn heatmap and attn diff read back
+// with its labels.
+std::string stack_json(const RunRequest& req, const ModelAttention& m,
+                       const std::vector<std::string>& labels, DType dtype) {
+  const Shape& s = m.weights.shape();
+  std::string out = "{\n";
+  out += "  \"labels\": {\"queries\": " + json_list(labels) + ", \"keys\": " + json_list(labels) +
+         "},\n";
+  out += "  \"title\": " +
+         json_string(m.model_type + ", every layer (" + display_name(req.checkpoint.path) + ")") +
+         ",\n";
+  out +=
+      "  \"settings\": " +
+      json_string(m.model_type + ", " + std::to_string(s[0]) + " layers, " + std::to_string(s[2]) +
+                  " heads, " + std::to_string(s[3]) + " tokens; the forward pass in float64") +
+      ",\n";
+  out += "  \"weights\": ";
+  append_json_tensor(out, m.weights, dtype, 2);
+  out += ",\n  \"weights_axes\": [\"layers\", \"batch\", \"heads\", \"queries\", \"keys\"]\n}\n";
+  return out;
+}
+
+}  // namespace
+
+int run_all_layers(const RunRequest& req, Console& console) {
+  const CheckpointFlags& c = req.checkpoint;
+  if (!c.from_tokens()) {
+    throw_usage("--layer all runs the whole model: give --text TEXT or --ids I,J,...");
+  }
+  // What a single layer's run offers and a stack has not.
+  const std::pair<bool, const char*> single_layer_only[] = {
+      {req.trace.enabled, "--trace"},
+      {req.trace.similarity, "--similarity"},
+      {req.check || !req.expect_path.empty(), "--check"},
+      {req.emit_pytorch, "--emit-pytorch"},
+      {req.average_heads, "--average-heads"},
+      {!req.heatmap.path.empty() || req.heatmap.show, "--heatmap"},
+      {!req.input.empty() || !req.example.empty(), "an input document"},
+  };
+  for (const auto& [given, what] : single_layer_only) {
+    if (!given) continue;
+    throw_usage(std::string(what) +
+                " goes with one layer (--layer N); with --layer all write the stack with -o "
+                "FILE.npy and draw it with attn heatmap FILE.npy (the model view)");
+  }
+  const bool npy = extension(req.output_path) == "npy";
+  if (!npy && req.output.format != Format::kJson) {
+    throw_usage(
+        "--layer all: a stack of every layer's heads has no table; write it with -f json "
+        "or -o FILE.npy");
+  }
+  const CheckpointTokens t = checkpoint_tokens(req);
+  const ModelAttention m = model_attention(forward_request(req, t));
+  const std::string text =
+      npy ? format_npy(m.weights, req.dtype) : stack_json(req, m, t.labels, req.dtype);
+  std::string weights_text, hidden_text;
+  if (!req.weights_out.empty()) {
+    weights_text = extension(req.weights_out) == "npy" ? format_npy(m.weights, req.dtype)
+                                                       : stack_json(req, m, t.labels, req.dtype);
+  }
+  if (!req.hidden_out.empty()) hidden_text = format_npy(m.hidden, req.dtype);
+  std::vector<std::pair<std::string, std::string_view>> files;
+  const bool output_file = !req.output_path.empty() && req.output_path != "-";
+  if (output_file) files.emplace_back(req.output_path, text);
+  if (!req.weights_out.empty() && req.weights_out != "-")
+    files.emplace_back(req.weights_out, weights_text);
+  if (!req.hidden_out.empty()) files.emplace_back(req.hidden_out, hidden_text);
+  write_files_atomic(files);
+  if (!output_file) console.out(text);
+  if (req.weights_out == "-") console.out(weights_text);
+  return 0;
+}
+
+}  // namespace attn::detail
