@@ -97,47 +97,44 @@ TEST(ForwardCli, IdsGiveTheWeightsOfTheLayersInputAndTheTokensAsLabels) {
 }
 
 TEST(ForwardCli, TextRunsTheCheckpointsTokenizerFirst) {
-  // tiny-llama with a tokenizer.json over its own seven tokens.
-  const std::string dir = test::temp_dir() + "/tiny-llama-text";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  for (const char* f : {"config.json", "model.safetensors"}) {
-    fs::copy_file(model(std::string("tiny-llama/") + f), dir + "/" + f);
+  // Each tiny model has a tokenizer.json of its family's structure
+  // (data/models/make_tiny_tokenizers.py) that gives its reference ids.
+  const std::vector<std::pair<std::string, std::string>> sentences = {
+      {"tiny-llama", "The cat sat on the mat"},
+      {"tiny-gpt2", "The cat sat on the mat."},
+      {"tiny-bert", "The cat sat on mat"}};
+  for (const auto& [name, text] : sentences) {
+    const auto r = run_attn(
+        {"run", "--checkpoint", model(name), "--layer", "1", "--text", text, "-f", "json", "-w"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    std::vector<std::string> want;
+    for (const nlohmann::json& t : nlohmann::json::parse(read_text(model(name + "/tokens.json")))) {
+      const std::string tk = t.get<std::string>();
+      std::string shown;
+      // As the tokens read: SentencePiece's ▁ and GPT-2's Ġ are spaces.
+      for (size_t i = 0; i < tk.size();) {
+        if (tk.compare(i, 3, "▁") == 0) {
+          shown += ' ';
+          i += 3;
+        } else if (tk.compare(i, 2, "Ġ") == 0) {
+          shown += ' ';
+          i += 2;
+        } else {
+          shown += tk[i++];
+        }
+      }
+      want.push_back(shown);
+    }
+    EXPECT_EQ(j["labels"]["queries"], want) << name;
+    const auto from_x = run_attn({"run", "--checkpoint", model(name), "--layer", "1", "--x",
+                                  model(name + "/x_layer1.npy"), "-f", "json", "-w"});
+    ASSERT_EQ(from_x.code, 0) << from_x.err;
+    const auto a = flat(j["weights"]);
+    const auto b = flat(nlohmann::json::parse(from_x.out)["weights"]);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-12) << name;
   }
-  const auto tokens = nlohmann::json::parse(read_text(model("tiny-llama/tokens.json")));
-  const std::vector<int64_t> ids = ids_of("tiny-llama");
-  nlohmann::json vocab = nlohmann::json::object();
-  for (size_t i = 0; i < ids.size(); ++i) vocab[tokens[i].get<std::string>()] = ids[i];
-  const nlohmann::json tok = {
-      {"version", "1.0"},
-      {"added_tokens", {{{"id", 1}, {"content", "<s>"}, {"special", true}, {"normalized", false}}}},
-      {"normalizer", nullptr},
-      {"pre_tokenizer",
-       {{"type", "Metaspace"},
-        {"replacement", "▁"},
-        {"prepend_scheme", "always"},
-        {"split", true}}},
-      {"post_processor",
-       {{"type", "TemplateProcessing"},
-        {"single",
-         {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}},
-          {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
-        {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}, {"tokens", {"<s>"}}}}}}}},
-      {"model", {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "<s>"}}}};
-  std::ofstream(dir + "/tokenizer.json") << tok.dump();
-  const auto r = run_attn({"run", "--checkpoint", dir, "--layer", "1", "--text",
-                           "The cat sat on the mat", "-f", "json", "-w"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["labels"]["queries"],
-            (std::vector<std::string>{"<s>", " The", " cat", " sat", " on", " the", " mat"}));
-  const auto from_x = run_attn({"run", "--checkpoint", model("tiny-llama"), "--layer", "1", "--x",
-                                model("tiny-llama/x_layer1.npy"), "-f", "json", "-w"});
-  ASSERT_EQ(from_x.code, 0) << from_x.err;
-  const auto a = flat(j["weights"]);
-  const auto b = flat(nlohmann::json::parse(from_x.out)["weights"]);
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-12);
 }
 
 Tensor<double> load(const std::string& path, int max_rank = 5) {
@@ -218,9 +215,9 @@ TEST(ForwardCli, MistakesNameWhatIsMissing) {
       {{"run", "--checkpoint", llama, "--ids", "1,2", "--x", llama + "/x_layer0.npy"},
        2,
        "--ids computes the layer's input; give it or --x (or a document), not both"},
-      {{"run", "--checkpoint", llama, "--text", "hi"},
+      {{"run", "--checkpoint", model("tiny-llama-bf16"), "--text", "hi"},
        4,
-       llama + ": no tokenizer.json in this directory"},
+       model("tiny-llama-bf16") + ": no tokenizer.json in this directory"},
       {{"run", "--checkpoint", llama, "--ids", "1,2", "--layer", "5"},
        2,
        "--layer 5: the model has 2 layers (0 to 1)"},
