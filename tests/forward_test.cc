@@ -51,14 +51,7 @@ std::vector<double> flat(const nlohmann::json& j) {
   return out;
 }
 
-double max_diff(const Tensor<double>& a, const Tensor<double>& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  double m = 0;
-  for (int64_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    m = std::max(m, std::fabs(a[i] - b[i]));
-  }
-  return m;
-}
+using test::max_diff;
 
 class ForwardPass : public ::testing::TestWithParam<std::string> {};
 

@@ -38,13 +38,7 @@ Tensor<double> load_npy5(const std::string& path) {
       .to_tensor(path, CellKind::kExtended);
 }
 
-double max_diff(const Tensor<double>& a, const Tensor<double>& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  double m = 0;
-  for (int64_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    m = std::max(m, std::fabs(a[i] - b[i]));
-  return m;
-}
+using test::max_diff;
 
 std::string out_npy() {
   static int n = 0;

@@ -154,4 +154,13 @@ std::string without_settings(const std::string& json) {
   return json.substr(0, at) + json.substr(json.find('\n', at + 1));
 }
 
+double max_diff(const Tensor<double>& a, const Tensor<double>& b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  double m = 0;
+  for (int64_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    m = std::max(m, std::fabs(a[i] - b[i]));
+  }
+  return m;
+}
+
 }  // namespace attn::test

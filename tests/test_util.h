@@ -68,6 +68,9 @@ std::string source_path(const std::string& rel);
 
 void expect_near_all(const Tensor<double>& got, const std::vector<double>& want, double tol);
 
+// The largest |a - b| over the elements (the shapes are expected equal).
+double max_diff(const Tensor<double>& a, const Tensor<double>& b);
+
 // Whether x is well-formed XML as far as SVG writers go: tags nest and
 // close, attributes are quoted, and the only entities are the five of XML.
 // *why names the first problem.
