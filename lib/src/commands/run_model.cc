@@ -72,7 +72,8 @@ int run_all_layers(const RunRequest& req, Console& console) {
                 "FILE.npy and draw it with attn heatmap FILE.npy (the model view)");
   }
   const bool npy = extension(req.output_path) == "npy";
-  if (!npy && req.output.format != Format::kJson) {
+  const bool json = req.output.format == Format::kJson || extension(req.output_path) == "json";
+  if (!npy && !json) {
     throw_usage(
         "--layer all: a stack of every layer's heads has no table; write it with -f json "
         "or -o FILE.npy");
