@@ -129,6 +129,15 @@ TEST(Tokenizer, FilesAttnCannotEncodeAsTheLibraryAreRefusedNamingTheField) {
       {with("/pre_tokenizer/pretokenizers/0/pattern/Regex", "a+?"),
        "t.json: pre_tokenizer.pretokenizers[0].pattern.Regex: the regex cannot be run by attn: "
        "lazy or possessive quantifiers at character 2 of a+?"},
+      {with("/pre_tokenizer/pretokenizers/0/pattern/Regex",
+            std::string(40, '(') + "a" + std::string(40, ')')),
+       "t.json: pre_tokenizer.pretokenizers[0].pattern.Regex: the regex cannot be run by attn: "
+       "groups nested deeper than 32 at character 32 of " +
+           std::string(40, '(') + "a" + std::string(40, ')')},
+      {with("/pre_tokenizer/pretokenizers/0/pattern/Regex", std::string(5000, 'a')),
+       "t.json: pre_tokenizer.pretokenizers[0].pattern.Regex: the regex cannot be run by attn: a "
+       "pattern of 5000 characters (at most 4096) at character 0 of " +
+           std::string(117, 'a') + "..."},
       {with("/post_processor", nlohmann::json{{"type", "Mystery"}}),
        "t.json: post_processor.type: post-processor \"Mystery\" is not one attn implements "
        "(TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel, Sequence)"},

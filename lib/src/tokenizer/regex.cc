@@ -68,6 +68,8 @@ struct Node {
 };
 
 constexpr size_t kUnbounded = std::numeric_limits<size_t>::max();
+constexpr size_t kMaxPatternLength = 4096;
+constexpr int kMaxDepth = 32;
 
 uint32_t bit(Category c) { return 1u << static_cast<unsigned>(c); }
 
@@ -102,6 +104,13 @@ class Parser {
   Parser(const std::u32string& p, const std::string& place) : p_(p), place_(place) {}
 
   std::vector<Seq> parse() {
+    // The parser and the matcher recurse once per group and per element of
+    // a sequence: a hostile pattern must not run them out of stack. Real
+    // files' patterns are a few hundred characters, nested two deep.
+    if (p_.size() > kMaxPatternLength) {
+      fail("a pattern of " + std::to_string(p_.size()) + " characters (at most " +
+           std::to_string(kMaxPatternLength) + ")");
+    }
     std::vector<Seq> alts = alternation(false);
     if (i_ < p_.size()) fail("unbalanced ')'");
     return alts;
@@ -139,6 +148,7 @@ class Parser {
     Node n;
     const char32_t c = p_[i_];
     if (c == U'(') {
+      if (++depth_ > kMaxDepth) fail("groups nested deeper than " + std::to_string(kMaxDepth));
       ++i_;
       bool saved_ci = ci_;
       if (at(U'?')) {
@@ -160,6 +170,7 @@ class Parser {
       n.alts = alternation(true);
       if (!at(U')')) fail("a group without its ')'");
       ++i_;
+      --depth_;
       ci_ = saved_ci;
       if (n.kind == Node::kLookahead) {
         if (i_ < p_.size() && (at(U'?') || at(U'*') || at(U'+') || at(U'{'))) {
@@ -379,6 +390,7 @@ class Parser {
   const std::u32string& p_;
   const std::string& place_;
   size_t i_ = 0;
+  int depth_ = 0;
   bool ci_ = false;
 };
 
