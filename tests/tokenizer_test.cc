@@ -88,12 +88,6 @@ TEST(Tokenizer, LongWordsAndRunsOfSpacesEncode) {
   EXPECT_EQ(joined, std::string(100000, ' ') + "x");
 }
 
-TEST(Tokenizer, TextThatIsNotUtf8IsRefused) {
-  const Tokenizer gpt2 = Tokenizer::load(source_path("data/tokenizers/gpt2"));
-  EXPECT_EQ(error_of([&] { gpt2.encode("ab\xff", true, "text 1"); }),
-            "text 1: not UTF-8 text: the byte at offset 2 starts no character");
-}
-
 std::string gpt2_text() { return read_text(source_path("data/tokenizers/gpt2/tokenizer.json")); }
 
 // A tokenizer.json with one field replaced.
@@ -102,6 +96,32 @@ std::string with(const std::string& pointer, const nlohmann::json& value) {
       nlohmann::json::parse(read_text(source_path("data/tokenizers/small-llama3/tokenizer.json")));
   j[nlohmann::json::json_pointer(pointer)] = value;
   return j.dump();
+}
+
+TEST(Tokenizer, HostileFilesAndTextsCostBoundedWork) {
+  // A pattern that backtracks without end on a run of spaces is stopped.
+  const Tokenizer slow = Tokenizer::from_json(
+      with("/pre_tokenizer/pretokenizers/0/pattern/Regex", "\\s*\\s*\\s*\\s*\\s*x"), "t.json");
+  const std::string err = error_of([&] { slow.encode(std::string(2000, ' ')); });
+  EXPECT_NE(err.find("the regex backtracks more than"), std::string::npos) << err;
+  // WordPiece looks up no piece longer than its longest token: a word of
+  // 200,000 letters under max_input_chars_per_word 2^20 is linear work.
+  nlohmann::json bert =
+      nlohmann::json::parse(read_text(source_path("data/tokenizers/small-bert/tokenizer.json")));
+  bert["model"]["max_input_chars_per_word"] = 1 << 20;
+  const Tokenizer wp = Tokenizer::from_json(bert.dump(), "bert.json");
+  EXPECT_FALSE(wp.encode(std::string(200000, 'a'), false).ids.empty());
+  TokenizerLimits small;
+  small.max_text_bytes = 10;
+  const Tokenizer limited = Tokenizer::from_json(gpt2_text(), "gpt2.json", small);
+  EXPECT_EQ(error_of([&] { limited.encode("0123456789x", true, "text 1"); }),
+            "text 1: 11 bytes of text, more than attn encodes at once (10)");
+}
+
+TEST(Tokenizer, TextThatIsNotUtf8IsRefused) {
+  const Tokenizer gpt2 = Tokenizer::load(source_path("data/tokenizers/gpt2"));
+  EXPECT_EQ(error_of([&] { gpt2.encode("ab\xff", true, "text 1"); }),
+            "text 1: not UTF-8 text: the byte at offset 2 starts no character");
 }
 
 TEST(Tokenizer, FilesAttnCannotEncodeAsTheLibraryAreRefusedNamingTheField) {

@@ -131,7 +131,12 @@ void wordpiece_word(const Vocab& v, const WordPiece& m, const std::string& word,
   std::vector<int64_t> pieces;
   size_t start = 0;
   while (start < chars.size()) {
-    size_t end = chars.size();
+    // The longest piece that could be a token, then shorter ones.
+    const size_t prefix = start > 0 ? m.continuing_subword_prefix.size() : 0;
+    size_t end = start, bytes = prefix;
+    while (end < chars.size() && bytes + chars[end].size() <= m.max_token_bytes) {
+      bytes += chars[end++].size();
+    }
     std::optional<int64_t> found;
     for (; end > start; --end) {
       std::string s = start > 0 ? m.continuing_subword_prefix : "";

@@ -39,6 +39,9 @@ struct WordPiece {
   int64_t unk = 0;
   std::string continuing_subword_prefix = "##";
   size_t max_input_chars_per_word = 100;
+  // The longest token of the vocabulary in bytes: longer pieces are not
+  // looked up, so a word costs O(length × this), not O(length²).
+  size_t max_token_bytes = 0;
 };
 
 // Appends the ids of one word (UTF-8) to `ids`.

@@ -403,11 +403,17 @@ struct Frame {
 
 class Matcher {
  public:
-  explicit Matcher(const std::u32string& text) : t_(text) {}
+  // At most `budget` steps over the whole text: the real patterns take a
+  // few per character, and a pattern that backtracks without end (\s*\s*x
+  // on a long run of spaces) is stopped instead of taking hours.
+  Matcher(const std::u32string& text, uint64_t budget) : t_(text), budget_(budget) {}
+
+  bool exhausted() const { return steps_ > budget_; }
 
   // The end of the match of seq[i..] and then the frames, from pos; false
-  // when there is none.
-  bool match(const Seq& seq, size_t i, size_t pos, const Frame* k, size_t& end) const {
+  // when there is none (or the budget is spent).
+  bool match(const Seq& seq, size_t i, size_t pos, const Frame* k, size_t& end) {
+    if (++steps_ > budget_) return false;
     if (i == seq.size()) {
       if (!k) {
         end = pos;
@@ -451,12 +457,15 @@ class Matcher {
 
  private:
   const std::u32string& t_;
+  uint64_t budget_;
+  uint64_t steps_ = 0;
 };
 
 }  // namespace
 
 struct Regex::Program {
   Seq root;  // one group of the pattern's alternatives
+  std::string place;
 };
 
 Regex::Regex(const std::u32string& pattern, const std::string& place)
@@ -465,6 +474,7 @@ Regex::Regex(const std::u32string& pattern, const std::string& place)
   top.kind = Node::kGroup;
   top.alts = Parser(pattern, place).parse();
   program_->root.push_back(std::move(top));
+  program_->place = place;
 }
 
 Regex::Regex(Regex&&) noexcept = default;
@@ -473,7 +483,8 @@ Regex::~Regex() = default;
 
 std::vector<std::pair<size_t, size_t>> Regex::find_all(const std::u32string& text) const {
   std::vector<std::pair<size_t, size_t>> out;
-  const Matcher m(text);
+  const uint64_t budget = 1'000'000 + 256 * static_cast<uint64_t>(text.size());
+  Matcher m(text, budget);
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t end = 0;
@@ -483,6 +494,11 @@ std::vector<std::pair<size_t, size_t>> Regex::find_all(const std::u32string& tex
         pos = end;
         continue;
       }
+    }
+    if (m.exhausted()) {
+      throw_input(program_->place, "the regex backtracks more than " + std::to_string(budget) +
+                                       " steps on a text of " + std::to_string(text.size()) +
+                                       " characters; attn stops it rather than run for hours");
     }
     ++pos;  // no match here, or an empty one: the search moves on
   }

@@ -44,6 +44,7 @@ struct TemplatePart {
 
 struct Tokenizer::Impl {
   std::string name;
+  TokenizerLimits limits;
   enum class Model { kBpe, kWordPiece, kWordLevel } model = Model::kBpe;
   tok::Vocab vocab;
   tok::Bpe bpe;
@@ -215,6 +216,9 @@ void read_model(Impl& t, const json::Value& root, const std::string& name,
     if (const json::Value* m = model->find("max_input_chars_per_word"); m && !m->is_null()) {
       t.wordpiece.max_input_chars_per_word =
           static_cast<size_t>(whole_number(*m, place + ".max_input_chars_per_word", 1 << 20));
+    }
+    for (const auto& [token, id] : t.vocab.ids) {
+      t.wordpiece.max_token_bytes = std::max(t.wordpiece.max_token_bytes, token.size());
     }
   } else if (type == "WordLevel") {
     t.model = Impl::Model::kWordLevel;
@@ -487,6 +491,7 @@ Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& na
   if (!root.is_object()) bad(name, "expected a tokenizer.json object");
   auto impl = std::make_unique<Impl>();
   impl->name = name;
+  impl->limits = limits;
   read_model(*impl, root, name, limits);
   const json::Value null_value = json::Value::null();
   auto field = [&](const char* key) -> const json::Value& {
@@ -505,6 +510,11 @@ Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& na
 Encoding Tokenizer::encode(std::string_view text, bool add_special_tokens,
                            const std::string& source) const {
   const Impl& t = *impl_;
+  if (static_cast<int64_t>(text.size()) > t.limits.max_text_bytes) {
+    throw_input(source, std::to_string(text.size()) +
+                            " bytes of text, more than attn encodes at once (" +
+                            std::to_string(t.limits.max_text_bytes) + ")");
+  }
   if (const size_t bad_at = invalid_utf8_offset(text); bad_at != std::string_view::npos) {
     throw_input(source, "not UTF-8 text: the byte at offset " + std::to_string(bad_at) +
                             " starts no character");
