@@ -521,5 +521,37 @@ TEST(Hardening3Cli, TamperedResultsAreRefusedNotDrawn) {
   }
 }
 
+// ---- from the engineer's workflow: pickles and ambiguous labels ---------
+
+TEST(Hardening3Cli, PicklesAreNeverOpenedAndNameTheirConversion) {
+  const std::string pt = write_temp("weights.pt", "\x80\x02}q\x00.");
+  const std::string message =
+      "attn: error: " + pt +
+      ": a PyTorch pickle (torch.save), which attn does not open: loading one runs code. Convert "
+      "a tensor with python3 -c \"import torch, numpy; numpy.save('t.npy', "
+      "torch.load('FILE.pt').numpy())\", or a state_dict with python3 -c \"import torch; from "
+      "safetensors.torch import save_file; save_file(torch.load('FILE.pt'), "
+      "'model.safetensors')\"\n";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", pt}, std::vector<std::string>{"run", "--x", pt},
+        std::vector<std::string>{"heatmap", pt, "-o", temp_dir() + "/p.png"},
+        std::vector<std::string>{"diff", pt, pt}}) {
+    const auto r = run_attn(args);
+    EXPECT_EQ(r.code, 3) << args[0];
+    EXPECT_EQ(r.err, message) << args[0];
+  }
+}
+
+TEST(Hardening3Cli, AQueryLabelThatNamesTwoQueriesIsNotGuessed) {
+  const std::string x = write_temp("three_rows.json", "[[1, 0], [0, 1], [1, 1]]");
+  const std::string tokens = write_temp("the_cat_the.json", "[\"the\", \"cat\", \"the\"]");
+  const auto r = run_attn({"run", x, "--tokens", tokens, "--trace", "--query", "the"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "attn: error: --query the: 0, 2 are all called 'the'; give the index of the one "
+            "to trace\n");
+  EXPECT_EQ(run_attn({"run", x, "--tokens", tokens, "--trace", "--query", "2"}).code, 0);
+}
+
 }  // namespace
 }  // namespace attn

@@ -50,6 +50,11 @@ std::string pick_member(const NpzArchive& a, const TensorReference& ref);
 // True when a path (with or without :NAME) names a .safetensors or .npz file.
 bool is_multi_tensor_file(const std::string& spec);
 
+// An input error for a PyTorch pickle (.pt, .pth, .ckpt, .pkl, .bin),
+// which attn never unpickles, with the one-line conversion; nothing for
+// other files.
+void refuse_pickle(const std::string& path);
+
 // Reads one matrix from a path, "-" or a FILE:NAME reference, within
 // max_bytes (a whole text file, or the chosen tensor's bytes) and, for the
 // binary formats, max_elements cells (checked from the header: a .npy file

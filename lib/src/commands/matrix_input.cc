@@ -119,6 +119,7 @@ Tensor<double> read_binary_matrix(const BinaryArray& a, const std::string& name,
 MatrixInput read_text_matrix(const std::string& path, const std::string& key,
                              const std::string& name, int64_t max_input_bytes,
                              ProgressSink* progress, int max_rank) {
+  refuse_pickle(path);
   const std::string text = read_file(
       path, progress_task(progress, "reading " + name, ProgressUnit::kBytes), max_input_bytes);
   MatrixInput l;

@@ -260,6 +260,17 @@ TraceSelection trace_selection(const RunRequest& req, const Problem& p, TraceOpt
                     (p.query_labels.empty() ? " (the queries have no labels; give an index)" : ""));
       }
       sel.query = at - p.query_labels.begin();
+      // Two queries of one label ("the" twice): the first is not a guess
+      // to make silently.
+      std::string others;
+      for (auto it = std::find(at + 1, p.query_labels.end(), q); it != p.query_labels.end();
+           it = std::find(it + 1, p.query_labels.end(), q)) {
+        others += ", " + std::to_string(it - p.query_labels.begin());
+      }
+      if (!others.empty()) {
+        throw_usage("--query " + q + ": " + std::to_string(sel.query) + others +
+                    " are all called '" + q + "'; give the index of the one to trace");
+      }
     }
     std::string part = "query " + std::to_string(sel.query);
     if (static_cast<size_t>(sel.query) < p.query_labels.size()) {

@@ -115,6 +115,7 @@ InputDocument load_document(const RunRequest& req) {
     return doc;
   }
   const std::string name = display_name(req.input);
+  refuse_pickle(req.input);
   MatrixData m;
   // Binary files are mapped and checked from their header, not read whole.
   if (is_multi_tensor_file(req.input) || (extension(req.input) == "npy" && req.input != "-")) {

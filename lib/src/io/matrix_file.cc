@@ -35,6 +35,7 @@ MatrixFormat matrix_format(const std::string& path, std::string_view text) {
 
 MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind kind,
                         int64_t max_elements) {
+  refuse_pickle(path);
   const std::string name = display_name(path);
   MatrixData out;
   switch (matrix_format(path, text)) {
@@ -133,10 +134,26 @@ bool is_multi_tensor_file(const std::string& spec) {
   return ext == "safetensors" || ext == "npz";
 }
 
+void refuse_pickle(const std::string& path) {
+  const std::string ext = extension(path);
+  if (ext != "pt" && ext != "pth" && ext != "ckpt" && ext != "pkl" && ext != "bin") return;
+  // torch.save writes a pickle, and unpickling runs whatever code the file
+  // names: attn never does. One line converts it to a format attn reads.
+  // The commands name the file FILE.pt: a path's quotes or $ would not
+  // survive being pasted into them.
+  throw_input(display_name(path),
+              "a PyTorch pickle (torch.save), which attn does not open: loading one runs code. "
+              "Convert a tensor with python3 -c \"import torch, numpy; numpy.save('t.npy', "
+              "torch.load('FILE.pt').numpy())\", or a state_dict with python3 -c \"import torch; "
+              "from safetensors.torch import save_file; save_file(torch.load('FILE.pt'), "
+              "'model.safetensors')\"");
+}
+
 MatrixData read_matrix(const std::string& spec, CellKind kind, const ProgressFn& progress,
                        int64_t max_bytes, int64_t max_elements) {
   const TensorReference ref = split_tensor_reference(spec);
   const std::string ext = extension(ref.path);
+  refuse_pickle(ref.path);
   MatrixData out;
   if (ext == "safetensors") {
     const SafetensorsFile f = SafetensorsFile::open(ref.path, max_bytes);
