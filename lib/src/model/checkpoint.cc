@@ -409,11 +409,24 @@ Config open_config(const std::string& checkpoint, const std::string& arch_flag,
   if (model_type.empty()) {
     throw_input(place, "has no \"model_type\"; give --arch (" + arch_names() + ")");
   }
-  for (const Arch& a : kArchs) {
-    if (model_type == a.name) return config;
+  bool known = false;
+  for (const Arch& a : kArchs) known = known || model_type == a.name;
+  if (!known) {
+    throw_usage("architecture \"" + message_text(model_type) + "\" is not one attn reads (" +
+                arch_names() + ")");
   }
-  throw_usage("architecture \"" + message_text(model_type) + "\" is not one attn reads (" +
-              arch_names() + ")");
+  // --arch is for checkpoints without a config: over one, it would read the
+  // weights as another architecture without a word.
+  if (!arch_flag.empty()) {
+    const std::string written = config.text("model_type");
+    if (!written.empty() && written != arch_flag) {
+      throw_usage("--arch " + arch_flag + ": " + config_path + " says model_type \"" +
+                  message_text(written) +
+                  "\"; drop --arch (it names the architecture of a checkpoint that has no "
+                  "config.json)");
+    }
+  }
+  return config;
 }
 
 }  // namespace detail
