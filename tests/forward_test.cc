@@ -72,10 +72,10 @@ TEST_P(ForwardPass, EveryLayersInputMatchesPyTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, ForwardPass,
-                         ::testing::Values("tiny-llama", "tiny-gpt2", "tiny-bert"));
+                         ::testing::Values("tiny-llama", "tiny-gemma2", "tiny-gpt2", "tiny-bert"));
 
 TEST(ForwardCli, IdsGiveTheWeightsOfTheLayersInputAndTheTokensAsLabels) {
-  for (const std::string name : {"tiny-llama", "tiny-gpt2", "tiny-bert"}) {
+  for (const std::string name : {"tiny-llama", "tiny-gemma2", "tiny-gpt2", "tiny-bert"}) {
     const auto from_ids = run_attn({"run", "--checkpoint", model(name), "--layer", "1", "--ids",
                                     ids_flag(name), "-f", "json", "-w"});
     const auto from_x = run_attn({"run", "--checkpoint", model(name), "--layer", "1", "--x",
@@ -94,6 +94,7 @@ TEST(ForwardCli, TextRunsTheCheckpointsTokenizerFirst) {
   // (data/models/make_tiny_tokenizers.py) that gives its reference ids.
   const std::vector<std::pair<std::string, std::string>> sentences = {
       {"tiny-llama", "The cat sat on the mat"},
+      {"tiny-gemma2", "The cat sat on the mat"},
       {"tiny-gpt2", "The cat sat on the mat."},
       {"tiny-bert", "The cat sat on mat"}};
   for (const auto& [name, text] : sentences) {
@@ -136,7 +137,7 @@ Tensor<double> load(const std::string& path, int max_rank = 5) {
 }
 
 TEST(ForwardCli, LayerAllIsTheStackOfEveryLayerAndHiddenOutItsStates) {
-  for (const std::string name : {"tiny-llama", "tiny-gpt2", "tiny-bert"}) {
+  for (const std::string name : {"tiny-llama", "tiny-gemma2", "tiny-gpt2", "tiny-bert"}) {
     const std::string stack = test::temp_dir() + "/" + name + "-stack.npy";
     const std::string hidden = test::temp_dir() + "/" + name + "-hidden.npy";
     const auto r = run_attn({"run", "--checkpoint", model(name), "--layer", "all", "--ids",

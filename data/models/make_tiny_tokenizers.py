@@ -67,6 +67,26 @@ def main():
                     "split": True},
         "model": {"type": "WordLevel", "vocab": llama, "unk_token": "<unk>"},
     })
+    gemma = vocab_of("tiny-gemma2", {"<pad>": 0, "<eos>": 1})
+    write("tiny-gemma2", {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [added("<pad>", 0), added("<eos>", 1), added("<bos>", 2)],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581",
+                          "prepend_scheme": "always", "split": True},
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "<bos>", "type_id": 0}},
+                       {"Sequence": {"id": "A", "type_id": 0}}],
+            "pair": [{"SpecialToken": {"id": "<bos>", "type_id": 0}},
+                     {"Sequence": {"id": "A", "type_id": 0}},
+                     {"SpecialToken": {"id": "<bos>", "type_id": 1}},
+                     {"Sequence": {"id": "B", "type_id": 1}}],
+            "special_tokens": {"<bos>": {"id": "<bos>", "ids": [2], "tokens": ["<bos>"]}}},
+        "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always",
+                    "split": True},
+        "model": {"type": "WordLevel", "vocab": gemma, "unk_token": "<pad>"},
+    })
     gpt2 = vocab_of("tiny-gpt2", {"<|endoftext|>": 0})
     write("tiny-gpt2", {
         "version": "1.0", "truncation": None, "padding": None,

@@ -21,7 +21,7 @@ using detail::Config;
 using detail::Tensors;
 using Matrix = MatrixR;
 
-enum class Family { kLlama, kGpt2, kBert };
+enum class Family { kLlama, kGemma2, kGpt2, kBert };
 
 Matrix as_matrix(const Tensor<double>& t, const std::string& what) {
   if (t.rank() != 2) throw_input(what, "expected a matrix, got shape " + shape_string(t.shape()));
@@ -44,6 +44,11 @@ Matrix rms_norm(const Matrix& x, const Eigen::RowVectorXd& w, double eps) {
     out.row(r) = x.row(r) / std::sqrt(ms + eps);
   }
   return out.array().rowwise() * w.array();
+}
+
+// Gemma's RMSNorm scales by (1 + w).
+Matrix gemma_rms_norm(const Matrix& x, const Eigen::RowVectorXd& w, double eps) {
+  return rms_norm(x, w.array() + 1.0, eps);
 }
 
 // torch.nn.LayerNorm: biased variance.
@@ -80,10 +85,12 @@ class Forward {
       family_ = Family::kGpt2;
     } else if (type_ == "bert" || type_ == "roberta") {
       family_ = Family::kBert;
+    } else if (type_ == "gemma2") {
+      family_ = Family::kGemma2;
     } else if (type_ != "llama" && type_ != "mistral" && type_ != "qwen2") {
       throw_usage("the forward pass of " + type_ +
-                  " is not implemented yet (llama, mistral, qwen2, gpt2, bert and roberta are); "
-                  "give the hidden states entering the layer with --x FILE");
+                  " is not implemented yet (llama, mistral, qwen2, gemma2, gpt2, bert and "
+                  "roberta are); give the hidden states entering the layer with --x FILE");
     }
     layers_ = config_.count(family_ == Family::kGpt2 ? "n_layer" : "num_hidden_layers");
     switch (family_) {
@@ -94,6 +101,12 @@ class Forward {
         if (config_.flag("mlp_bias", false)) {
           throw_input(config_.place(), "\"mlp_bias\" true is not implemented in the forward pass");
         }
+        break;
+      case Family::kGemma2:
+        d_ = config_.count("hidden_size");
+        eps_ = config_.positive("rms_norm_eps", 1e-6);
+        // transformers' Gemma 2 reads hidden_activation (gelu_pytorch_tanh).
+        act_ = act("hidden_activation", "gelu_pytorch_tanh");
         break;
       case Family::kGpt2:
         d_ = config_.count("n_embd");
@@ -130,6 +143,9 @@ class Forward {
     switch (family_) {
       case Family::kLlama:
         return embed("embed_tokens.weight", req_.ids);
+      case Family::kGemma2:
+        // Scaled by sqrt(hidden_size), in the hidden states' dtype (float64).
+        return embed("embed_tokens.weight", req_.ids) * std::sqrt(static_cast<double>(d_));
       case Family::kGpt2:
         for (int64_t i = 0; i < s; ++i) positions[static_cast<size_t>(i)] = i;
         return embed("wte.weight", req_.ids) + embed("wpe.weight", positions);
@@ -161,6 +177,8 @@ class Forward {
     switch (family_) {
       case Family::kLlama:
         return rms_norm(h, vec(layer("layers.N.input_layernorm.weight", n), d_), eps_);
+      case Family::kGemma2:
+        return gemma_norm(h, "layers.N.input_layernorm.weight", n);
       case Family::kGpt2:
         return ln(h, layer("h.N.ln_1", n));
       case Family::kBert:
@@ -182,6 +200,17 @@ class Forward {
         const Matrix up = m * matrix(layer("layers.N.mlp.up_proj.weight", n)).transpose();
         const Matrix inner = activated(gate).cwiseProduct(up);
         return r + inner * matrix(layer("layers.N.mlp.down_proj.weight", n)).transpose();
+      }
+      case Family::kGemma2: {
+        // Gemma 2 norms the attention's and the MLP's outputs too, before
+        // each residual.
+        const Matrix r = h + gemma_norm(a, "layers.N.post_attention_layernorm.weight", n);
+        const Matrix m = gemma_norm(r, "layers.N.pre_feedforward_layernorm.weight", n);
+        const Matrix gate = m * matrix(layer("layers.N.mlp.gate_proj.weight", n)).transpose();
+        const Matrix up = m * matrix(layer("layers.N.mlp.up_proj.weight", n)).transpose();
+        const Matrix mlp = activated(gate).cwiseProduct(up) *
+                           matrix(layer("layers.N.mlp.down_proj.weight", n)).transpose();
+        return r + gemma_norm(mlp, "layers.N.post_feedforward_layernorm.weight", n);
       }
       case Family::kGpt2: {
         const Matrix r = h + a;
@@ -214,6 +243,8 @@ class Forward {
     switch (family_) {
       case Family::kLlama:
         return rms_norm(h, vec("norm.weight", d_), eps_);
+      case Family::kGemma2:
+        return gemma_rms_norm(h, vec("norm.weight", d_), eps_);
       case Family::kGpt2:
         return ln(h, "ln_f");
       case Family::kBert:
@@ -243,6 +274,9 @@ class Forward {
   }
   Matrix ln(const Matrix& x, const std::string& p) {
     return layer_norm(x, vec(p + ".weight", d_), vec(p + ".bias", d_), eps_);
+  }
+  Matrix gemma_norm(const Matrix& x, const char* pattern, int64_t n) {
+    return gemma_rms_norm(x, vec(layer(pattern, n), d_), eps_);
   }
   Matrix activated(const Matrix& m) const {
     return m.unaryExpr([&](double v) { return activation(act_, v); });
