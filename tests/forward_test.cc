@@ -241,5 +241,15 @@ TEST(ForwardCli, MistakesNameWhatIsMissing) {
   }
 }
 
+TEST(ForwardCli, ATextLongerThanThePositionTableSaysSo) {
+  std::string ids = "1";
+  for (int i = 1; i < 70; ++i) ids += ",1";
+  const auto r = run_attn({"run", "--checkpoint", model("tiny-gpt2"), "--ids", ids, "-f", "json"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "attn: error: the text has 70 tokens; wpe.weight has rows for 64 positions (the "
+            "model's longest input)\n");
+}
+
 }  // namespace
 }  // namespace attn

@@ -288,6 +288,11 @@ class Forward {
     Matrix out(static_cast<Eigen::Index>(rows.size()), table.cols());
     for (size_t i = 0; i < rows.size(); ++i) {
       if (rows[i] < 0 || rows[i] >= table.rows()) {
+        if (&rows != &req_.ids) {  // positions (or token types): the text is too long
+          throw_usage("the text has " + std::to_string(req_.ids.size()) + " tokens; " + suffix +
+                      " has rows for " + std::to_string(table.rows()) +
+                      " positions (the model's longest input)");
+        }
         throw_usage("--ids: id " + std::to_string(rows[i]) + " is past " + suffix + "'s " +
                     std::to_string(table.rows()) + " rows");
       }
