@@ -128,7 +128,14 @@ const std::vector<SettingFlag>& setting_flags() {
        {"true", "false"}},
       {"--window",
        "W|L,R",
-       "sliding window: W, or L,R keys before/after each query, -1 unbounded (default none)",
+       "sliding window: W keys before and W after each query, or L before and R after, -1 "
+       "unbounded; with --causal W keys back plus the query itself, one more than Hugging "
+       "Face's sliding_window W (that is --sliding-window W) (default none)",
+       {}},
+      {"--sliding-window",
+       "W",
+       "Hugging Face's sliding_window: W keys up to and including the query, as Mistral and "
+       "Gemma count them; the same as --window W-1,0 (default none)",
        {}},
       {"--softcap", "C", "soft-cap the scores: c·tanh(S/c), c > 0 (default none)", {}},
       {"--sinks",
@@ -232,6 +239,12 @@ void set_setting_flag(RunSettings& s, std::string_view flag, const std::string& 
     }
     const auto left = static_cast<int64_t>(v[0]);
     s.window = std::make_pair(left, v.size() == 2 ? static_cast<int64_t>(v[1]) : left);
+  } else if (flag == "--sliding-window") {
+    const double w = number(flag, text);
+    if (!(w >= 1 && w <= 9007199254740992.0 && w == std::floor(w))) {
+      bad(flag, "expected a whole number of keys >= 1 (the query counts as one)");
+    }
+    s.window = std::make_pair(static_cast<int64_t>(w) - 1, int64_t{0});
   } else if (flag == "--softcap") {
     const double c = number(flag, text);
     if (auto e = check_softcap(c)) bad(flag, *e);
