@@ -2,6 +2,7 @@
 #include <map>
 #include <memory>
 
+#include "attn/checkpoint.h"
 #include "attn/error.h"
 #include "commands.h"
 #include "commands/batch.h"
@@ -13,6 +14,13 @@
 namespace attn::cli {
 
 namespace {
+
+// "llama, mistral, ...": the architectures the engine reads, in its order.
+std::string arch_list() {
+  std::string s;
+  for (const std::string& a : architecture_names()) s += (s.empty() ? "" : ", ") + a;
+  return s;
+}
 
 struct RunFlags {
   RunRequest req;
@@ -161,8 +169,8 @@ Action add_run(CLI::App& app, const std::string& command_line) {
                 "(default: with them)")
       ->group(c);
   run->add_option("--arch", f->req.checkpoint.arch,
-                  "architecture when there is no config.json: llama, mistral, mixtral, qwen2, "
-                  "gemma, gemma2, gpt2, bert, roberta (default: config.json's model_type)")
+                  "architecture when there is no config.json: " + arch_list() +
+                      " (default: config.json's model_type)")
       ->type_name("NAME")
       ->group(c);
 

@@ -132,8 +132,7 @@ TEST(ForwardCli, TextRunsTheCheckpointsTokenizerFirst) {
 }
 
 Tensor<double> load(const std::string& path, int max_rank = 5) {
-  return view_npy(FileBytes::from_string(read_text(path)), path, max_rank)
-      .to_tensor(path, CellKind::kExtended);
+  return test::load_npy(path, max_rank);
 }
 
 TEST(ForwardCli, LayerAllIsTheStackOfEveryLayerAndHiddenOutItsStates) {

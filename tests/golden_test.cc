@@ -26,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const char kCasesDir[] = ATTN_SOURCE_DIR "/tests/golden/cases";
-// Current models' attention (kv_heads, rope, alibi, window, softcap, sinks),
+// Current models' attention (kv_heads, rope, alibi, window, softcap, qk_norm, sinks),
 // from tests/golden/make_golden_modern.py.
 const char kModernDir[] = ATTN_SOURCE_DIR "/tests/golden/modern";
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "attn/error.h"
+#include "attn/npy.h"
 
 namespace attn::test {
 
@@ -161,6 +162,11 @@ double max_diff(const Tensor<double>& a, const Tensor<double>& b) {
     m = std::max(m, std::fabs(a[i] - b[i]));
   }
   return m;
+}
+
+Tensor<double> load_npy(const std::string& path, int max_rank) {
+  return view_npy(FileBytes::from_string(read_text(path)), path, max_rank)
+      .to_tensor(path, CellKind::kExtended);
 }
 
 }  // namespace attn::test

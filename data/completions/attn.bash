@@ -70,7 +70,7 @@ _attn_values() {
     --annotate) echo "auto always never" ;;
     --color) echo "auto always never" ;;
     --stack) echo "batch layers" ;;
-    --arch) echo "llama mistral mixtral qwen2 gemma gemma2 gpt2 bert roberta" ;;
+    --arch) echo "llama mistral mixtral qwen2 qwen3 gemma gemma2 gemma3_text gpt2 bert roberta" ;;
     *) return 1 ;;
   esac
 }

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "attn/rope_scaling.h"
+
 namespace attn {
 
 enum class Mode { kSelf, kCross, kQkv };
@@ -96,6 +98,11 @@ struct RunSettings {
   std::optional<int64_t> rope_dims;
   std::optional<RopeLayout> rope_layout;
   std::optional<int64_t> rope_q_offset, rope_k_offset;
+  // Hugging Face's rope_scaling (linear, dynamic, llama3, yarn, longrope).
+  std::optional<RopeScaling> rope_scaling;
+  // Q/K norm (Qwen 3, Gemma 3): an RMSNorm of each head of Q and K with
+  // this epsilon, weighted by params q_norm and k_norm, before RoPE.
+  std::optional<double> qk_norm;
   // ALiBi: on or off; slopes empty means the paper's slopes.
   std::optional<bool> alibi;
   std::optional<std::vector<double>> alibi_slopes;
@@ -108,7 +115,8 @@ struct RunSettings {
   // True when any of the settings above is given (they need scaled_dot or dot).
   bool any_modern() const {
     return kv_heads || rope.value_or(false) || rope_theta || rope_dims || rope_layout ||
-           rope_q_offset || rope_k_offset || alibi.value_or(false) || window || softcap || sinks;
+           rope_q_offset || rope_k_offset || rope_scaling || qk_norm || alibi.value_or(false) ||
+           window || softcap || sinks;
   }
 
   // Fields set in `over` replace those here.

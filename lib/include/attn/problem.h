@@ -28,6 +28,8 @@ struct Params {
   std::optional<Eigen::VectorXd> w_v;
   // single_layer: [dk]. biattention: [d] each.
   std::optional<Eigen::VectorXd> w, w_in, w_mem, dot_scale;
+  // Q/K norm weights, [head width] each (ones when not given).
+  std::optional<Eigen::VectorXd> q_norm, k_norm;
 };
 
 struct Masks {
@@ -52,6 +54,11 @@ struct Rope {
   int64_t dims = 0;  // rotated features at the start of each head (even)
   RopeLayout layout = RopeLayout::kHalf;
   int64_t q_offset = 0, k_offset = 0;  // positions of query 0 and key 0
+  std::optional<RopeScaling> scaling;
+  // Resolved from the above when the problem is built: the inverse
+  // frequency of each rotated pair, and the factor on cos and sin.
+  std::vector<double> inv_freq;
+  double attention = 1;
 };
 
 struct Problem {
@@ -90,6 +97,7 @@ struct Problem {
   std::optional<Rope> rope;
   std::vector<double> alibi;  // one slope per head; empty: no ALiBi
   double softcap = 0;         // 0: no capping
+  double qk_norm = 0;         // Q/K norm's epsilon; 0: no Q/K norm
   std::vector<double> sinks;  // one sink logit per head; empty: no sinks
 
   // Widths after projection, over all heads: d_q over the query heads,

@@ -193,6 +193,21 @@ class Engine {
     return f;
   }
 
+  // The Q/K norm of one head's queries and keys (before RoPE).
+  void qk_normalize(int64_t b, int64_t h, Mat<T>& q, Mat<T>& k) {
+    detail::apply_qk_norm(q, p_.qk_norm, p_.params.q_norm);
+    detail::apply_qk_norm(k, p_.qk_norm, p_.params.k_norm);
+    if (!observing()) return;
+    StepFacts f;
+    f.qk_norm = p_.qk_norm;
+    f.symbol = "Q";
+    f.bias = p_.params.q_norm.has_value();  // weighted
+    emit("qk_norm_q", f, b, h, q, qlabels());
+    f.symbol = "K";
+    f.bias = p_.params.k_norm.has_value();
+    emit("qk_norm_k", f, b, h, k, klabels());
+  }
+
   // RoPE on one head's queries and keys (before any scoring).
   void rotate(int64_t b, int64_t h, Mat<T>& q, Mat<T>& k) {
     const Rope& r = *p_.rope;
@@ -212,12 +227,10 @@ class Engine {
     }
     for (int64_t t = first; t < n; ++t) {
       for (int64_t p = 0; p < half; ++p) {
-        const double w =
-            1.0 / std::pow(r.theta, static_cast<double>(2 * p) / static_cast<double>(r.dims));
-        const double a = static_cast<double>(t) * w;
+        const double a = static_cast<double>(t) * r.inv_freq[static_cast<size_t>(p)];
         angles(t - first, p) = static_cast<T>(a);
-        cosines(t - first, p) = static_cast<T>(std::cos(a));
-        sines(t - first, p) = static_cast<T>(std::sin(a));
+        cosines(t - first, p) = static_cast<T>(std::cos(a) * r.attention);
+        sines(t - first, p) = static_cast<T>(std::sin(a) * r.attention);
       }
     }
     StepFacts f;
@@ -452,6 +465,7 @@ class Engine {
 
   // Attention of one head; returns the head output [Lq][dv].
   Mat<T> attend(int64_t b, int64_t h, Mat<T>& q, Mat<T>& k, const Mat<T>& v) {
+    if (p_.qk_norm > 0) qk_normalize(b, h, q, k);
     if (p_.rope) rotate(b, h, q, k);
     Mat<T> s = raw_scores(b, h, q, k);
     const double factor = head_factor(s);

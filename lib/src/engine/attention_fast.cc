@@ -80,7 +80,7 @@ Heads<T> prepare_heads(const Problem& p, int threads) {
   const int64_t B = p.batch, H = p.heads, KV = p.kv();
   Heads<T> x;
   const bool cosine = p.scale.kind == ScaleKind::kCosine;
-  if (p.four_d && !p.rope && !cosine) {
+  if (p.four_d && !p.rope && !cosine && p.qk_norm == 0) {
     // Nothing to compute on the heads: no copy of them at all.
     x.qi = four_d_inputs<T>(p.query_in);
     x.ki = four_d_inputs<T>(p.key_in);
@@ -116,7 +116,19 @@ Heads<T> prepare_heads(const Problem& p, int threads) {
       x.v[static_cast<size_t>(b * KV + g)] = head_block(in.v, g, KV);
     }
   }
-  // RoPE while the heads are prepared, once per K/V head, before cosine.
+  // The Q/K norm, then RoPE, while the heads are prepared, once per K/V
+  // head, before cosine.
+  if (p.qk_norm > 0) {
+    kernel::parallel_for(
+        static_cast<int64_t>(x.q.size() + x.k.size()), threads, [&](int64_t u, int) {
+          const auto nq = static_cast<int64_t>(x.q.size());
+          if (u < nq) {
+            apply_qk_norm(x.q[static_cast<size_t>(u)], p.qk_norm, p.params.q_norm);
+          } else {
+            apply_qk_norm(x.k[static_cast<size_t>(u - nq)], p.qk_norm, p.params.k_norm);
+          }
+        });
+  }
   if (p.rope) {
     std::vector<Mat<T>*> q_rot, k_rot;
     for (Mat<T>& m : x.q) q_rot.push_back(&m);

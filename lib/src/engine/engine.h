@@ -195,11 +195,7 @@ RowStats<T> softmax_row_sink(T* row, int64_t n, T sink, T* exps = nullptr,
 template <class T>
 void apply_rope(const std::vector<Mat<T>*>& heads, const Rope& r, int64_t offset) {
   const int64_t half = r.dims / 2;
-  std::vector<double> freq(static_cast<size_t>(half));
-  for (int64_t p = 0; p < half; ++p) {
-    freq[static_cast<size_t>(p)] =
-        1.0 / std::pow(r.theta, static_cast<double>(2 * p) / static_cast<double>(r.dims));
-  }
+  const std::vector<double>& freq = r.inv_freq;  // resolved with the problem
   int64_t rows = 0;
   for (const Mat<T>* x : heads) rows = std::max<int64_t>(rows, x->rows());
   std::vector<T> cos_row(static_cast<size_t>(half)), sin_row(cos_row.size());
@@ -208,8 +204,9 @@ void apply_rope(const std::vector<Mat<T>*>& heads, const Rope& r, int64_t offset
     for (int64_t p = 0; p < half; ++p) {
       double sin_a, cos_a;  // glibc's sincos: one argument reduction for both
       ::sincos(t * freq[static_cast<size_t>(p)], &sin_a, &cos_a);
-      cos_row[static_cast<size_t>(p)] = static_cast<T>(cos_a);
-      sin_row[static_cast<size_t>(p)] = static_cast<T>(sin_a);
+      // YaRN's and LongRoPE's attention factor scales both (1 otherwise).
+      cos_row[static_cast<size_t>(p)] = static_cast<T>(cos_a * r.attention);
+      sin_row[static_cast<size_t>(p)] = static_cast<T>(sin_a * r.attention);
     }
     for (Mat<T>* x : heads) {
       if (i >= x->rows()) continue;
@@ -228,6 +225,24 @@ void apply_rope(const std::vector<Mat<T>*>& heads, const Rope& r, int64_t offset
 template <class T>
 void apply_rope(Mat<T>& x, const Rope& r, int64_t offset) {
   apply_rope<T>(std::vector<Mat<T>*>{&x}, r, offset);
+}
+
+// The Q/K norm of one head's rows in place: transformers' RMSNorm over
+// the head's features, x / sqrt(mean(x²) + eps) · w (w all ones when not
+// given).
+template <class T>
+void apply_qk_norm(Mat<T>& x, double eps, const std::optional<Eigen::VectorXd>& w) {
+  const auto n = static_cast<double>(x.cols());
+  for (int64_t i = 0; i < x.rows(); ++i) {
+    double ms = 0;
+    for (int64_t c = 0; c < x.cols(); ++c)
+      ms += static_cast<double>(x(i, c)) * static_cast<double>(x(i, c));
+    const double inv = 1.0 / std::sqrt(ms / n + eps);
+    for (int64_t c = 0; c < x.cols(); ++c) {
+      const double v = static_cast<double>(x(i, c)) * inv;
+      x(i, c) = static_cast<T>(w ? v * (*w)[c] : v);
+    }
+  }
 }
 
 // Soft-capping of scores: c·tanh(s/c) (infinite scores go to ±c).

@@ -82,8 +82,8 @@ double largest_param(const Problem& p) {
   for (const auto* w : {&q.W_q, &q.W_k, &q.W_v, &q.W_o, &q.additive_W_q, &q.additive_W_k}) {
     if (*w) m = std::max(m, largest_abs((*w)->data(), (*w)->size()));
   }
-  for (const auto* v :
-       {&q.b_q, &q.b_k, &q.b_v, &q.b_o, &q.w_v, &q.w, &q.w_in, &q.w_mem, &q.dot_scale}) {
+  for (const auto* v : {&q.b_q, &q.b_k, &q.b_v, &q.b_o, &q.w_v, &q.w, &q.w_in, &q.w_mem,
+                        &q.dot_scale, &q.q_norm, &q.k_norm}) {
     if (*v) m = std::max(m, largest_abs((*v)->data(), (*v)->size()));
   }
   return m;
@@ -94,7 +94,23 @@ std::string dtype_name(DType d) { return d == DType::kF32 ? "float32" : "float64
 // The projected heads' norms from the inputs' largest row norms.
 HeadNorms head_norms(const Problem& p, double q_norm, double k_norm) {
   const Params& w = p.params;
-  return {projected(q_norm, w.W_q, w.b_q), projected(k_norm, w.W_k, w.b_k)};
+  HeadNorms n{projected(q_norm, w.W_q, w.b_q), projected(k_norm, w.W_k, w.b_k)};
+  if (p.qk_norm > 0) {
+    // An RMS-normed row has norm at most √d (its weights scale that), and
+    // a finite projection keeps it finite.
+    const double root = std::sqrt(static_cast<double>(p.head_dim_q()));
+    const auto cap = [&](const std::optional<Eigen::VectorXd>& g) {
+      return root * (g ? g->lpNorm<Eigen::Infinity>() : 1.0);
+    };
+    if (std::isfinite(n.q)) n.q = std::min(n.q, cap(w.q_norm));
+    if (std::isfinite(n.k)) n.k = std::min(n.k, cap(w.k_norm));
+  }
+  // RoPE rotates (norms kept); YaRN's and LongRoPE's factor scales.
+  if (p.rope && p.rope->attention > 1) {
+    n.q *= p.rope->attention;
+    n.k *= p.rope->attention;
+  }
+  return n;
 }
 
 // An upper bound on |score| over every head, query and key of p from the

@@ -38,6 +38,7 @@ const std::vector<std::string>& document_keys() {
                                                 "alibi",
                                                 "window",
                                                 "softcap",
+                                                "qk_norm",
                                                 "sinks",
                                                 "labels",
                                                 "title",
@@ -48,9 +49,9 @@ const std::vector<std::string>& document_keys() {
 }
 
 const std::vector<std::string>& param_keys() {
-  static const std::vector<std::string> keys = {"W_q",  "W_k",   "W_v",      "b_q", "b_k",
-                                                "b_v",  "W_o",   "b_o",      "w_v", "w",
-                                                "w_in", "w_mem", "dot_scale"};
+  static const std::vector<std::string> keys = {"W_q",  "W_k",   "W_v",       "b_q",    "b_k",
+                                                "b_v",  "W_o",   "b_o",       "w_v",    "w",
+                                                "w_in", "w_mem", "dot_scale", "q_norm", "k_norm"};
   return keys;
 }
 
@@ -229,6 +230,13 @@ class Reader {
         double c = number(v, k);
         if (auto e = check_softcap(c)) fail(k, *e);
         doc.settings.softcap = c;
+      } else if (k == "qk_norm") {
+        const double e = number(v, k);
+        if (!(e > 0 && e < 1)) {
+          fail(k, "must be the norm's epsilon, a number in (0, 1) such as 1e-6, got " +
+                      format_shortest(e));
+        }
+        doc.settings.qk_norm = e;
       } else if (k == "sinks") {
         doc.settings.sinks = numbers(v, k, "a number or an array of one number per head");
       } else if (k == "labels") {
@@ -296,12 +304,14 @@ class Reader {
       return;
     }
     if (!v.is_object()) {
-      fail(path, "expected true or an object with theta, dims, layout, q_offset, k_offset, got " +
-                     json::describe(v));
+      fail(path,
+           "expected true or an object with theta, dims, layout, q_offset, k_offset, scaling, "
+           "got " +
+               json::describe(v));
     }
     s.rope = true;
-    static const std::vector<std::string> accepted = {"theta", "dims", "layout", "q_offset",
-                                                      "k_offset"};
+    static const std::vector<std::string> accepted = {"theta",    "dims",     "layout",
+                                                      "q_offset", "k_offset", "scaling"};
     for (const json::Member& m : v.members()) {
       const std::string p = path + "." + m.key;
       if (m.key == "theta") {
@@ -321,6 +331,10 @@ class Reader {
         s.rope_q_offset = count(m.value, p);
       } else if (m.key == "k_offset") {
         s.rope_k_offset = count(m.value, p);
+      } else if (m.key == "scaling") {
+        // Hugging Face's rope_scaling object, max_position_embeddings inside
+        // it where the kind needs the model's length.
+        s.rope_scaling = parse_rope_scaling(m.value, place_path(source_, p), 0, 0);
       } else {
         fail(path, unknown_key(m.key, accepted));
       }

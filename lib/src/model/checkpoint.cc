@@ -35,10 +35,15 @@ struct Arch {
 };
 
 constexpr Arch kArchs[] = {
-    {"llama", Family::kLlama}, {"mistral", Family::kLlama}, {"mixtral", Family::kLlama},
-    {"qwen2", Family::kLlama}, {"gemma", Family::kLlama},   {"gemma2", Family::kLlama},
-    {"gpt2", Family::kGpt2},   {"bert", Family::kBert},     {"roberta", Family::kBert},
+    {"llama", Family::kLlama},  {"mistral", Family::kLlama},     {"mixtral", Family::kLlama},
+    {"qwen2", Family::kLlama},  {"qwen3", Family::kLlama},       {"gemma", Family::kLlama},
+    {"gemma2", Family::kLlama}, {"gemma3_text", Family::kLlama}, {"gpt2", Family::kGpt2},
+    {"bert", Family::kBert},    {"roberta", Family::kBert},
 };
+
+// Architectures whose attention norms each head of Q and K (q_norm,
+// k_norm) before RoPE; Gemma 3's norm scales by 1 + w.
+bool has_qk_norm(const std::string& a) { return a == "qwen3" || a == "gemma3_text"; }
 
 std::string arch_names() {
   std::string s;
@@ -143,43 +148,16 @@ class LayerReader {
                                        " is not a multiple of num_key_value_heads " +
                                        std::to_string(kv));
     }
-    note("rope_theta");
-    if (const json::Value* r = config_.get("rope_scaling")) {
-      const json::Value* type = r->is_object() ? r->find("rope_type") : nullptr;
-      if (!type && r->is_object()) type = r->find("type");
-      const std::string t = type && type->is_string() ? type->as_string() : "?";
-      if (t != "default") {
-        throw_input(config_.place(),
-                    "rope_scaling of type \"" + message_text(t) +
-                        "\" is not supported: attn's RoPE uses the unscaled frequencies "
-                        "theta^(-2i/d), which would give other numbers than this model");
-      }
-    }
     s.heads = heads;
     if (kv != heads) s.kv_heads = kv;
     s.rope = true;
     s.rope_layout = RopeLayout::kHalf;
-    s.rope_theta = config_.positive("rope_theta", 10000.0);
-    if (config_.has("partial_rotary_factor")) {
-      note("partial_rotary_factor");
-      const double f = config_.number("partial_rotary_factor");
-      if (!(f > 0 && f <= 1)) {
-        throw_input(config_.place(),
-                    "\"partial_rotary_factor\" must be in (0, 1], got " + format_shortest(f));
-      }
-      // transformers: dim = int(head_dim * partial_rotary_factor).
-      const auto dims = static_cast<int64_t>(static_cast<double>(head_dim) * f);
-      if (dims < 2 || dims % 2 != 0) {
-        throw_input(config_.place(), "\"partial_rotary_factor\" " + format_shortest(f) +
-                                         " rotates " + std::to_string(dims) + " of head_dim " +
-                                         std::to_string(head_dim) +
-                                         " dimensions; RoPE rotates an even number, at least 2");
-      }
-      s.rope_dims = dims;
-    }
+    const bool is_sliding = sliding();
+    rope(s, head_dim, is_sliding);
     s.causal = true;
     s.params_layout = ParamsLayout::kTorch;
-    if (arch_.name == std::string("gemma2")) {
+    const std::string a = arch_.name;
+    if (a == "gemma2" || a == "gemma3_text") {
       if (config_.has("query_pre_attn_scalar")) {
         note("query_pre_attn_scalar");
         s.scale =
@@ -190,10 +168,11 @@ class LayerReader {
         s.softcap = config_.positive("attn_logit_softcapping");
       }
     }
-    if (sliding()) {
+    if (is_sliding) {
       const int64_t w = field("sliding_window");
       s.window = std::pair<int64_t, int64_t>{w - 1, 0};
     }
+    qk_norm(s, head_dim);
     put("W_q", need("layers.N.self_attn.q_proj.weight"));
     put("W_k", need("layers.N.self_attn.k_proj.weight"));
     put("W_v", need("layers.N.self_attn.v_proj.weight"));
@@ -207,6 +186,112 @@ class LayerReader {
     check_width("W_v", kv * head_dim, "num_key_value_heads × head_dim");
     check_inputs(hidden, "hidden_size", {"W_q", "W_k", "W_v"});
     check_output(hidden, "hidden_size", heads * head_dim);
+  }
+
+  // Qwen 3 and Gemma 3 norm each head of Q and K; any other architecture
+  // holding q_norm weights is not the one named.
+  void qk_norm(RunSettings& s, int64_t head_dim) {
+    const std::string q = "layers.N.self_attn.q_norm.weight",
+                      k = "layers.N.self_attn.k_norm.weight";
+    if (!has_qk_norm(arch_.name)) {
+      if (const auto name = name_of(q)) {
+        throw_input(display_name(req_.checkpoint),
+                    "holds " + *name + ", a Q/K norm, which " + arch_.name +
+                        " attention does not have (qwen3 and gemma3_text do); is the "
+                        "architecture right?");
+      }
+      return;
+    }
+    note("rms_norm_eps");
+    s.qk_norm = config_.positive("rms_norm_eps", 1e-6);
+    for (const auto& [pattern, param] : {std::pair{q, "q_norm"}, std::pair{k, "k_norm"}}) {
+      Tensor<double> w = need(pattern);
+      if (w.rank() != 1 || w.dim(0) != head_dim) {
+        throw_input(display_name(req_.checkpoint),
+                    std::string(param) + " has shape " + shape_string(w.shape()) +
+                        " but head_dim from the config is " + std::to_string(head_dim));
+      }
+      // Gemma 3's RMSNorm scales by (1 + w), in float64 as transformers
+      // does it in float32: the same one addition.
+      if (arch_.name == std::string("gemma3_text")) {
+        for (int64_t i = 0; i < w.size(); ++i) w[i] = 1.0 + w[i];
+      }
+      put(param, std::move(w));
+    }
+  }
+
+  // RoPE's base and scaling for this layer: rope_theta and rope_scaling,
+  // or v5's rope_parameters (one object, or one per layer type); Gemma 3's
+  // sliding layers turn at rope_local_base_freq, unscaled.
+  void rope(RunSettings& s, int64_t head_dim, bool is_sliding) {
+    const int64_t max_pos =
+        config_.has("max_position_embeddings") ? config_.count("max_position_embeddings") : 0;
+    const int64_t original = config_.has("original_max_position_embeddings")
+                                 ? config_.count("original_max_position_embeddings")
+                                 : 0;
+    double theta = 10000.0;
+    double partial = 1.0;
+    const json::Value* scaling = nullptr;
+    std::string scaling_place = config_.place() + ": rope_scaling";
+    if (const json::Value* params = config_.get("rope_parameters")) {
+      note("rope_parameters");
+      if (!params->is_object())
+        throw_input(config_.place(), "\"rope_parameters\" must be an object");
+      const json::Value* entry = params;
+      scaling_place = config_.place() + ": rope_parameters";
+      if (params->find("full_attention") || params->find("sliding_attention")) {
+        const char* type = is_sliding ? "sliding_attention" : "full_attention";
+        entry = params->find(type);
+        if (!entry || !entry->is_object()) {
+          throw_input(config_.place(), std::string("\"rope_parameters\" has no \"") + type +
+                                           "\" object, and layer " + std::to_string(req_.layer) +
+                                           " is " + type);
+        }
+        scaling_place += std::string(".") + type;
+      }
+      const Config e(*entry, scaling_place);
+      theta = e.positive("rope_theta", theta);
+      if (e.has("partial_rotary_factor")) partial = e.number("partial_rotary_factor");
+      if (e.has("rope_type") || e.has("type")) scaling = entry;
+    } else {
+      note("rope_theta");
+      theta = config_.positive("rope_theta", theta);
+      if (config_.has("rope_scaling")) {
+        note("rope_scaling");
+        scaling = config_.get("rope_scaling");
+      }
+      if (arch_.name == std::string("gemma3_text") && is_sliding) {
+        // transformers' Gemma 3: the local rotary embedding is a default one.
+        note("rope_local_base_freq");
+        theta = config_.positive("rope_local_base_freq", 10000.0);
+        scaling = nullptr;
+      }
+    }
+    s.rope_theta = theta;
+    if (config_.has("partial_rotary_factor")) {
+      note("partial_rotary_factor");
+      partial = config_.number("partial_rotary_factor");
+    }
+    if (partial != 1.0) {
+      if (!(partial > 0 && partial <= 1)) {
+        throw_input(config_.place(),
+                    "\"partial_rotary_factor\" must be in (0, 1], got " + format_shortest(partial));
+      }
+      // transformers: dim = int(head_dim * partial_rotary_factor).
+      const auto dims = static_cast<int64_t>(static_cast<double>(head_dim) * partial);
+      if (dims < 2 || dims % 2 != 0) {
+        throw_input(config_.place(), "\"partial_rotary_factor\" " + format_shortest(partial) +
+                                         " rotates " + std::to_string(dims) + " of head_dim " +
+                                         std::to_string(head_dim) +
+                                         " dimensions; RoPE rotates an even number, at least 2");
+      }
+      s.rope_dims = dims;
+    }
+    if (scaling) {
+      if (max_pos) note("max_position_embeddings");
+      s.rope_scaling = parse_rope_scaling(*scaling, scaling_place, max_pos, original,
+                                          {"rope_theta", "partial_rotary_factor"});
+    }
   }
 
   // The projections' input width (torch layout [out][in]) is the model's
@@ -264,7 +349,12 @@ class LayerReader {
     const std::string a = arch_.name;
     if (a == "mistral" || a == "mixtral") return true;
     if (a == "gemma2") return req_.layer % 2 == 0;
-    if (a == "qwen2") {
+    if (a == "gemma3_text") {
+      // transformers: sliding unless (i + 1) is a multiple of the pattern.
+      note("sliding_window_pattern");
+      return (req_.layer + 1) % config_.count("sliding_window_pattern", 6) != 0;
+    }
+    if (a == "qwen2" || a == "qwen3") {
       note("use_sliding_window");
       note("max_window_layers");
       return config_.flag("use_sliding_window", false) &&
@@ -450,12 +540,15 @@ std::vector<std::string> architecture_names() {
 
 const std::vector<ArchitectureInfo>& architectures() {
   static const std::vector<ArchitectureInfo> list = {
-      {"llama, mistral, mixtral, qwen2, gemma, gemma2",
-       "model.layers.N.self_attn.{q,k,v,o}_proj.weight (and .bias where present)",
+      {"llama, mistral, mixtral, qwen2, qwen3, gemma, gemma2, gemma3_text",
+       "model.layers.N.self_attn.{q,k,v,o}_proj.weight (and .bias where present); "
+       "model.layers.N.self_attn.{q,k}_norm.weight (qwen3, gemma3_text)",
        "num_hidden_layers, num_attention_heads, num_key_value_heads, hidden_size, head_dim, "
-       "rope_theta, rope_scaling (must be absent), partial_rotary_factor, sliding_window, "
-       "layer_types, use_sliding_window and max_window_layers (qwen2), query_pre_attn_scalar "
-       "and attn_logit_softcapping (gemma2)"},
+       "rope_theta, rope_scaling (linear, dynamic, llama3, yarn, longrope) or rope_parameters, "
+       "max_position_embeddings, original_max_position_embeddings, partial_rotary_factor, "
+       "sliding_window, layer_types, use_sliding_window and max_window_layers (qwen2, qwen3), "
+       "rms_norm_eps (the q/k norm), query_pre_attn_scalar and attn_logit_softcapping (gemma2, "
+       "gemma3_text), rope_local_base_freq and sliding_window_pattern (gemma3_text)"},
       {"gpt2",
        "h.N.attn.c_attn.{weight,bias} (Q, K, V side by side), h.N.attn.c_proj.{weight,bias}",
        "n_layer, n_head, n_embd, scale_attn_weights, scale_attn_by_inverse_layer_idx"},

@@ -3,6 +3,7 @@
 // engine's, with the layer's settings from load_checkpoint_layer), the
 // residuals, norms and MLP, as transformers computes them in eager mode
 // and float64. What it returns is what `--x` would have to hold.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -21,7 +22,7 @@ using detail::Config;
 using detail::Tensors;
 using Matrix = MatrixR;
 
-enum class Family { kLlama, kGemma2, kGpt2, kBert };
+enum class Family { kLlama, kGemma, kGemma2, kGpt2, kBert };
 
 Matrix as_matrix(const Tensor<double>& t, const std::string& what) {
   if (t.rank() != 2) throw_input(what, "expected a matrix, got shape " + shape_string(t.shape()));
@@ -85,12 +86,12 @@ class Forward {
       family_ = Family::kGpt2;
     } else if (type_ == "bert" || type_ == "roberta") {
       family_ = Family::kBert;
-    } else if (type_ == "gemma2") {
+    } else if (type_ == "gemma2" || type_ == "gemma3_text") {
       family_ = Family::kGemma2;
-    } else if (type_ != "llama" && type_ != "mistral" && type_ != "qwen2") {
-      throw_usage("the forward pass of " + type_ +
-                  " is not implemented yet (llama, mistral, qwen2, gemma2, gpt2, bert and "
-                  "roberta are); give the hidden states entering the layer with --x FILE");
+    } else if (type_ == "gemma") {
+      family_ = Family::kGemma;
+    } else if (type_ == "mixtral") {
+      moe_ = true;
     }
     layers_ = config_.count(family_ == Family::kGpt2 ? "n_layer" : "num_hidden_layers");
     switch (family_) {
@@ -101,6 +102,22 @@ class Forward {
         if (config_.flag("mlp_bias", false)) {
           throw_input(config_.place(), "\"mlp_bias\" true is not implemented in the forward pass");
         }
+        if (moe_) {
+          experts_ = config_.count("num_local_experts");
+          top_k_ = config_.count("num_experts_per_tok", 2);
+          if (top_k_ > experts_) {
+            throw_input(config_.place(), "\"num_experts_per_tok\" " + std::to_string(top_k_) +
+                                             " is more than num_local_experts " +
+                                             std::to_string(experts_));
+          }
+        }
+        break;
+      case Family::kGemma:
+        d_ = config_.count("hidden_size");
+        eps_ = config_.positive("rms_norm_eps", 1e-6);
+        // transformers' Gemma reads hidden_activation and, when it is not
+        // set, uses gelu_pytorch_tanh whatever hidden_act says.
+        act_ = act("hidden_activation", "gelu_pytorch_tanh");
         break;
       case Family::kGemma2:
         d_ = config_.count("hidden_size");
@@ -143,6 +160,7 @@ class Forward {
     switch (family_) {
       case Family::kLlama:
         return embed("embed_tokens.weight", req_.ids);
+      case Family::kGemma:
       case Family::kGemma2:
         // Scaled by sqrt(hidden_size), in the hidden states' dtype (float64).
         return embed("embed_tokens.weight", req_.ids) * std::sqrt(static_cast<double>(d_));
@@ -177,6 +195,7 @@ class Forward {
     switch (family_) {
       case Family::kLlama:
         return rms_norm(h, vec(layer("layers.N.input_layernorm.weight", n), d_), eps_);
+      case Family::kGemma:
       case Family::kGemma2:
         return gemma_norm(h, "layers.N.input_layernorm.weight", n);
       case Family::kGpt2:
@@ -196,21 +215,18 @@ class Forward {
         const Matrix r = h + a;
         const Matrix m =
             rms_norm(r, vec(layer("layers.N.post_attention_layernorm.weight", n), d_), eps_);
-        const Matrix gate = m * matrix(layer("layers.N.mlp.gate_proj.weight", n)).transpose();
-        const Matrix up = m * matrix(layer("layers.N.mlp.up_proj.weight", n)).transpose();
-        const Matrix inner = activated(gate).cwiseProduct(up);
-        return r + inner * matrix(layer("layers.N.mlp.down_proj.weight", n)).transpose();
+        return r + (moe_ ? experts(n, m) : gated_mlp(n, m));
+      }
+      case Family::kGemma: {
+        const Matrix r = h + a;
+        return r + gated_mlp(n, gemma_norm(r, "layers.N.post_attention_layernorm.weight", n));
       }
       case Family::kGemma2: {
         // Gemma 2 norms the attention's and the MLP's outputs too, before
         // each residual.
         const Matrix r = h + gemma_norm(a, "layers.N.post_attention_layernorm.weight", n);
         const Matrix m = gemma_norm(r, "layers.N.pre_feedforward_layernorm.weight", n);
-        const Matrix gate = m * matrix(layer("layers.N.mlp.gate_proj.weight", n)).transpose();
-        const Matrix up = m * matrix(layer("layers.N.mlp.up_proj.weight", n)).transpose();
-        const Matrix mlp = activated(gate).cwiseProduct(up) *
-                           matrix(layer("layers.N.mlp.down_proj.weight", n)).transpose();
-        return r + gemma_norm(mlp, "layers.N.post_feedforward_layernorm.weight", n);
+        return r + gemma_norm(gated_mlp(n, m), "layers.N.post_feedforward_layernorm.weight", n);
       }
       case Family::kGpt2: {
         const Matrix r = h + a;
@@ -243,6 +259,7 @@ class Forward {
     switch (family_) {
       case Family::kLlama:
         return rms_norm(h, vec("norm.weight", d_), eps_);
+      case Family::kGemma:
       case Family::kGemma2:
         return gemma_rms_norm(h, vec("norm.weight", d_), eps_);
       case Family::kGpt2:
@@ -254,6 +271,67 @@ class Forward {
   }
 
  private:
+  // Llama's MLP (SwiGLU; GeGLU with Gemma's activation):
+  // down(act(gate(x)) ⊙ up(x)).
+  Matrix gated_mlp(int64_t n, const Matrix& m) {
+    const Matrix gate = m * matrix(layer("layers.N.mlp.gate_proj.weight", n)).transpose();
+    const Matrix up = m * matrix(layer("layers.N.mlp.up_proj.weight", n)).transpose();
+    return activated(gate).cwiseProduct(up) *
+           matrix(layer("layers.N.mlp.down_proj.weight", n)).transpose();
+  }
+
+  // Mixtral's sparse MoE block: the router's softmax over the experts, the
+  // top k of each token renormalised to sum to 1, and each chosen expert's
+  // w2(act(w1 x) ⊙ w3 x) weighted by it, added in expert order as
+  // transformers' index_add_ does. The router's softmax is in float64
+  // (transformers takes it in float32 whatever the model's dtype).
+  Matrix experts(int64_t n, const Matrix& m) {
+    const std::string p = layer("layers.N.block_sparse_moe.", n);
+    const Matrix logits = m * matrix(p + "gate.weight").transpose();
+    if (logits.cols() != experts_) {
+      throw_input(display_name(req_.checkpoint),
+                  p + "gate.weight routes to " + std::to_string(logits.cols()) +
+                      " experts but num_local_experts is " + std::to_string(experts_));
+    }
+    const Eigen::Index tokens = m.rows();
+    Matrix route = Matrix::Zero(tokens, experts_);  // each token's weight of each expert
+    for (Eigen::Index t = 0; t < tokens; ++t) {
+      const double top = logits.row(t).maxCoeff();
+      Eigen::RowVectorXd prob = (logits.row(t).array() - top).exp();
+      prob /= prob.sum();
+      // torch.topk: the k largest, the earlier index first among equals.
+      std::vector<int64_t> order(static_cast<size_t>(experts_));
+      for (int64_t e = 0; e < experts_; ++e) order[static_cast<size_t>(e)] = e;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t a, int64_t b) { return prob[a] > prob[b]; });
+      double sum = 0;
+      for (int64_t k = 0; k < top_k_; ++k) sum += prob[order[static_cast<size_t>(k)]];
+      for (int64_t k = 0; k < top_k_; ++k) {
+        const int64_t e = order[static_cast<size_t>(k)];
+        route(t, e) = prob[e] / sum;
+      }
+    }
+    Matrix out = Matrix::Zero(tokens, m.cols());
+    for (int64_t e = 0; e < experts_; ++e) {
+      std::vector<Eigen::Index> rows;
+      for (Eigen::Index t = 0; t < tokens; ++t) {
+        if (route(t, e) != 0) rows.push_back(t);
+      }
+      if (rows.empty()) continue;
+      const std::string x = p + "experts." + std::to_string(e) + ".";
+      Matrix in(static_cast<Eigen::Index>(rows.size()), m.cols());
+      for (size_t i = 0; i < rows.size(); ++i)
+        in.row(static_cast<Eigen::Index>(i)) = m.row(rows[i]);
+      const Matrix gate = in * matrix(x + "w1.weight").transpose();
+      const Matrix up = in * matrix(x + "w3.weight").transpose();
+      const Matrix y = activated(gate).cwiseProduct(up) * matrix(x + "w2.weight").transpose();
+      for (size_t i = 0; i < rows.size(); ++i) {
+        out.row(rows[i]) += y.row(static_cast<Eigen::Index>(i)) * route(rows[i], e);
+      }
+    }
+    return out;
+  }
+
   Tensor<double> tensor(const std::string& suffix) {
     const auto name = tensors_.find_suffix(suffix);
     if (!name) {
@@ -343,6 +421,8 @@ class Forward {
   std::string type_;
   Tensors tensors_;
   Family family_ = Family::kLlama;
+  bool moe_ = false;  // Mixtral: the MLP is a mixture of experts
+  int64_t experts_ = 0, top_k_ = 0;
   int64_t layers_ = 0, d_ = 0;
   double eps_ = 0;
   std::string act_;

@@ -1,6 +1,7 @@
 // The settings of attention as current models run it: grouped-query heads,
 // RoPE, ALiBi, sliding windows, soft-capping and sinks. Each malformed value
 // is an input error that names its key and says what would be valid.
+#include <algorithm>
 #include <cmath>
 
 #include "attn/error.h"
@@ -55,8 +56,9 @@ void resolve_modern(const InputDocument& doc, Problem& p) {
     const std::pair<bool, const char*> keys[] = {
         {s.kv_heads.has_value(), "kv_heads"},
         {s.rope.value_or(false) || s.rope_theta || s.rope_dims || s.rope_layout ||
-             s.rope_q_offset || s.rope_k_offset,
+             s.rope_q_offset || s.rope_k_offset || s.rope_scaling,
          "rope"},
+        {s.qk_norm.has_value(), "qk_norm"},
         {s.alibi.value_or(false), "alibi"},
         {s.window.has_value(), "window"},
         {s.softcap.has_value(), "softcap"},
@@ -125,8 +127,9 @@ void resolve_modern(const InputDocument& doc, Problem& p) {
     }
   }
 
+  if (s.qk_norm) p.qk_norm = *s.qk_norm;
   const bool rope = s.rope.value_or(s.rope_theta || s.rope_dims || s.rope_layout ||
-                                    s.rope_q_offset || s.rope_k_offset);
+                                    s.rope_q_offset || s.rope_k_offset || s.rope_scaling);
   if (rope) {
     Rope r;
     r.theta = s.rope_theta.value_or(10000.0);
@@ -134,6 +137,7 @@ void resolve_modern(const InputDocument& doc, Problem& p) {
     r.layout = s.rope_layout.value_or(RopeLayout::kHalf);
     r.q_offset = s.rope_q_offset.value_or(0);
     r.k_offset = s.rope_k_offset.value_or(0);
+    r.scaling = s.rope_scaling;
     p.rope = r;
   }
 }
@@ -159,6 +163,14 @@ void resolve_rope_width(const InputDocument& doc, Problem& p) {
                            std::to_string(width) + "; give an even number of at most " +
                            std::to_string(width - width % 2));
   }
+  Rope& r = *p.rope;
+  if (r.scaling) check_rope_scaling(*r.scaling, r.dims, place_path(doc.settings_place, "rope"));
+  // The sequence's last position decides dynamic and longrope scaling, as
+  // transformers' max(position_ids) + 1 does.
+  const int64_t seq_len = std::max(r.q_offset + p.len_q, r.k_offset + p.len_k);
+  RopeFrequencies f = rope_frequencies(r.theta, r.dims, r.scaling, seq_len);
+  r.inv_freq = std::move(f.inv_freq);
+  r.attention = f.attention;
 }
 
 }  // namespace attn::detail

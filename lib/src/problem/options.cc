@@ -208,6 +208,8 @@ void RunSettings::merge(const RunSettings& o) {
   if (o.rope_layout) rope_layout = o.rope_layout;
   if (o.rope_q_offset) rope_q_offset = o.rope_q_offset;
   if (o.rope_k_offset) rope_k_offset = o.rope_k_offset;
+  if (o.rope_scaling) rope_scaling = o.rope_scaling;
+  if (o.qk_norm) qk_norm = o.qk_norm;
   if (o.alibi) {
     // The flag's form replaces the file's: --alibi alone means the paper's
     // slopes even when the file lists its own.

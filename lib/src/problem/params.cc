@@ -174,6 +174,25 @@ void grouped_widths(Ctx& c) {
   }
 }
 
+// The Q/K norm's weights: one per feature of a head, the same for every
+// head (transformers' q_norm / k_norm over head_dim).
+void qk_norm_weights(Ctx& c) {
+  Problem& p = c.p;
+  if (p.qk_norm == 0) return;
+  const int64_t width = p.d_q / p.heads;
+  for (const char* n : {"q_norm", "k_norm"}) {
+    const Input* in = c.get(n);
+    if (!in) continue;
+    Eigen::VectorXd v = vec(c, *in, false);
+    if (v.size() != width) {
+      throw_input(in->place, "length " + std::to_string(v.size()) +
+                                 " does not match the head width " + std::to_string(width) +
+                                 " (the Q/K norm weighs each feature of a head)");
+    }
+    (std::string(n) == "q_norm" ? p.params.q_norm : p.params.k_norm) = std::move(v);
+  }
+}
+
 void dot_family(Ctx& c) {
   Problem& p = c.p;
   const bool single = p.variant == Variant::kSingleLayer;
@@ -181,12 +200,23 @@ void dot_family(Ctx& c) {
     only(c, {"W_q", "W_k", "b_q", "b_k", "w"},
          "variant single_layer (it takes w, and optionally the projections W_q, W_k)");
   } else {
-    only(c, {"W_q", "W_k", "W_v", "b_q", "b_k", "b_v", "W_o", "b_o"},
+    only(c, {"W_q", "W_k", "W_v", "b_q", "b_k", "b_v", "W_o", "b_o", "q_norm", "k_norm"},
          "variant " + std::string(name(p.variant)) +
-             " (it takes W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o)");
+             " (it takes W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o, q_norm, k_norm)");
   }
-  if (p.four_d && !c.given.empty()) {
-    throw_input(c.get(c.given.begin()->first)->place,
+  for (const char* n : {"q_norm", "k_norm"}) {
+    if (const Input* in = c.get(n); in && p.qk_norm == 0) {
+      throw_input(in->place, std::string("params.") + n +
+                                 " weighs the Q/K norm, which is off; set qk_norm to its "
+                                 "epsilon (e.g. 1e-6) to turn it on");
+    }
+  }
+  const Input* projection_given = nullptr;
+  for (const auto& [n, in] : c.given) {
+    if (!projection_given && n != "q_norm" && n != "k_norm") projection_given = in;
+  }
+  if (p.four_d && projection_given) {
+    throw_input(projection_given->place,
                 "projections cannot be used with 4D Q/K/V [batch][heads][len][dim]; give "
                 "projected per-head tensors");
   }
@@ -235,6 +265,7 @@ void dot_family(Ctx& c) {
     p.d_out = p.d_v;
     return;
   }
+  qk_norm_weights(c);
   if (!p.four_d && !p.grouped()) {
     check_heads_divide(c, p.d_q, "query");
     check_heads_divide(c, p.d_v, "value");

@@ -395,10 +395,13 @@ std::string describe_run(const Problem& p) {
     if (p.temperature != 1.0) s += ", temperature " + format_shortest(p.temperature);
     if (p.heads > 1) s += ", " + std::to_string(p.heads) + " heads";
     if (p.grouped()) s += ", kv_heads " + std::to_string(p.kv_heads);
+    if (p.qk_norm > 0) s += ", qk_norm " + format_shortest(p.qk_norm);
     if (p.rope) {
       s += ", rope (theta " + format_shortest(p.rope->theta) + ", " +
            std::string(name(p.rope->layout));
       if (p.rope->dims != p.head_dim_q()) s += ", dims " + std::to_string(p.rope->dims);
+      if (p.rope->scaling)
+        s += ", " + std::string(rope_scaling_name(p.rope->scaling->kind)) + " scaling";
       if (p.rope->q_offset || p.rope->k_offset) {
         s += ", offsets " + std::to_string(p.rope->q_offset) + "," +
              std::to_string(p.rope->k_offset);

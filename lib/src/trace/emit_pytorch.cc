@@ -80,7 +80,7 @@ bool mha_shaped(const Problem& p) {
   if (p.four_d || !std::isinf(p.mask_fill)) return false;
   // nn.MultiheadAttention has none of current models' settings.
   if (p.grouped() || p.rope || !p.alibi.empty() || p.softcap > 0 || !p.sinks.empty() ||
-      p.masks.window) {
+      p.masks.window || p.qk_norm > 0) {
     return false;
   }
   if (p.fully_masked != FullyMasked::kZero && p.fully_masked != FullyMasked::kNan) return false;
@@ -330,7 +330,18 @@ std::string rope_code(const Problem& p) {
   std::string s = "\n# RoPE: theta " + num(r.theta) + ", the first " + std::to_string(r.dims) +
                   " features of each head rotate.\n";
   s += "theta, dims = " + num(r.theta) + ", " + std::to_string(r.dims) + "\n";
-  s += "inv_freq = 1.0 / (theta ** (torch.arange(0, dims, 2, dtype=torch.float64) / dims))\n";
+  if (r.scaling) {
+    // The scaled frequencies as attn computed them (transformers'
+    // rope_init_fn of the same name gives them in float32).
+    s += "# " + std::string(rope_scaling_name(r.scaling->kind)) +
+         " scaling: the frequencies of the rotated pairs for this sequence\n";
+    s += "inv_freq = torch.tensor([";
+    for (size_t i = 0; i < r.inv_freq.size(); ++i) s += (i ? ", " : "") + num(r.inv_freq[i]);
+    s += "], dtype=torch.float64)\n";
+  } else {
+    s += "inv_freq = 1.0 / (theta ** (torch.arange(0, dims, 2, dtype=torch.float64) / dims))\n";
+  }
+  const std::string af = r.attention != 1 ? " * " + num(r.attention) : "";
   if (r.layout == RopeLayout::kHalf) {
     s += "\n\ndef rotate_half(x):  # Hugging Face Llama\n"
          "    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]\n"
@@ -339,14 +350,18 @@ std::string rope_code(const Problem& p) {
          "    freqs = torch.outer(torch.arange(x.shape[-2], dtype=torch.float64) + start, "
          "inv_freq)\n"
          "    emb = torch.cat((freqs, freqs), dim=-1)\n"
+         "    cos, sin = emb.cos()" +
+         af + ", emb.sin()" + af +
+         "\n"
          "    rot, rest = x[..., :dims], x[..., dims:]\n"
-         "    return torch.cat((rot * emb.cos() + rotate_half(rot) * emb.sin(), rest), "
-         "dim=-1)\n\n\n";
+         "    return torch.cat((rot * cos + rotate_half(rot) * sin, rest), dim=-1)\n\n\n";
   } else {
     s += "\n\ndef rope(x, start):  # layout interleaved (RoFormer, Meta Llama's freqs_cis)\n"
          "    freqs = torch.outer(torch.arange(x.shape[-2], dtype=torch.float64) + start, "
          "inv_freq)\n"
-         "    freqs_cis = torch.polar(torch.ones_like(freqs), freqs)\n"
+         "    freqs_cis = torch.polar(torch.ones_like(freqs)" +
+         af +
+         ", freqs)\n"
          "    rot, rest = x[..., :dims], x[..., dims:]\n"
          "    pairs = torch.view_as_complex(rot.reshape(*rot.shape[:-1], -1, 2).contiguous())\n"
          "    return torch.cat((torch.view_as_real(pairs * freqs_cis).flatten(-2), rest), "
@@ -389,6 +404,18 @@ std::string generic_program(const Problem& p) {
            "    return x.view(x.shape[0], x.shape[1], H, -1).transpose(1, 2)\n\n\n";
       s += "q, k, v = split(Q), split(K), split(V)\n";
     }
+  }
+  if (p.qk_norm > 0) {
+    const int64_t d = p.head_dim_q();
+    s += "\n# Q/K norm: an RMSNorm of each head's rows (Qwen 3, Gemma 3), before RoPE.\n";
+    s += w.q_norm ? py_vector("q_norm", *w.q_norm)
+                  : "q_norm = torch.ones(" + std::to_string(d) + ", dtype=torch.float64)\n";
+    s += w.k_norm ? py_vector("k_norm", *w.k_norm)
+                  : "k_norm = torch.ones(" + std::to_string(d) + ", dtype=torch.float64)\n";
+    s += "\n\ndef rms_norm(x, weight, eps=" + num(p.qk_norm) +
+         "):\n"
+         "    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight\n\n\n";
+    s += "q, k = rms_norm(q, q_norm), rms_norm(k, k_norm)\n";
   }
   s += rope_code(p);
   if (p.grouped()) {

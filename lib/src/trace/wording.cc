@@ -327,9 +327,27 @@ StepWords alibi_bias(const TraceStep& s, int) {
 
 std::string rope_note(const StepFacts& f) {
   const Rope& r = f.rope;
-  return "theta " + shortest(r.theta) + ", " + str(r.dims) + " of " + str(f.rope_width) +
-         " features rotate, layout " + std::string(name(r.layout)) + "; query i is at position " +
-         str(r.q_offset) + " + i, key j at " + str(r.k_offset) + " + j";
+  std::string s = "theta " + shortest(r.theta) + ", " + str(r.dims) + " of " + str(f.rope_width) +
+                  " features rotate, layout " + std::string(name(r.layout)) +
+                  "; query i is at position " + str(r.q_offset) + " + i, key j at " +
+                  str(r.k_offset) + " + j";
+  if (r.scaling) {
+    s +=
+        "; " + std::string(rope_scaling_name(r.scaling->kind)) + " scaling changes the frequencies";
+    if (r.attention != 1) s += ", and cos and sin are multiplied by " + shortest(r.attention);
+  }
+  return s;
+}
+
+StepWords qk_norm_step(const TraceStep& s, const char* what) {
+  const std::string x = s.facts.symbol;
+  Math formula(x + " = " + x + "_i / √(mean(" + x + "_i²) + ε)",
+               x + " = " + x + "_i / \\sqrt{\\mathrm{mean}(" + x + "_i^2) + \\epsilon}");
+  if (s.facts.bias) formula = formula + kDot + "w";
+  return words(
+      std::string("Normed ") + what, formula,
+      "an RMSNorm of each row of the head, ε = " + shortest(s.facts.qk_norm) +
+          (s.facts.bias ? ", w the " + std::string(x == "Q" ? "q" : "k") + "_norm weights" : ""));
 }
 
 Math rotation() {
@@ -353,8 +371,13 @@ void add_modern_words(WordingTable& t) {
   };
   t["alibi_bias"] = alibi_bias;
   t["alibi"] = [](const TraceStep&, int) { return words("Scores plus ALiBi", "S' = S' + B"); };
+  t["qk_norm_q"] = [](const TraceStep& s, int) { return qk_norm_step(s, "queries"); };
+  t["qk_norm_k"] = [](const TraceStep& s, int) { return qk_norm_step(s, "keys"); };
   const Math theta = sub("θ", "tp");
   t["rope_angles"] = [theta](const TraceStep& s, int) {
+    if (s.facts.rope.scaling) {
+      return words("RoPE angles", theta + " = t" + kDot + "f_p", rope_note(s.facts));
+    }
     return words("RoPE angles", theta + " = t" + kDot + "theta^(" + kMinus + "2p/dims)",
                  rope_note(s.facts));
   };

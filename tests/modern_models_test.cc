@@ -1,0 +1,233 @@
+// Qwen 3, Gemma 3, Gemma and Mixtral, and RoPE scaling as config.json
+// writes it, against the float64 PyTorch re-implementations of
+// data/models/make_tiny_modern.py: every layer's attention weights and
+// hidden states. Also the engine's qk_norm key and rope.scaling, and the
+// refusals of what attn does not compute.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/checkpoint.h"
+#include "attn/error.h"
+#include "attn/npy.h"
+#include "test_util.h"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+using test::max_diff;
+using test::read_text;
+using test::run_attn;
+using test::source_path;
+
+std::string model(const std::string& rel) { return source_path("data/models/" + rel); }
+
+Tensor<double> load(const std::string& path) { return test::load_npy(path); }
+
+std::vector<int64_t> ids_in(const std::string& dir) {
+  return nlohmann::json::parse(read_text(dir + "/ids.json")).get<std::vector<int64_t>>();
+}
+
+// A checkpoint directory of `config` (a JSON text) beside `weights`.
+std::string checkpoint(const std::string& name, const std::string& config,
+                       const std::string& weights) {
+  const fs::path dir = fs::path(test::temp_dir()) / ("ckpt-" + name);
+  fs::create_directories(dir);
+  fs::remove(dir / "model.safetensors");
+  fs::create_symlink(weights, dir / "model.safetensors");
+  test::write_temp("ckpt-" + name + "/config.json", config);
+  return dir.string();
+}
+
+void expect_matches_reference(const std::string& ckpt, const std::string& refs,
+                              const std::string& what) {
+  ForwardRequest r;
+  r.checkpoint = ckpt;
+  r.ids = ids_in(refs);
+  const ModelAttention m = model_attention(r);
+  const Tensor<double> att = load(refs + "/attentions.npy");
+  const Tensor<double> hidden = load(refs + "/hidden.npy");
+  ASSERT_EQ(m.weights.shape(), att.shape()) << what;
+  ASSERT_EQ(m.hidden.shape(), hidden.shape()) << what;
+  // Float64 through every layer: only rounding separates the two.
+  EXPECT_LT(max_diff(m.weights, att), 1e-12) << what;
+  EXPECT_LT(max_diff(m.hidden, hidden), 1e-12) << what;
+}
+
+class ModernModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ModernModel, EveryLayerMatchesPyTorch) {
+  expect_matches_reference(model(GetParam()), model(GetParam()), GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(TinyModels, ModernModel,
+                         ::testing::Values("tiny-qwen3", "tiny-gemma3", "tiny-gemma",
+                                           "tiny-mixtral"));
+
+class RopeScalingCase : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RopeScalingCase, MatchesPyTorchAndChangesTheAttention) {
+  const std::string refs = model("rope-scaling/" + GetParam());
+  const std::string ckpt = checkpoint("rope-" + GetParam(), read_text(refs + "/config.json"),
+                                      model("tiny-llama/model.safetensors"));
+  expect_matches_reference(ckpt, refs, GetParam());
+  // The scaling is not a no-op on these seven tokens: the unscaled
+  // model's weights differ.
+  ForwardRequest r;
+  r.checkpoint = model("tiny-llama");
+  r.ids = ids_in(refs);
+  const Tensor<double> plain = model_attention(r).weights;
+  EXPECT_GT(max_diff(plain, load(refs + "/attentions.npy")), 1e-3) << GetParam();
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, RopeScalingCase,
+                         ::testing::Values("linear", "dynamic", "llama3", "yarn", "longrope",
+                                           "v5"));
+
+// The one-layer path reads the same settings: --checkpoint --layer 1 on the
+// reference's x gives the stack's layer 1.
+TEST(ModernModelCli, OneLayerFromItsInputIsTheStacksLayer) {
+  const std::string dir = model("tiny-gemma3");
+  const Tensor<double> hidden = load(dir + "/hidden.npy");
+  ForwardRequest r;
+  r.checkpoint = dir;
+  r.ids = ids_in(dir);
+  r.layer = 1;
+  const Tensor<double> x = attention_input(r);
+  EXPECT_EQ(x.shape(), (Shape{7, 32}));
+  std::string ids;
+  for (int64_t id : r.ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  const auto one = run_attn({"run", "--checkpoint", dir, "--layer", "1", "--ids", ids, "-f", "json",
+                             "-w", "--trace", "--trace-format", "json"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  // The trace shows the q/k norm before RoPE.
+  const std::string& out = one.out;
+  const size_t norm = out.find("\"qk_norm_q\""), rope = out.find("\"rope_q\"");
+  ASSERT_NE(norm, std::string::npos);
+  ASSERT_NE(rope, std::string::npos);
+  EXPECT_LT(norm, rope);
+}
+
+TEST(ModernModelCli, RefusesWhatItDoesNotCompute) {
+  const std::string qwen_weights = model("tiny-qwen3/model.safetensors");
+  const nlohmann::json qwen = nlohmann::json::parse(read_text(model("tiny-qwen3/config.json")));
+  struct Case {
+    std::string name;
+    nlohmann::json config;
+    std::string weights;
+    std::string err;
+  };
+  // The config with top-level fields replaced.
+  auto with = [&](nlohmann::json c, const nlohmann::json& fields) {
+    for (const auto& [key, value] : fields.items()) c[key] = value;
+    return c;
+  };
+  const std::vector<Case> cases = {
+      {"llama-with-qk-norm", with(qwen, {{"model_type", "llama"}}), qwen_weights,
+       "holds model.layers.0.self_attn.q_norm.weight, a Q/K norm, which llama attention does "
+       "not have (qwen3 and gemma3_text do); is the architecture right?"},
+      {"ntk", with(qwen, {{"rope_scaling", {{"rope_type", "ntk"}, {"factor", 2}}}}), qwen_weights,
+       "rope_scaling type \"ntk\" is not one attn computes (linear, dynamic, llama3, yarn, "
+       "longrope, default)"},
+      {"unknown-key",
+       with(qwen, {{"rope_scaling", {{"rope_type", "linear"}, {"factor", 2}, {"beta_fast", 4}}}}),
+       qwen_weights,
+       "rope_scaling \"beta_fast\" is not a field of linear scaling that attn reads; remove it "
+       "or check the type"},
+      {"no-factor", with(qwen, {{"rope_scaling", {{"rope_type", "linear"}}}}), qwen_weights,
+       "rope_scaling \"factor\" is missing (linear scaling needs it)"},
+      {"llama3-order",
+       with(qwen, {{"rope_scaling",
+                    {{"rope_type", "llama3"},
+                     {"factor", 8},
+                     {"low_freq_factor", 4},
+                     {"high_freq_factor", 1},
+                     {"original_max_position_embeddings", 16}}}}),
+       qwen_weights, "rope_scaling \"high_freq_factor\" must be larger than low_freq_factor"},
+      {"longrope-length",
+       with(qwen, {{"rope_scaling",
+                    {{"rope_type", "longrope"},
+                     {"factor", 2},
+                     {"short_factor", {1, 1}},
+                     {"long_factor", {1, 1}}}}}),
+       qwen_weights,
+       "rope_scaling \"short_factor\" has 2 values; 12 rotated features need one per pair, 6"},
+  };
+  for (const Case& c : cases) {
+    const std::string dir = checkpoint(c.name, c.config.dump(), c.weights);
+    const auto r = run_attn({"run", "--checkpoint", dir, "--ids", "1,2,3", "-f", "json"});
+    EXPECT_EQ(r.code, 3) << c.name << ": " << r.err;
+    EXPECT_NE(r.err.find(c.err), std::string::npos) << c.name << ": " << r.err;
+  }
+}
+
+// The engine's keys: qk_norm with its weights is the RMSNorm of each head's
+// rows, and rope.scaling the frequencies of the kind named.
+TEST(ModernKeys, QkNormIsAnRmsNormOfEachHeadsRows) {
+  const std::string q = "[[1, 2, -1, 0.5], [0.3, -2, 4, 1], [2, 2, 0, -1]]";
+  const std::string k = "[[0.5, -1, 2, 1], [1, 1, 1, 1], [-3, 0.2, 0.1, 2]]";
+  const std::string v = "[[1, 0], [0, 1], [1, 1]]";
+  const Result normed = test::compute_json(
+      R"({"Q": )" + q + R"(, "K": )" + k + R"(, "V": )" + v +
+      R"(, "heads": 2, "qk_norm": 1e-6, "params": {"q_norm": [1.5, 0.5], "k_norm": [1, 2]}})");
+  // The same by hand: each head's two features normed, then weighed.
+  auto norm = [](std::vector<double> row, const std::vector<double>& w) {
+    for (int h = 0; h < 2; ++h) {
+      const double a = row[2 * h], b = row[2 * h + 1];
+      const double inv = 1.0 / std::sqrt((a * a + b * b) / 2 + 1e-6);
+      row[2 * h] = a * inv * w[0];
+      row[2 * h + 1] = b * inv * w[1];
+    }
+    return row;
+  };
+  const nlohmann::json qj = nlohmann::json::parse(q), kj = nlohmann::json::parse(k);
+  nlohmann::json qn = nlohmann::json::array(), kn = nlohmann::json::array();
+  for (const auto& r : qj) qn.push_back(norm(r.get<std::vector<double>>(), {1.5, 0.5}));
+  for (const auto& r : kj) kn.push_back(norm(r.get<std::vector<double>>(), {1, 2}));
+  const Result by_hand = test::compute_json(R"({"Q": )" + qn.dump() + R"(, "K": )" + kn.dump() +
+                                            R"(, "V": )" + v + R"(, "heads": 2})");
+  EXPECT_LT(max_diff(*normed.weights, *by_hand.weights), 1e-15);
+  EXPECT_LT(max_diff(normed.output, by_hand.output), 1e-15);
+
+  EXPECT_EQ(test::problem_error(R"({"Q": )" + q + R"(, "K": )" + k + R"(, "V": )" + v +
+                                R"(, "params": {"q_norm": [1, 1, 1, 1]}})"),
+            "t.json: params.q_norm: params.q_norm weighs the Q/K norm, which is off; set "
+            "qk_norm to its epsilon (e.g. 1e-6) to turn it on");
+  EXPECT_EQ(test::problem_error(R"({"Q": )" + q + R"(, "K": )" + k + R"(, "V": )" + v +
+                                R"(, "qk_norm": 1e-6, "params": {"k_norm": [1, 1]}})"),
+            "t.json: params.k_norm: length 2 does not match the head width 4 (the Q/K norm "
+            "weighs each feature of a head)");
+}
+
+TEST(ModernKeys, RopeScalingLinearIsPositionsOverTheFactor) {
+  // Linear scaling by 4 at positions 0, 4, 8 is plain RoPE at 0, 1, 2.
+  const std::string q = "[[1, 2, -1, 0.5], [0.3, -2, 4, 1], [2, 2, 0, -1]]";
+  const std::string v = "[[1, 0], [0, 1], [1, 1]]";
+  const Result scaled =
+      test::compute_json(R"({"Q": )" + q + R"(, "K": )" + q + R"(, "V": )" + v +
+                         R"(, "rope": {"scaling": {"rope_type": "linear", "factor": 2}}})");
+  const Result plain = test::compute_json(R"({"Q": )" + q + R"(, "K": )" + q + R"(, "V": )" + v +
+                                          R"(, "rope": {"theta": 10000}})");
+  EXPECT_GT(max_diff(*scaled.weights, *plain.weights), 1e-6);
+  // By hand: the angle of pair p at position t is t·theta^(-2p/4)/2.
+  const Problem p =
+      test::problem(R"({"Q": )" + q + R"(, "K": )" + q + R"(, "V": )" + v +
+                    R"(, "rope": {"scaling": {"rope_type": "linear", "factor": 2}}})");
+  ASSERT_TRUE(p.rope.has_value());
+  ASSERT_EQ(p.rope->inv_freq.size(), 2u);
+  EXPECT_DOUBLE_EQ(p.rope->inv_freq[0], 0.5);
+  EXPECT_DOUBLE_EQ(p.rope->inv_freq[1], 0.01 / 2);
+  EXPECT_EQ(test::problem_error(R"({"Q": )" + q + R"(, "K": )" + q + R"(, "V": )" + v +
+                                R"(, "rope": {"scaling": {"rope_type": "dynamic", "factor": 2}}})"),
+            "t.json: rope.scaling: rope_scaling \"max_position_embeddings\" is missing: dynamic "
+            "scaling grows the base past the model's max_position_embeddings");
+}
+
+}  // namespace
+}  // namespace attn
