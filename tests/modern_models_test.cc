@@ -231,3 +231,30 @@ TEST(ModernKeys, RopeScalingLinearIsPositionsOverTheFactor) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+// --dtype f32: the products and the attention in float32 (OpenBLAS's sgemm,
+// the f32 kernels), the same stack within float32's rounding, and the
+// forward reports each layer.
+TEST(ForwardF32, TheStackWithinFloatRoundingAndProgressPerLayer) {
+  for (const std::string name : {"tiny-qwen3", "tiny-mixtral", "tiny-gemma3"}) {
+    ForwardRequest r;
+    r.checkpoint = model(name);
+    r.ids = ids_in(r.checkpoint);
+    r.dtype = DType::kF32;
+    std::vector<std::pair<int64_t, int64_t>> reports;
+    r.progress = [&](int64_t done, int64_t total) { reports.emplace_back(done, total); };
+    const ModelAttention m = model_attention(r);
+    const double d = max_diff(m.weights, load(r.checkpoint + "/attentions.npy"));
+    EXPECT_LT(d, 1e-5) << name;
+    EXPECT_GT(d, 0) << name << ": float32 rounds somewhere";
+    EXPECT_LT(max_diff(m.hidden, load(r.checkpoint + "/hidden.npy")), 1e-4) << name;
+    const std::vector<std::pair<int64_t, int64_t>> want = {{0, 2}, {1, 2}, {2, 2}};
+    EXPECT_EQ(reports, want) << name;
+  }
+}
+
+}  // namespace
+}  // namespace attn

@@ -60,6 +60,10 @@ struct ForwardRequest {
   int64_t max_bytes = kDefaultMaxInputBytes;
   int64_t max_elements = kDefaultMaxElements;
   int threads = 0;
+  // The precision of the matrix products and the attention (norms,
+  // residuals and activations are float64 either way).
+  DType dtype = DType::kF64;
+  ProgressFn progress;  // (layers done, layers), when set
 };
 Tensor<double> attention_input(const ForwardRequest& request);
 

@@ -171,6 +171,8 @@ ForwardRequest forward_request(const RunRequest& req, const CheckpointTokens& t)
   fr.max_bytes = req.max_input_bytes;
   fr.max_elements = req.max_elements;
   fr.threads = req.threads;
+  fr.dtype = req.dtype;
+  fr.progress = progress_task(req.progress, "running the model (layers)");
   return fr;
 }
 

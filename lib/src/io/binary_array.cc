@@ -1,5 +1,6 @@
 #include "attn/binary_array.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -7,6 +8,7 @@
 
 #include "attn/error.h"
 #include "io/cells.h"
+#include "kernel/parallel.h"
 
 namespace attn {
 
@@ -192,7 +194,14 @@ Tensor<double> BinaryArray::to_tensor(const std::string& name, CellKind kind,
                                       int64_t max_elements) const {
   detail::check_element_count(shape, size(), name, max_elements);
   Values<double> v(static_cast<size_t>(size()));  // every cell decoded below
-  decode_cells(data, type, size(), v.data());
+  // A layer's weights are millions of cells: decoded in chunks on every
+  // thread (the chunks are disjoint, so the cells are the same).
+  constexpr int64_t kChunk = int64_t{1} << 18;
+  const int64_t chunks = (size() + kChunk - 1) / kChunk;
+  kernel::parallel_for(chunks, kernel::hardware_threads(), [&](int64_t c, int) {
+    const int64_t from = c * kChunk, n = std::min(kChunk, size() - from);
+    decode_cells(data + from * element_size(type), type, n, v.data() + from);
+  });
   keep.check_intact(name);  // before the cells are checked: zeros from a cut file
   if (type == ElementType::kBool) {
     // A bool is the byte 0 or 1 (NumPy and PyTorch write nothing else).

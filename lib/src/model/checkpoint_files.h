@@ -107,6 +107,32 @@ class Tensors {
     return file->read(*entry, CellKind::kFinite, max_bytes_, max_elements_);
   }
 
+  // The tensor's cells where they lie in the mapped file, its bytes and
+  // (with `whole`, when all of it is to be decoded) its cells checked
+  // against the limits first.
+  BinaryArray view(const std::string& name, bool whole = true) const {
+    const auto& [file, entry] = where_.at(name);
+    const std::string place = file->name() + ":" + message_text(name);
+    if (whole) {
+      if (static_cast<int64_t>(entry->end - entry->begin) > max_bytes_) {
+        throw_input(place, std::to_string(entry->end - entry->begin) +
+                               " bytes; the limit is --max-input-bytes " +
+                               std::to_string(max_bytes_));
+      }
+      if (shape_size(entry->shape) > max_elements_) {
+        throw_input(place, std::to_string(shape_size(entry->shape)) +
+                               " cells; the limit is --max-elements " +
+                               std::to_string(max_elements_));
+      }
+    }
+    return file->view(*entry);
+  }
+
+  // "model.safetensors:model.norm.weight", for messages.
+  std::string place(const std::string& name) const {
+    return where_.at(name).first->name() + ":" + message_text(name);
+  }
+
   const Shape& shape(const std::string& name) const { return where_.at(name).second->shape; }
 
   std::string files() const {

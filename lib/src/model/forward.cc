@@ -12,22 +12,21 @@
 #include "attn/checkpoint.h"
 #include "attn/error.h"
 #include "attn/problem.h"
+#include "attn/progress.h"
+#include "kernel/parallel.h"
 #include "model/checkpoint_files.h"
+#include "model/matmul.h"
 
 namespace attn {
 
 namespace {
 
 using detail::Config;
+using detail::multiply;
 using detail::Tensors;
 using Matrix = MatrixR;
 
 enum class Family { kLlama, kGemma, kGemma2, kGpt2, kBert };
-
-Matrix as_matrix(const Tensor<double>& t, const std::string& what) {
-  if (t.rank() != 2) throw_input(what, "expected a matrix, got shape " + shape_string(t.shape()));
-  return Eigen::Map<const Matrix>(t.data(), t.dim(0), t.dim(1));
-}
 
 Eigen::RowVectorXd as_vector(const Tensor<double>& t, int64_t n, const std::string& what) {
   if (t.rank() != 1 || t.dim(0) != n) {
@@ -65,14 +64,22 @@ Matrix layer_norm(const Matrix& x, const Eigen::RowVectorXd& w, const Eigen::Row
   return out;
 }
 
-double activation(const std::string& act, double v) {
-  if (act == "silu" || act == "swish") return v / (1.0 + std::exp(-v));
-  if (act == "gelu") return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
-  if (act == "gelu_new" || act == "gelu_pytorch_tanh") {
-    return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
-  }
-  if (act == "relu") return v > 0 ? v : 0.0;
-  throw_internal("activation " + act);
+using Activation = double (*)(double);
+
+double silu(double v) { return v / (1.0 + std::exp(-v)); }
+double gelu(double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }
+double gelu_tanh(double v) {
+  return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+}
+double relu(double v) { return v > 0 ? v : 0.0; }
+
+// transformers' ACT2FN entries attn computes; nullptr for another name.
+Activation activation_named(const std::string& act) {
+  if (act == "silu" || act == "swish") return silu;
+  if (act == "gelu") return gelu;
+  if (act == "gelu_new" || act == "gelu_pytorch_tanh") return gelu_tanh;
+  if (act == "relu") return relu;
+  return nullptr;
 }
 
 class Forward {
@@ -232,21 +239,18 @@ class Forward {
         const Matrix r = h + a;
         const Matrix m = ln(r, layer("h.N.ln_2", n));
         // Conv1D: x · W + b, W stored [in][out].
-        const Matrix fc = (m * matrix(layer("h.N.mlp.c_fc.weight", n))).rowwise() +
+        const Matrix fc = linear(m, layer("h.N.mlp.c_fc.weight", n), false).rowwise() +
                           vec(layer("h.N.mlp.c_fc.bias", n), 4 * d_);
-        return r + ((activated(fc) * matrix(layer("h.N.mlp.c_proj.weight", n))).rowwise() +
+        return r + (linear(activated(fc), layer("h.N.mlp.c_proj.weight", n), false).rowwise() +
                     vec(layer("h.N.mlp.c_proj.bias", n), d_));
       }
       case Family::kBert: {
         const std::string p = layer("encoder.layer.N.", n);
         const Matrix r = ln(a + h, p + "attention.output.LayerNorm");
-        const Tensor<double> wi = tensor(p + "intermediate.dense.weight");
-        const Matrix inter =
-            (r * as_matrix(wi, p + "intermediate.dense.weight").transpose()).rowwise() +
-            vec(p + "intermediate.dense.bias", wi.dim(0));
-        const Matrix out =
-            (activated(inter) * matrix(p + "output.dense.weight").transpose()).rowwise() +
-            vec(p + "output.dense.bias", d_);
+        const Matrix lin = linear(r, p + "intermediate.dense.weight");
+        const Matrix inter = lin.rowwise() + vec(p + "intermediate.dense.bias", lin.cols());
+        const Matrix out = linear(activated(inter), p + "output.dense.weight").rowwise() +
+                           vec(p + "output.dense.bias", d_);
         return ln(out + r, p + "output.LayerNorm");
       }
     }
@@ -274,10 +278,9 @@ class Forward {
   // Llama's MLP (SwiGLU; GeGLU with Gemma's activation):
   // down(act(gate(x)) ⊙ up(x)).
   Matrix gated_mlp(int64_t n, const Matrix& m) {
-    const Matrix gate = m * matrix(layer("layers.N.mlp.gate_proj.weight", n)).transpose();
-    const Matrix up = m * matrix(layer("layers.N.mlp.up_proj.weight", n)).transpose();
-    return activated(gate).cwiseProduct(up) *
-           matrix(layer("layers.N.mlp.down_proj.weight", n)).transpose();
+    const Matrix gate = linear(m, layer("layers.N.mlp.gate_proj.weight", n));
+    const Matrix up = linear(m, layer("layers.N.mlp.up_proj.weight", n));
+    return linear(activated(gate).cwiseProduct(up), layer("layers.N.mlp.down_proj.weight", n));
   }
 
   // Mixtral's sparse MoE block: the router's softmax over the experts, the
@@ -287,7 +290,7 @@ class Forward {
   // (transformers takes it in float32 whatever the model's dtype).
   Matrix experts(int64_t n, const Matrix& m) {
     const std::string p = layer("layers.N.block_sparse_moe.", n);
-    const Matrix logits = m * matrix(p + "gate.weight").transpose();
+    const Matrix logits = linear(m, p + "gate.weight");
     if (logits.cols() != experts_) {
       throw_input(display_name(req_.checkpoint),
                   p + "gate.weight routes to " + std::to_string(logits.cols()) +
@@ -322,9 +325,9 @@ class Forward {
       Matrix in(static_cast<Eigen::Index>(rows.size()), m.cols());
       for (size_t i = 0; i < rows.size(); ++i)
         in.row(static_cast<Eigen::Index>(i)) = m.row(rows[i]);
-      const Matrix gate = in * matrix(x + "w1.weight").transpose();
-      const Matrix up = in * matrix(x + "w3.weight").transpose();
-      const Matrix y = activated(gate).cwiseProduct(up) * matrix(x + "w2.weight").transpose();
+      const Matrix gate = linear(in, x + "w1.weight");
+      const Matrix up = linear(in, x + "w3.weight");
+      const Matrix y = linear(activated(gate).cwiseProduct(up), x + "w2.weight");
       for (size_t i = 0; i < rows.size(); ++i) {
         out.row(rows[i]) += y.row(static_cast<Eigen::Index>(i)) * route(rows[i], e);
       }
@@ -332,16 +335,31 @@ class Forward {
     return out;
   }
 
-  Tensor<double> tensor(const std::string& suffix) {
+  std::string name_of(const std::string& suffix) const {
     const auto name = tensors_.find_suffix(suffix);
     if (!name) {
       throw_input(display_name(req_.checkpoint), "no tensor named " + suffix + " (or ending in ." +
                                                      suffix + ") for the " + type_ +
                                                      " forward pass");
     }
-    return tensors_.read(*name);
+    return *name;
   }
-  Matrix matrix(const std::string& suffix) { return as_matrix(tensor(suffix), suffix); }
+  Tensor<double> tensor(const std::string& suffix) { return tensors_.read(name_of(suffix)); }
+
+  // x times the weight matrix `suffix`: x · Wᵀ for nn.Linear's [out][in]
+  // (`torch`), x · W for Conv1D's [in][out]; in the request's precision.
+  Matrix linear(const Matrix& x, const std::string& suffix, bool torch = true) {
+    const std::string name = name_of(suffix);
+    const BinaryArray a = tensors_.view(name);
+    const std::string place = tensors_.place(name);
+    const int64_t in = torch ? a.shape.back() : a.shape.front();
+    if (a.shape.size() != 2 || in != x.cols()) {
+      throw_input(place, "has shape " + shape_string(a.shape) + "; the " + type_ +
+                             " forward pass multiplies it by " + std::to_string(x.cols()) +
+                             " features " + (torch ? "([out][in])" : "([in][out])"));
+    }
+    return multiply(x, a, torch, req_.dtype, req_.threads, place);
+  }
   Eigen::RowVectorXd vec(const std::string& suffix, int64_t n) {
     return as_vector(tensor(suffix), n, suffix);
   }
@@ -356,30 +374,57 @@ class Forward {
   Matrix gemma_norm(const Matrix& x, const char* pattern, int64_t n) {
     return gemma_rms_norm(x, vec(layer(pattern, n), d_), eps_);
   }
+  // The activation of every cell, rows shared among the threads (a
+  // 128 x 4864 gate is 600 thousand exponentials a layer).
   Matrix activated(const Matrix& m) const {
-    return m.unaryExpr([&](double v) { return activation(act_, v); });
+    Matrix out(m.rows(), m.cols());
+    const int threads = req_.threads > 0 ? req_.threads : kernel::hardware_threads();
+    kernel::parallel_for(m.rows(), threads, [&](int64_t r, int) {
+      for (Eigen::Index c = 0; c < m.cols(); ++c) out(r, c) = act_(m(r, c));
+    });
+    return out;
   }
 
   // Rows of an embedding table for the ids.
+  // Only those rows are read: a vocabulary's table (151936 x 896 for
+  // Qwen 2.5) stays in the mapped file.
   Matrix embed(const std::string& suffix, const std::vector<int64_t>& rows) {
-    const Matrix table = matrix(suffix);
-    Matrix out(static_cast<Eigen::Index>(rows.size()), table.cols());
+    const std::string name = name_of(suffix);
+    const BinaryArray a = tensors_.view(name, false);
+    if (a.shape.size() != 2) {
+      throw_input(tensors_.place(name), "expected a matrix, got shape " + shape_string(a.shape));
+    }
+    struct {
+      int64_t rows, cols;
+    } table{a.shape[0], a.shape[1]};
+    Matrix out(static_cast<Eigen::Index>(rows.size()), table.cols);
     for (size_t i = 0; i < rows.size(); ++i) {
-      if (rows[i] < 0 || rows[i] >= table.rows()) {
+      if (rows[i] < 0 || rows[i] >= table.rows) {
         if (&rows != &req_.ids) {  // positions (or token types): the text is too long
           throw_usage("the text has " + std::to_string(req_.ids.size()) + " tokens; " + suffix +
-                      " has rows for " + std::to_string(table.rows()) +
+                      " has rows for " + std::to_string(table.rows) +
                       " positions (the model's longest input)");
         }
         throw_usage("--ids: id " + std::to_string(rows[i]) + " is past " + suffix + "'s " +
-                    std::to_string(table.rows()) + " rows");
+                    std::to_string(table.rows) + " rows");
       }
-      out.row(static_cast<Eigen::Index>(i)) = table.row(rows[i]);
+      double* row = out.data() + static_cast<int64_t>(i) * table.cols;
+      decode_cells(a.data + rows[i] * table.cols * element_size(a.type), a.type, table.cols, row);
+      for (int64_t c = 0; c < table.cols; ++c) {
+        if (!std::isfinite(row[c])) {
+          throw_input(tensors_.place(name), "non-finite value in row " + std::to_string(rows[i]) +
+                                                " (model weights must be finite)");
+        }
+      }
     }
     return out;
   }
 
   // The engine's attention of layer n on x, with its output projection.
+  // The layer's weights and settings are load_checkpoint_layer's; the
+  // projections are products here (OpenBLAS, in the request's precision)
+  // and the engine gets the heads as 4-D Q, K, V: what it adds (the Q/K
+  // norm, RoPE, scaling, masks, softmax) is the same as from X and W.
   Matrix attention(int64_t n, const Matrix& x, Tensor<double>* weights) {
     LayerRequest lr;
     lr.checkpoint = req_.checkpoint;
@@ -388,32 +433,76 @@ class Forward {
     lr.max_bytes = req_.max_bytes;
     lr.max_elements = req_.max_elements;
     CheckpointLayer l = load_checkpoint_layer(lr);
+    const RunSettings& s = l.settings;
+    const bool torch = s.params_layout.value_or(ParamsLayout::kMath) == ParamsLayout::kTorch;
+    auto param = [&](const char* name) -> const Tensor<double>* {
+      for (const NamedInput& p : l.params) {
+        if (p.name == name) return &p.input.tensor;
+      }
+      return nullptr;
+    };
+    auto project = [&](const char* w, const char* b) {
+      Matrix y = multiply(x, *param(w), torch, req_.dtype, req_.threads, l.title + " " + w);
+      if (const Tensor<double>* bias = param(b)) {
+        y.rowwise() += Eigen::Map<const Eigen::RowVectorXd>(bias->data(), bias->size());
+      }
+      return y;
+    };
+    const int64_t heads = s.heads.value_or(1), kv = s.kv_heads.value_or(heads);
+    const auto len = static_cast<int64_t>(x.rows());
+    // [L][h·d] -> [1][h][L][d]: head h owns column block h.
+    auto split = [&](const Matrix& m, int64_t h) {
+      const int64_t d = m.cols() / h;
+      Tensor<double> t(Shape{1, h, len, d});
+      for (int64_t g = 0; g < h; ++g) {
+        Eigen::Map<Matrix>(t.data() + g * len * d, len, d) = m.middleCols(g * d, d);
+      }
+      return t;
+    };
     InputDocument doc;
     const std::string source = display_name(req_.checkpoint) + " layer " + std::to_string(n);
     doc.source = source;
     doc.settings_place = source;
-    doc.X = Input{to_tensor(x), "X"};
-    doc.params = std::move(l.params);
-    doc.settings = l.settings;
+    doc.Q = Input{split(project("W_q", "b_q"), heads), "Q"};
+    doc.K = Input{split(project("W_k", "b_k"), kv), "K"};
+    doc.V = Input{split(project("W_v", "b_v"), kv), "V"};
+    for (NamedInput& p : l.params) {
+      if (p.name == "q_norm" || p.name == "k_norm") doc.params.push_back(std::move(p));
+    }
+    doc.settings = s;
+    doc.settings.mode = Mode::kQkv;
+    doc.settings.params_layout.reset();
     const Problem p = build_problem(std::move(doc));
     ComputeRequest creq;
     creq.threads = req_.threads;
     creq.weights = weights != nullptr;
+    creq.dtype = req_.dtype;
     Result r = compute(p, creq);
     if (weights) *weights = std::move(*r.weights);
-    return as_matrix(r.output, source);
+    // [1][h][L][dv] -> [L][h·dv], then the output projection.
+    const Tensor<double>& o = r.output;
+    const int64_t dv = o.dim(3);
+    Matrix concat(len, heads * dv);
+    for (int64_t g = 0; g < heads; ++g) {
+      concat.middleCols(g * dv, dv) = Eigen::Map<const Matrix>(o.data() + g * len * dv, len, dv);
+    }
+    Matrix out = multiply(concat, *param("W_o"), torch, req_.dtype, req_.threads, l.title + " W_o");
+    if (const Tensor<double>* bias = param("b_o")) {
+      out.rowwise() += Eigen::Map<const Eigen::RowVectorXd>(bias->data(), bias->size());
+    }
+    return out;
   }
 
-  std::string act(const char* key, const char* fallback) const {
+  Activation act(const char* key, const char* fallback) const {
     std::string a = config_.text(key);
     if (a.empty()) a = fallback;
-    if (a != "silu" && a != "swish" && a != "gelu" && a != "gelu_new" && a != "gelu_pytorch_tanh" &&
-        a != "relu") {
+    const Activation f = activation_named(a);
+    if (!f) {
       throw_input(config_.place(), std::string("\"") + key + "\" \"" + message_text(a) +
                                        "\" is not an activation attn computes (silu, gelu, "
                                        "gelu_new, gelu_pytorch_tanh, relu)");
     }
-    return a;
+    return f;
   }
 
   const ForwardRequest& req_;
@@ -425,7 +514,7 @@ class Forward {
   int64_t experts_ = 0, top_k_ = 0;
   int64_t layers_ = 0, d_ = 0;
   double eps_ = 0;
-  std::string act_;
+  Activation act_ = nullptr;
 };
 
 }  // namespace
@@ -437,7 +526,11 @@ Tensor<double> attention_input(const ForwardRequest& req) {
   Forward f(req, config, type);
   f.check_layer(req.layer);
   Matrix h = f.embeddings();
-  for (int64_t n = 0; n < req.layer; ++n) h = f.layer_step(n, h, nullptr);
+  for (int64_t n = 0; n < req.layer; ++n) {
+    if (req.progress) req.progress(n, req.layer);
+    h = f.layer_step(n, h, nullptr);
+  }
+  if (req.progress) req.progress(req.layer, req.layer);
   return Forward::to_tensor(f.attention_in(req.layer, h));
 }
 
@@ -458,12 +551,14 @@ ModelAttention model_attention(const ForwardRequest& req) {
   Values<double> weights;
   int64_t heads = 0;
   for (int64_t n = 0; n < layers; ++n) {
+    if (req.progress) req.progress(n, layers);
     put_hidden(n, h);
     Tensor<double> w;
     h = f.layer_step(n, h, &w);
-    heads = w.rank() == 3 ? w.dim(0) : 1;
+    heads = w.rank() >= 3 ? w.dim(w.rank() - 3) : 1;
     weights.insert(weights.end(), w.data(), w.data() + w.size());
   }
+  if (req.progress) req.progress(layers, layers);
   put_hidden(layers, f.final_norm(h));
   out.weights = Tensor<double>(Shape{layers, 1, heads, q, q}, std::move(weights));
   out.model_type = type;
