@@ -220,7 +220,7 @@ TEST(ForwardCli, MistakesNameWhatIsMissing) {
       {{"run", "--checkpoint", llama, "--layer", "all", "--ids", "1,2"},
        2,
        "--layer all: a stack of every layer's heads has no table; write it with -f json or -o "
-       "FILE.npy"},
+       "FILE.npy, or draw it with --heatmap FILE"},
       {{"run", "--checkpoint", llama, "--layer", "all", "--ids", "1,2", "--trace"},
        2,
        "--trace goes with one layer (--layer N); with --layer all write the stack with -o "

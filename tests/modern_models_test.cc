@@ -258,3 +258,56 @@ TEST(ForwardF32, TheStackWithinFloatRoundingAndProgressPerLayer) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+// --layer all --heatmap FILE draws the model view of the stack it computed,
+// with the tokens as labels, as attn heatmap draws the stack's file.
+TEST(ModelView, LayerAllDrawsEveryLayersHeads) {
+  const std::string dir = model("tiny-llama");
+  const std::string svg = test::temp_dir() + "/model-view.svg";
+  const std::string npy = test::temp_dir() + "/model-view.npy";
+  const auto r = run_attn({"run", "--checkpoint", dir, "--text", "The cat sat on the mat",
+                           "--layer", "all", "--heatmap", svg, "-o", npy});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  const std::string drawn = read_text(svg);
+  std::string why;
+  EXPECT_TRUE(test::well_formed_xml(drawn, &why)) << why;
+  for (const char* panel : {">L0 H0<", ">L1 H3<", ">L1 mean<", "> cat<", "&apos; cat&apos;"}) {
+    EXPECT_NE(drawn.find(panel), std::string::npos) << panel;
+  }
+  // The cells are the stack's, as attn heatmap draws them from its file.
+  const std::string again = test::temp_dir() + "/model-view-2.svg";
+  const auto h =
+      run_attn({"heatmap", npy, "-o", again, "--labels", "<s>,▁The,▁cat,▁sat,▁on,▁the,▁mat"});
+  ASSERT_EQ(h.code, 0) << h.err;
+  auto cells = [](const std::string& svg) {
+    std::vector<std::string> titles;
+    for (size_t at = svg.find("<title>L"); at != std::string::npos;
+         at = svg.find("<title>L", at + 1)) {
+      // "L1 H3: query 2 '...', key 1 '...': 0.25": the panel and the value.
+      const std::string t = svg.substr(at, svg.find("</title>", at) - at);
+      titles.push_back(t.substr(0, t.find(':')) + t.substr(t.rfind(':')));
+    }
+    return titles;
+  };
+  const std::vector<std::string> mine = cells(drawn);
+  EXPECT_EQ(mine.size(), 2u * 5u * 49u);
+  EXPECT_TRUE(mine == cells(read_text(again)));
+  // A figure alone prints nothing; --of other than weights is one layer's.
+  const auto only = run_attn({"run", "--checkpoint", dir, "--ids", "1,2,3", "--layer", "all",
+                              "--heatmap", test::temp_dir() + "/only.png"});
+  EXPECT_EQ(only.code, 0) << only.err;
+  EXPECT_EQ(only.out, "");
+  const auto scores = run_attn({"run", "--checkpoint", dir, "--ids", "1,2,3", "--layer", "all",
+                                "--heatmap", test::temp_dir() + "/s.png", "--of", "scores"});
+  EXPECT_EQ(scores.code, 2);
+  EXPECT_EQ(scores.err,
+            "attn: error: --layer all keeps every layer's weights only; --of scores goes with "
+            "one layer (--layer N)\n");
+}
+
+}  // namespace
+}  // namespace attn

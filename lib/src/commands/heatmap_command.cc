@@ -265,6 +265,54 @@ RenderedHeatmap render_run_heatmap(const RunRequest& req, const Problem& p, cons
   return out;
 }
 
+RenderedHeatmap render_stack_heatmap(const RunRequest& req, const Tensor<double>& stack,
+                                     const std::vector<std::string>& labels,
+                                     const std::string& title) {
+  RenderedHeatmap out;
+  const HeatmapRequest& h = req.heatmap;
+  if (!h.wanted()) return out;
+  if (h.stage != HeatmapStage::kWeights) {
+    throw_usage("--layer all keeps every layer's weights only; --of " + std::string(name(h.stage)) +
+                " goes with one layer (--layer N)");
+  }
+  if (is_stdout(h.path) && (req.output_path.empty() || is_stdout(req.output_path) || h.show)) {
+    throw_usage("--heatmap " + h.path +
+                " writes the figure to stdout, which already carries the result; "
+                "write the result with -o FILE");
+  }
+  BinaryArray a;
+  a.type = ElementType::kF64;
+  a.shape = stack.shape();
+  a.data = reinterpret_cast<const unsigned char*>(stack.data());
+  StackChoice c;
+  c.batch = h.options.batch;
+  c.head = h.options.head;
+  c.reduce = h.options.reduce;
+  c.max_side = 256;
+  if (extension(figure_kind(h.path)) == "html") {
+    const int64_t layers = a.shape[0], heads = c.head ? 1 : a.shape[2];
+    const int64_t panels = layers * (heads + (heads > 1 ? 1 : 0));
+    c.max_side = std::min<int64_t>(
+        {c.max_side, static_cast<int64_t>(h.options.max_size), html_panel_side(panels)});
+  }
+  HeatmapData d = heatmap_from_stack(a, c, title);
+  const auto q = static_cast<int64_t>(labels.size());
+  if (d.rows == q && d.cols == q) {
+    d.row_labels = labels;
+    d.col_labels = labels;
+  }
+  d.title = title;
+  HeatmapOptions o = h.options;
+  o.batch.reset();  // chosen above
+  o.head.reset();
+  if (!h.path.empty()) {
+    out.file = render_heatmap_file(d, o, figure_kind(h.path));
+    out.warning = missing_glyph_warning(d, o);
+  }
+  if (h.show) out.preview = render_terminal(d, o, h.terminal);
+  return out;
+}
+
 void write_run_heatmap(const RunRequest& req, const RenderedHeatmap& h, Console& console) {
   if (!h.warning.empty() && !req.quiet) console.warn(h.warning);
   if (!req.heatmap.path.empty()) write_figure(req.heatmap.path, h.file, console);

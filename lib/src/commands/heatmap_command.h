@@ -54,6 +54,13 @@ struct RenderedHeatmap {
 };
 RenderedHeatmap render_run_heatmap(const RunRequest& req, const Problem& p, const Result& r);
 
+// The model view of a run's stack of every layer's weights,
+// [layers][1][heads][q][k] (`--layer all --heatmap FILE`): as attn heatmap
+// draws a stack, with the tokens as labels.
+RenderedHeatmap render_stack_heatmap(const RunRequest& req, const Tensor<double>& stack,
+                                     const std::vector<std::string>& labels,
+                                     const std::string& title);
+
 // Writes the file atomically and the preview to the console's output.
 void write_run_heatmap(const RunRequest& req, const RenderedHeatmap& h, Console& console);
 // Only the preview (the file went with the run's other named files).

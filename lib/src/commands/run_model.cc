@@ -14,6 +14,7 @@
 #include "attn/file_io.h"
 #include "attn/npy.h"
 #include "attn/output.h"
+#include "commands/heatmap_command.h"
 #include "commands/run_internal.h"
 
 namespace attn::detail {
@@ -40,7 +41,8 @@ std::string stack_json(const RunRequest& req, const ModelAttention& m,
   out +=
       "  \"settings\": " +
       json_string(m.model_type + ", " + std::to_string(s[0]) + " layers, " + std::to_string(s[2]) +
-                  " heads, " + std::to_string(s[3]) + " tokens; the forward pass in float64") +
+                  " heads, " + std::to_string(s[3]) + " tokens; the forward pass in " +
+                  (dtype == DType::kF32 ? "float32" : "float64")) +
       ",\n";
   out += "  \"weights\": ";
   append_json_tensor(out, m.weights, dtype, 2);
@@ -62,7 +64,6 @@ int run_all_layers(const RunRequest& req, Console& console) {
       {req.check || !req.expect_path.empty(), "--check"},
       {req.emit_pytorch, "--emit-pytorch"},
       {req.average_heads, "--average-heads"},
-      {!req.heatmap.path.empty() || req.heatmap.show, "--heatmap"},
       {!req.input.empty() || !req.example.empty(), "an input document"},
   };
   for (const auto& [given, what] : single_layer_only) {
@@ -73,15 +74,23 @@ int run_all_layers(const RunRequest& req, Console& console) {
   }
   const bool npy = extension(req.output_path) == "npy";
   const bool json = req.output.format == Format::kJson || extension(req.output_path) == "json";
-  if (!npy && !json) {
+  // With only a figure asked for, nothing goes to stdout.
+  const bool figure_only = req.heatmap.wanted() &&
+                           (req.output_path.empty() || req.output_path == "-") &&
+                           req.output.format == Format::kTable;
+  if (!npy && !json && !figure_only) {
     throw_usage(
         "--layer all: a stack of every layer's heads has no table; write it with -f json "
-        "or -o FILE.npy");
+        "or -o FILE.npy, or draw it with --heatmap FILE");
   }
   const CheckpointTokens t = checkpoint_tokens(req);
   const ModelAttention m = model_attention(forward_request(req, t));
-  const std::string text =
-      npy ? format_npy(m.weights, req.dtype) : stack_json(req, m, t.labels, req.dtype);
+  const std::string text = figure_only ? ""
+                           : npy       ? format_npy(m.weights, req.dtype)
+                                       : stack_json(req, m, t.labels, req.dtype);
+  const RenderedHeatmap heatmap = render_stack_heatmap(
+      req, m.weights, t.labels,
+      m.model_type + ", every layer (" + display_name(req.checkpoint.path) + ")");
   std::string weights_text, hidden_text;
   if (!req.weights_out.empty()) {
     weights_text = extension(req.weights_out) == "npy" ? format_npy(m.weights, req.dtype)
@@ -91,12 +100,20 @@ int run_all_layers(const RunRequest& req, Console& console) {
   std::vector<std::pair<std::string, std::string_view>> files;
   const bool output_file = !req.output_path.empty() && req.output_path != "-";
   if (output_file) files.emplace_back(req.output_path, text);
+  const bool heatmap_file = !req.heatmap.path.empty() && req.heatmap.path != "-";
+  if (heatmap_file) files.emplace_back(req.heatmap.path, heatmap.file);
   if (!req.weights_out.empty() && req.weights_out != "-")
     files.emplace_back(req.weights_out, weights_text);
   if (!req.hidden_out.empty()) files.emplace_back(req.hidden_out, hidden_text);
   write_files_atomic(files);
-  if (!output_file) console.out(text);
+  if (heatmap_file && !heatmap.warning.empty() && !req.quiet) console.warn(heatmap.warning);
+  if (!output_file && !figure_only) console.out(text);
   if (req.weights_out == "-") console.out(weights_text);
+  if (!heatmap_file) {
+    write_run_heatmap(req, heatmap, console);
+  } else if (req.heatmap.show) {
+    write_run_heatmap_preview(req, heatmap, console);
+  }
   return 0;
 }
 
