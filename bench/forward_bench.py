@@ -210,7 +210,9 @@ def main():
     ids = [int(i) for i in np.random.default_rng(3).integers(0, CONFIG["vocab_size"], args.tokens)]
     if args.torch_child is not None:   # one PyTorch configuration, in its own process
         import torch
+        t = time.perf_counter()
         fwd = torch_forward(d, ids, args.torch_child)
+        print(f"load {time.perf_counter() - t:.4f}", flush=True)
         with torch.no_grad():
             ref = fwd()   # warm-up, and the stack to compare with
             np.save(os.path.join(args.scratch, "torch_stack.npy"), ref.numpy())
@@ -230,6 +232,7 @@ def main():
     rows = {"attn f32": [], "attn f64": []}
     rss = {"attn f32": 0, "attn f64": 0}
     about = ""
+    loads = {}
     for name, (omp, blas) in torch_configs.items():
         env = dict(os.environ, OPENBLAS_NUM_THREADS=str(blas), OMP_NUM_THREADS=str(omp))
         r = subprocess.run([sys.executable, __file__, args.attn, "--scratch", args.scratch,
@@ -240,6 +243,7 @@ def main():
         lines = r.stdout.split("\n")
         rows[name] = [float(x) for x in lines if re.fullmatch(r"[0-9.]+", x)]
         about = [x for x in lines if x.startswith("blas")][0]
+        loads[name] = float([x for x in lines if x.startswith("load")][0].split()[1])
     print(f"checkpoint {size / 1e6:.0f} MB (bf16), {args.tokens} tokens, {args.threads} threads; "
           f"PyTorch with {about}")
     ref = np.load(os.path.join(args.scratch, "torch_stack.npy"))
@@ -260,6 +264,9 @@ def main():
         if name in rss:
             line += f"  peak RSS {rss[name] / 1024:.0f} MB ({rss[name] * 1024 / size:.2f}x the checkpoint)"
         print(line)
+    for name, load in loads.items():
+        print(f"{name}: loading the weights (safetensors read, bf16 to float32) {load:.3f} s, "
+              f"load + forward {load + np.median(rows[name]):.3f} s")
     best = min(np.median(rows[n]) for n in torch_configs)
     print(f"attn f32 (whole run) / PyTorch's faster forward: {np.median(rows['attn f32']) / best:.2f}")
     print(f"max |attn f32 - PyTorch f32| weights {diff:.2e}; attn f64 - PyTorch f32 {diff64:.2e}")

@@ -41,34 +41,36 @@ bool widen(const BinaryArray& w, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
            T* dst) {
   const int64_t width = c1 - c0, size = element_size(w.type);
   bool finite = true;
-  std::vector<uint16_t> half;
-  std::vector<uint32_t> bits;
   for (int64_t r = r0; r < r1; ++r) {
     const unsigned char* src = w.data + (r * ld + c0) * size;
     T* out = dst + (r - r0) * width;
     switch (w.type) {
       case ElementType::kBF16: {
-        // A bfloat16 is the top half of a float32: exact. Plain loops over
-        // whole rows, which the compiler vectorises; a cell is not finite
-        // when its exponent bits are all ones.
-        half.resize(static_cast<size_t>(width));
-        bits.resize(static_cast<size_t>(width));
-        std::memcpy(half.data(), src, static_cast<size_t>(2 * width));
+        // A bfloat16 is the top half of a float32: exact. For a float32
+        // product the bits go straight to the buffer BLAS reads (this code
+        // never reads them back as floats); a cell is not finite when its
+        // exponent bits are all ones.
         uint16_t special = 0;
-        for (int64_t i = 0; i < width; ++i) {
-          special |= static_cast<uint16_t>((half[static_cast<size_t>(i)] & 0x7f80) == 0x7f80);
-          bits[static_cast<size_t>(i)] = static_cast<uint32_t>(half[static_cast<size_t>(i)]) << 16;
-        }
-        finite &= special == 0;
         if constexpr (std::is_same_v<T, float>) {
-          std::memcpy(out, bits.data(), static_cast<size_t>(4 * width));
+          uint32_t* out_bits = reinterpret_cast<uint32_t*>(out);
+          for (int64_t i = 0; i < width; ++i) {
+            uint16_t h;
+            std::memcpy(&h, src + 2 * i, 2);
+            special |= static_cast<uint16_t>((h & 0x7f80) == 0x7f80);
+            out_bits[i] = static_cast<uint32_t>(h) << 16;
+          }
         } else {
           for (int64_t i = 0; i < width; ++i) {
+            uint16_t h;
+            std::memcpy(&h, src + 2 * i, 2);
+            special |= static_cast<uint16_t>((h & 0x7f80) == 0x7f80);
+            const uint32_t bits = static_cast<uint32_t>(h) << 16;
             float f;
-            std::memcpy(&f, &bits[static_cast<size_t>(i)], 4);
+            std::memcpy(&f, &bits, 4);
             out[i] = f;
           }
         }
+        finite &= special == 0;
         continue;
       }
       case ElementType::kF32:
@@ -118,9 +120,10 @@ MatrixR multiply_as(const MatrixR& x, const BinaryArray& w, bool transposed, int
   const int workers = threads > 0 ? threads : kernel::hardware_threads();
   MatrixT<T> xt = x.template cast<T>();
   MatrixT<T> y(n, out);
-  // Blocks of outputs, a few per thread so that the last ones balance.
+  // Blocks of outputs, two per thread: each block packs x again in the
+  // GEMM, and two balance the threads well enough.
   const int64_t block =
-      std::max<int64_t>(16, (out + 4 * workers - 1) / (4 * workers) + 15) / 16 * 16;
+      std::max<int64_t>(16, (out + 2 * workers - 1) / (2 * workers) + 15) / 16 * 16;
   const int64_t blocks = (out + block - 1) / block;
   std::vector<char> bad(static_cast<size_t>(blocks), 0);
   kernel::parallel_for(blocks, workers, [&](int64_t b, int) {
