@@ -311,3 +311,62 @@ TEST(ModelView, LayerAllDrawsEveryLayersHeads) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+// A layer run from token ids traces from them: the ids, the embeddings, the
+// hidden states entering the layer and its input norm, then the engine's
+// steps from X on.
+TEST(TraceFromIds, StartsFromTheTokenIds) {
+  const std::string dir = model("tiny-llama");
+  const auto r = run_attn({"run", "--checkpoint", dir, "--text", "The cat sat", "--layer", "1",
+                           "--trace", "--head", "0"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  size_t at = 0;
+  for (const char* step :
+       {"1. Token ids  [4][1]", "the text through ", "2. Embeddings  [4][32]",
+        "E[id], the rows of embed_tokens.weight", "3. Hidden states entering layer 1  [4][32]",
+        "H = layer_0(H⁰)", "4. Layer 1's input norm", "RMSNorm: h / √(mean(h²) + ε) · w, ε = 1e-06",
+        "5. Input X  [4][32]", "6. Projection Q"}) {
+    const size_t next = r.out.find(step, at);
+    ASSERT_NE(next, std::string::npos) << step << "\n" << r.out.substr(0, 3000);
+    at = next;
+  }
+  // Layer 0 has no hidden states before it; Gemma scales its embeddings.
+  const auto g = run_attn({"run", "--checkpoint", model("tiny-gemma2"), "--ids", "2,17,29",
+                           "--layer", "0", "--trace", "--head", "1"});
+  ASSERT_EQ(g.code, 0) << g.err;
+  EXPECT_EQ(g.out.find("Hidden states entering"), std::string::npos);
+  EXPECT_NE(g.out.find("E[id] · √hidden_size"), std::string::npos);
+  EXPECT_NE(g.out.find("Gemma's RMSNorm: h / √(mean(h²) + ε) · (1 + w)"), std::string::npos);
+  // Every trace format words them.
+  for (const char* format : {"json", "markdown", "latex"}) {
+    const auto f = run_attn({"run", "--checkpoint", dir, "--ids", "1,17,29", "--layer", "1",
+                             "--trace", "--trace-format", format});
+    ASSERT_EQ(f.code, 0) << format << ": " << f.err;
+    EXPECT_NE(f.out.find("Embeddings"), std::string::npos) << format;
+  }
+  // The LaTeX of a model's layer (RoPE's θ, the q/k norm, the steps from
+  // the ids) compiles.
+  if (std::system("command -v pdflatex >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "pdflatex is not installed (apt-get install texlive-latex-base)";
+  }
+  const auto tex = run_attn({"run", "--checkpoint", model("tiny-gemma3"), "--ids", "1,17,29",
+                             "--layer", "1", "--trace", "--trace-format", "latex", "--head", "0"});
+  ASSERT_EQ(tex.code, 0) << tex.err;
+  const std::string tex_dir = test::temp_dir() + "/model_tex";
+  fs::create_directories(tex_dir);
+  test::write_temp("model_tex/t.tex",
+                   "\\documentclass{article}\n\\usepackage{amsmath}\n"
+                   "\\begin{document}\n" +
+                       tex.out + "\n\\end{document}\n");
+  const int rc = std::system(("cd " + tex_dir +
+                              " && pdflatex -interaction=nonstopmode -halt-on-error t.tex "
+                              ">pdflatex.log 2>&1")
+                                 .c_str());
+  EXPECT_EQ(rc, 0) << read_text(tex_dir + "/pdflatex.log").substr(0, 4000);
+}
+
+}  // namespace
+}  // namespace attn

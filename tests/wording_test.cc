@@ -83,14 +83,18 @@ TEST(Wording, RopeStepsNameTheirAngles) {
   const StepWords w = step_words(step("rope_angles", f, 0), 4);
   EXPECT_EQ(w.title, "RoPE angles");
   EXPECT_EQ(w.formula, "θ_tp = t·theta^(−2p/dims)");
-  EXPECT_EQ(w.latex, "θ_{tp} = t \\cdot theta^(-2p/dims)");
+  EXPECT_EQ(w.latex, "\\theta_{tp} = t \\cdot theta^(-2p/dims)");
   EXPECT_EQ(w.note,
             "theta 500, 2 of 4 features rotate, layout interleaved; query i is at position 3 + "
             "i, key j at 0 + j");
-  EXPECT_EQ(step_words(step("rope_cos"), 4).latex, "cos θ_{tp}");
+  EXPECT_EQ(step_words(step("rope_cos"), 4).latex, "\\cos \\theta_{tp}");
   const StepWords q = step_words(step("rope_q"), 4);
   EXPECT_EQ(q.title, "Rotated queries");
-  EXPECT_EQ(q.latex, "(a, b) → (a \\cdot cos θ - b \\cdot sin θ, b \\cdot cos θ + a \\cdot sin θ)");
+  // pdflatex knows no θ or →: the LaTeX names them.
+  EXPECT_EQ(q.latex,
+            "(a, b) \\to (a \\cdot \\cos\\theta - b \\cdot \\sin\\theta, b \\cdot "
+            "\\cos\\theta + a \\cdot \\sin\\theta)");
+  EXPECT_EQ(q.formula, "(a, b) → (a·cos θ − b·sin θ, b·cos θ + a·sin θ)");
 }
 
 TEST(Wording, AlibiSlopeOfItsHead) {

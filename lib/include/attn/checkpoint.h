@@ -67,6 +67,20 @@ struct ForwardRequest {
 };
 Tensor<double> attention_input(const ForwardRequest& request);
 
+// The same with how it was computed, for a trace that starts from the
+// token ids: the embeddings (transformers' hidden_states[0]), the hidden
+// states entering the layer (the embeddings for layer 0), and the layer's
+// input norm, which turns them into x.
+struct LayerInput {
+  Tensor<double> embeddings;  // [q][hidden]
+  Tensor<double> hidden;      // [q][hidden]
+  Tensor<double> x;           // [q][hidden]
+  std::string embedding;      // how the embeddings were made: "E[id] · √hidden (Gemma)", ...
+  std::string norm;           // the input norm in words; "" when x is the hidden states (BERT)
+  std::string norm_tensor;    // the norm's weight tensor ("model.layers.1.input_layernorm.weight")
+};
+LayerInput layer_input(const ForwardRequest& request);
+
 // Every layer of the model on the ids (request.layer is not used): the
 // attention weights of each layer, [layers][1][heads][q][k] as
 // torch.stack(output_attentions), and the hidden states [layers + 1][1][q]

@@ -42,8 +42,12 @@ struct StepFacts {
   ScaleKind scale = ScaleKind::kSqrtDk;
   double factor = 1, temperature = 1;
   int64_t d_k = 0, len_k = 0;
-  double softcap = 0;          // softcap: c
-  double qk_norm = 0;          // qk_norm_q, qk_norm_k: epsilon (bias: weighted)
+  double softcap = 0;  // softcap: c
+  double qk_norm = 0;  // qk_norm_q, qk_norm_k: epsilon (bias: weighted)
+  // The model's steps before a layer's attention (token_ids, embeddings,
+  // hidden_in, input_norm): how they were computed, in words, and the layer.
+  std::string detail;
+  int64_t layer = 0;
   double slope = 0;            // alibi_bias: m
   std::optional<double> sink;  // row_max, row_sum, weights: the sink logit
   double mask_fill = 0;        // masked: what masked scores become

@@ -427,6 +427,11 @@ int run_command(const RunRequest& req, Console& console) {
   if (req.trace.enabled && shown_expected && shown_expected->output) {
     append_expected_steps(p, r, *shown_expected, req.dtype, extra);
   }
+  if (req.trace.enabled && req.checkpoint.from_tokens()) {
+    // A layer run from token ids: the trace starts from them.
+    std::vector<TraceStep> first = detail::model_input_steps(req);
+    recorder.steps().insert(recorder.steps().begin(), first.begin(), first.end());
+  }
   const std::string text = result_text(req, p, r, recorder, extra);
   std::string weights_text;
   if (!req.weights_out.empty()) {

@@ -176,6 +176,37 @@ ForwardRequest forward_request(const RunRequest& req, const CheckpointTokens& t)
   return fr;
 }
 
+std::vector<TraceStep> model_input_steps(const RunRequest& req) {
+  const CheckpointTokens t = checkpoint_tokens(req);
+  const LayerInput in = layer_input(forward_request(req, t));
+  const auto q = static_cast<Eigen::Index>(t.ids.size());
+  auto matrix = [&](const Tensor<double>& m) {
+    return MatrixR(Eigen::Map<const MatrixR>(m.data(), m.dim(0), m.dim(1)));
+  };
+  std::vector<TraceStep> steps;
+  auto add = [&](const char* id, MatrixR values, std::string detail) {
+    TraceStep s;
+    s.id = id;
+    s.facts.detail = std::move(detail);
+    s.facts.layer = req.checkpoint.layer;
+    s.values = std::move(values);
+    if (s.values.size() > 0) s.row_labels = t.labels;
+    steps.push_back(std::move(s));
+  };
+  MatrixR ids(q, 1);
+  for (Eigen::Index i = 0; i < q; ++i)
+    ids(i, 0) = static_cast<double>(t.ids[static_cast<size_t>(i)]);
+  add("token_ids", ids,
+      req.checkpoint.text.has_value()
+          ? "the text through " + display_name(req.checkpoint.path) + "'s tokenizer.json"
+          : "as given by --ids");
+  steps.back().col_labels = {"id"};
+  add("embeddings", matrix(in.embeddings), in.embedding);
+  if (req.checkpoint.layer > 0) add("hidden_in", matrix(in.hidden), "");
+  if (!in.norm.empty()) add("input_norm", MatrixR(), in.norm + ", w = " + in.norm_tensor);
+  return steps;
+}
+
 // A checkpoint's layer replaces the document's params and its settings
 // come before the flags' (which win).
 void apply_checkpoint(const RunRequest& req, InputDocument& doc) {

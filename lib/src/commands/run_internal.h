@@ -32,6 +32,11 @@ CheckpointTokens checkpoint_tokens(const RunRequest& req);
 // The forward request of the run's checkpoint and tokens.
 ForwardRequest forward_request(const RunRequest& req, const CheckpointTokens& t);
 
+// The trace's first steps when a checkpoint's layer runs from token ids:
+// the ids, the embeddings, the hidden states entering the layer (past
+// layer 0) and the layer's input norm, which the engine's steps follow.
+std::vector<TraceStep> model_input_steps(const RunRequest& req);
+
 // `attn run --checkpoint DIR --layer all`: every layer's weights as one
 // stack, written as JSON or .npy, with --hidden-out.
 int run_all_layers(const RunRequest& req, Console& console);

@@ -11,6 +11,7 @@
 #include "attn/attention.h"
 #include "attn/checkpoint.h"
 #include "attn/error.h"
+#include "attn/number_text.h"
 #include "attn/problem.h"
 #include "attn/progress.h"
 #include "kernel/parallel.h"
@@ -146,6 +147,36 @@ class Forward {
   }
 
   int64_t layers() const { return layers_; }
+
+  // How the embeddings and layer n's input norm are computed, in words.
+  void describe(int64_t n, LayerInput& out) const {
+    const std::string eps = format_shortest(eps_);
+    switch (family_) {
+      case Family::kLlama:
+        out.embedding = "E[id], the rows of embed_tokens.weight";
+        out.norm = "RMSNorm: h / √(mean(h²) + ε) · w, ε = " + eps;
+        out.norm_tensor = layer("layers.N.input_layernorm.weight", n);
+        break;
+      case Family::kGemma:
+      case Family::kGemma2:
+        out.embedding = "E[id] · √hidden_size, the rows of embed_tokens.weight scaled by √" +
+                        std::to_string(d_);
+        out.norm = "Gemma's RMSNorm: h / √(mean(h²) + ε) · (1 + w), ε = " + eps;
+        out.norm_tensor = layer("layers.N.input_layernorm.weight", n);
+        break;
+      case Family::kGpt2:
+        out.embedding = "E[id] + P[t], the rows of wte.weight plus those of wpe.weight";
+        out.norm = "LayerNorm: (h − mean(h)) / √(var(h) + ε) · w + b, ε = " + eps;
+        out.norm_tensor = layer("h.N.ln_1", n);
+        break;
+      case Family::kBert:
+        out.embedding = "LayerNorm(E[id] + P[t] + T[0]), word, position" +
+                        std::string(type_ == "roberta" ? " (from padding_idx + 1)" : "") +
+                        " and token-type embeddings";
+        out.norm = "";  // post-LN: the layer reads the hidden states themselves
+        break;
+    }
+  }
 
   void check_layer(int64_t layer) const {
     if (layer < 0 || layer >= layers_) {
@@ -519,20 +550,27 @@ class Forward {
 
 }  // namespace
 
-Tensor<double> attention_input(const ForwardRequest& req) {
+LayerInput layer_input(const ForwardRequest& req) {
   if (req.ids.empty()) throw_usage("--ids: no token ids");
   std::string type;
   const Config config = detail::open_config(req.checkpoint, req.arch, type);
   Forward f(req, config, type);
   f.check_layer(req.layer);
+  LayerInput out;
   Matrix h = f.embeddings();
+  out.embeddings = Forward::to_tensor(h);
   for (int64_t n = 0; n < req.layer; ++n) {
     if (req.progress) req.progress(n, req.layer);
     h = f.layer_step(n, h, nullptr);
   }
   if (req.progress) req.progress(req.layer, req.layer);
-  return Forward::to_tensor(f.attention_in(req.layer, h));
+  out.hidden = Forward::to_tensor(h);
+  out.x = Forward::to_tensor(f.attention_in(req.layer, h));
+  f.describe(req.layer, out);
+  return out;
 }
+
+Tensor<double> attention_input(const ForwardRequest& req) { return layer_input(req).x; }
 
 ModelAttention model_attention(const ForwardRequest& req) {
   if (req.ids.empty()) throw_usage("--ids: no token ids");

@@ -351,8 +351,9 @@ StepWords qk_norm_step(const TraceStep& s, const char* what) {
 }
 
 Math rotation() {
-  return "(a, b) → (a" + kDot + "cos θ " + kMinus + " b" + kDot + "sin θ, b" + kDot + "cos θ + a" +
-         kDot + "sin θ)";
+  const Math cos_t("cos θ", "\\cos\\theta"), sin_t("sin θ", "\\sin\\theta");
+  return Math("(a, b) → (a", "(a, b) \\to (a") + kDot + cos_t + " " + kMinus + " b" + kDot + sin_t +
+         ", b" + kDot + cos_t + " + a" + kDot + sin_t + ")";
 }
 
 void add_modern_words(WordingTable& t) {
@@ -373,16 +374,20 @@ void add_modern_words(WordingTable& t) {
   t["alibi"] = [](const TraceStep&, int) { return words("Scores plus ALiBi", "S' = S' + B"); };
   t["qk_norm_q"] = [](const TraceStep& s, int) { return qk_norm_step(s, "queries"); };
   t["qk_norm_k"] = [](const TraceStep& s, int) { return qk_norm_step(s, "keys"); };
-  const Math theta = sub("θ", "tp");
+  const Math theta = sub(Math("θ", "\\theta"), "tp");
   t["rope_angles"] = [theta](const TraceStep& s, int) {
     if (s.facts.rope.scaling) {
-      return words("RoPE angles", theta + " = t" + kDot + "f_p", rope_note(s.facts));
+      return words("RoPE angles", theta + " = t" + kDot + "f_p", rope_note(s.facts));  // scaled f_p
     }
     return words("RoPE angles", theta + " = t" + kDot + "theta^(" + kMinus + "2p/dims)",
                  rope_note(s.facts));
   };
-  t["rope_cos"] = [theta](const TraceStep&, int) { return words("RoPE cosines", "cos " + theta); };
-  t["rope_sin"] = [theta](const TraceStep&, int) { return words("RoPE sines", "sin " + theta); };
+  t["rope_cos"] = [theta](const TraceStep&, int) {
+    return words("RoPE cosines", Math("cos ", "\\cos ") + theta);
+  };
+  t["rope_sin"] = [theta](const TraceStep&, int) {
+    return words("RoPE sines", Math("sin ", "\\sin ") + theta);
+  };
   t["rope_q"] = [](const TraceStep&, int) { return words("Rotated queries", rotation()); };
   t["rope_k"] = [](const TraceStep&, int) { return words("Rotated keys", rotation()); };
 }
@@ -515,6 +520,32 @@ void add_run_words(WordingTable& t) {
   t["expected_reading"] = expected_reading;
 }
 
+// ---- a model's steps before the layer: from the token ids ----------------------
+
+void add_model_words(WordingTable& t) {
+  t["token_ids"] = [](const TraceStep& s, int) {
+    return words("Token ids", Math("id", "\\mathrm{id}"), s.facts.detail);
+  };
+  t["embeddings"] = [](const TraceStep& s, int) {
+    return words("Embeddings", Math("H⁰ = embed(id)", "H^0 = \\mathrm{embed}(\\mathrm{id})"),
+                 s.facts.detail);
+  };
+  t["hidden_in"] = [](const TraceStep& s, int) {
+    const std::string n = str(s.facts.layer), m = str(s.facts.layer - 1);
+    const Math through =
+        s.facts.layer == 1 ? Math("H = layer_0(H⁰)", "H = \\mathrm{layer}_0(H^0)")
+                           : Math("H = layer_" + m + "(… layer_0(H⁰))",
+                                  "H = \\mathrm{layer}_{" + m + "}(\\dots \\mathrm{layer}_0(H^0))");
+    return words("Hidden states entering layer " + n, through,
+                 "each layer adds its attention's output and its MLP's to the hidden states "
+                 "(with its norms), as transformers computes them");
+  };
+  t["input_norm"] = [](const TraceStep& s, int) {
+    return words("Layer " + str(s.facts.layer) + "'s input norm",
+                 Math("X = norm(H)", "X = \\mathrm{norm}(H)"), s.facts.detail);
+  };
+}
+
 const WordingTable& wording_table() {
   static const WordingTable table = [] {
     WordingTable t;
@@ -524,6 +555,7 @@ const WordingTable& wording_table() {
     add_softmax_words(t);
     add_biattention_words(t);
     add_run_words(t);
+    add_model_words(t);
     return t;
   }();
   return table;
