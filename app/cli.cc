@@ -3,6 +3,7 @@
 // every error is one line "attn: error: ..." on stderr.
 #include "cli.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -117,6 +118,27 @@ std::string command_line(int argc, char** argv) {
 
 }  // namespace
 
+namespace {
+
+// "--causal bottom-right" as "--causal=bottom-right": --causal is a flag
+// (a file may follow it), which takes its alignment only when one of these
+// words follows.
+std::vector<std::string> joined_causal(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i + 1 < args.size(); ++i) {
+    const std::string& next = args[i + 1];
+    if (args[i] == "--causal" &&
+        (next == "bottom-right" || next == "bottom_right" || next == "top-left" ||
+         next == "top_left" || next == "true" || next == "false")) {
+      args[i] += "=" + next;
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    }
+  }
+  return args;
+}
+
+}  // namespace
+
 int run_program(int argc, char** argv) {
   // A closed pipe (attn run ... | head -1) is a normal end, not an error:
   // writes then fail with EPIPE, which ends the program quietly.
@@ -146,7 +168,10 @@ int run_program(int argc, char** argv) {
       return help(std::vector<std::string>(argv + 2, argv + argc));
     }
     try {
-      app.parse(argc, argv);
+      std::vector<std::string> args = joined_causal(argc, argv);
+      args.erase(args.begin());                // the program's name
+      std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+      app.parse(args);
     } catch (const CLI::CallForHelp& e) {
       return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {

@@ -36,7 +36,7 @@ struct RunFlags {
   std::string title, description;
   std::string layer = "0";
   std::string text, ids;
-  bool causal = false;
+  std::string causal;  // "true" for --causal alone, else --causal=ALIGN
   bool rope = false, alibi = false;
   std::vector<std::string> inputs;  // several: a batch (attn/batch.h)
   std::string out_dir;
@@ -93,7 +93,9 @@ Action add_run(CLI::App& app, const std::string& command_line) {
     }
     run->add_option(s.flag, f->settings[s.flag], help)->group(g)->type_name(s.placeholder);
   }
-  run->add_flag("--causal", f->causal, "query i attends to keys 0..i only (default: off)")
+  run->add_flag("--causal", f->causal,
+                "a query attends to the keys at or before its position; --causal bottom-right "
+                "aligns the last query with the last key (flash-attn, a KV cache) (default: off)")
       ->group(g);
   run->add_flag("--rope", f->rope, "rotary position embedding on Q and K (RoPE) (default: off)")
       ->group(g);
@@ -266,7 +268,7 @@ Action add_run(CLI::App& app, const std::string& command_line) {
     for (const auto& [flag, text] : f->settings) {
       if (run->count(flag) > 0) set_setting_flag(req.settings, flag, text);
     }
-    if (f->causal) req.settings.causal = true;
+    if (!f->causal.empty()) set_setting_flag(req.settings, "--causal", f->causal);
     // --rope=false turns off what the file turns on.
     if (run->count("--rope") > 0) set_setting_flag(req.settings, "--rope", f->rope ? "" : "false");
     if (run->count("--alibi") > 0)

@@ -167,14 +167,20 @@ TEST(ModernTrace, ShowsEveryNewStep) {
   const TraceStep* angles = obs.find("rope_angles", 0);
   EXPECT_EQ(angles->values.rows(), 6);
   EXPECT_DOUBLE_EQ(angles->values(5, 0), 5.0);
-  // ALiBi of head 1: -0.25·|i - j|.
-  EXPECT_DOUBLE_EQ(obs.find("alibi_bias", 1)->values(3, 0), -0.75);
-  // The window shows as masked cells: query 3 sees keys 2 and 3 only.
+  // rope.q_offset is the queries' position for everything (q_offset's
+  // older name): ALiBi of head 1 is -0.25·|(2 + i) - j|.
+  EXPECT_DOUBLE_EQ(obs.find("alibi_bias", 1)->values(3, 0), -1.25);
+  EXPECT_DOUBLE_EQ(obs.find("alibi_bias", 1)->values(1, 3), 0.0);
+  // The window shows as masked cells: query 1 (at 3) sees keys 2 and 3, and
+  // query 3 (at 5) none of the four.
   const TraceStep* masked = obs.find("masked", 0);
-  EXPECT_EQ(std::vector<uint8_t>(masked->masked.begin() + 12, masked->masked.end()),
+  EXPECT_EQ(std::vector<uint8_t>(masked->masked.begin() + 4, masked->masked.begin() + 8),
             (std::vector<uint8_t>{1, 1, 0, 0}));
-  EXPECT_NE(step_words(*masked, 4).note.find("window: query i sees keys i − 1 … i + 0"),
-            std::string::npos);
+  EXPECT_EQ(std::vector<uint8_t>(masked->masked.begin() + 12, masked->masked.end()),
+            (std::vector<uint8_t>{1, 1, 1, 1}));
+  EXPECT_NE(step_words(*masked, 4).note.find("window: query i sees keys i + 2 − 1 … i + 2 + 0"),
+            std::string::npos)
+      << step_words(*masked, 4).note;
   // Capped scores lie in (-1, 1) and are tanh of the raw ones.
   EXPECT_DOUBLE_EQ(obs.find("softcap", 0)->values(1, 1),
                    std::tanh(obs.find("softcap_raw", 0)->values(1, 1)));

@@ -85,7 +85,7 @@ const Case kCases[] = {
     {R"({"X": [[1,2]], "labels": ["a","b"]})", R"(t.json: labels: 2 labels for 1 query)"},
     {R"({"X": [[1,2]], "Y": [[1,2],[3,4]], "labels": ["a"]})",
      R"(t.json: labels: one list labels both queries and keys, but there are 1 query and 2 keys; write {"queries": [...], "keys": [...]})"},
-    {R"({"X": [[1,2]], "causal": 1})", R"(t.json: causal: expected true or false, got 1)"},
+    {R"({"X": [[1,2]], "causal": 1})", R"(t.json: causal: expected true, false, "top_left" or "bottom_right", got 1)"},
     {R"({"X": [[1,2]], "mask": [[2]]})",
      R"(t.json: mask[0][0]: mask cells must be true/false or 0/1, got 2)"},
     {R"({"X": [[1,2]], "mask": [["yes"]]})",
@@ -96,7 +96,7 @@ const Case kCases[] = {
     {R"({"X": [[1,2]], "scale": "cosine", "scale_at": "output"})",
      R"(t.json: scale_at "output" needs a scalar scale factor; scale "cosine" depends on the data)"},
     {R"({"X": [[1,2]], "foo": 1})",
-     R"(t.json: unknown key "foo" (closest accepted key: "X"); accepted keys: X, Y, Q, K, V, params, params_layout, mode, variant, heads, scale, temperature, scale_at, mask, key_padding_mask, valid_lens, causal, mask_convention, attn_bias, mask_fill, fully_masked, dropout, seed, kv_heads, rope, alibi, window, softcap, qk_norm, sinks, labels, title, description, source, expected)"},
+     R"(t.json: unknown key "foo" (closest accepted key: "X"); accepted keys: X, Y, Q, K, V, params, params_layout, mode, variant, heads, scale, temperature, scale_at, mask, key_padding_mask, valid_lens, causal, q_offset, k_offset, mask_convention, attn_bias, mask_fill, fully_masked, dropout, seed, kv_heads, rope, alibi, window, softcap, qk_norm, sinks, labels, title, description, source, expected)"},
     {R"({"X": [[1,2]], "expected": {"output": [[1,2]], "tol": 1}})",
      R"(t.json: expected: unknown key "tol"; did you mean "tolerance"?)"},
 };

@@ -13,7 +13,7 @@ _attn_flags() {
       echo "-h --help --example --mode --variant --heads --scale --temperature --scale-at" \
         "--mask-convention --mask-fill --fully-masked --dropout --seed --params-layout" \
         "--kv-heads --rope-theta --rope-dims --rope-layout --rope-offset --window --softcap" \
-        "--sliding-window" \
+        "--sliding-window --q-offset --k-offset" \
         "--sinks --causal --rope --alibi --x --y --q --k --v --mask --bias --key-padding-mask" \
         "--valid-lens" \
         "--labels --key-labels --tokens --checkpoint --layer --arch --text --ids --no-special" \

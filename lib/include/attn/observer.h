@@ -52,6 +52,7 @@ struct StepFacts {
   std::optional<double> sink;  // row_max, row_sum, weights: the sink logit
   double mask_fill = 0;        // masked: what masked scores become
   bool window = false;         // masked: a sliding window, keys i - left .. i + right
+  int64_t diagonal = 0;        // masked: q_offset - k_offset, where key j is query i's position
   int64_t window_left = -1, window_right = -1;  // -1: unbounded
   double dropout = 0;                           // dropout, weighted_sum: p
   uint64_t seed = 0;                            // dropout: the generator's seed

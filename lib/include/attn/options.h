@@ -82,6 +82,10 @@ struct RunSettings {
   std::optional<double> temperature;
   std::optional<ScaleAt> scale_at;
   std::optional<bool> causal;
+  // causal "bottom_right": q_offset = len_k - len_q (flash-attn, a KV cache).
+  std::optional<bool> causal_bottom_right;
+  // Positions of query 0 and key 0 (RoPE, causal, window, ALiBi).
+  std::optional<int64_t> q_offset, k_offset;
   std::optional<MaskConvention> mask_convention;
   std::optional<double> mask_fill;
   std::optional<FullyMasked> fully_masked;
@@ -97,7 +101,7 @@ struct RunSettings {
   std::optional<double> rope_theta;
   std::optional<int64_t> rope_dims;
   std::optional<RopeLayout> rope_layout;
-  std::optional<int64_t> rope_q_offset, rope_k_offset;
+  std::optional<int64_t> rope_q_offset, rope_k_offset;  // older names of q_offset, k_offset
   // Hugging Face's rope_scaling (linear, dynamic, llama3, yarn, longrope).
   std::optional<RopeScaling> rope_scaling;
   // Q/K norm (Qwen 3, Gemma 3): an RMSNorm of each head of Q and K with

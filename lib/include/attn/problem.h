@@ -41,6 +41,11 @@ struct Masks {
   // Sliding window: query i sees keys i - left .. i + right (-1: unbounded).
   bool window = false;
   int64_t window_left = -1, window_right = -1;
+  // Positions: query i sits at q_offset + i, key j at k_offset + j; causal,
+  // the window and ALiBi compare them, so they see the diagonal j = i +
+  // diagonal (diagonal = q_offset - k_offset) where the indices alone see
+  // j = i.
+  int64_t diagonal = 0;
 
   bool any() const {
     return !mask.empty() || !key_padding.empty() || !valid_lens.empty() || causal ||
@@ -81,6 +86,9 @@ struct Problem {
   bool batched = false;  // the input had a batch axis
   bool four_d = false;   // Q/K/V given as [batch][heads][len][dim]
   int64_t len_q = 0, len_k = 0;
+  // Where query 0 and key 0 sit (RoPE, causal, window and ALiBi use them).
+  int64_t q_offset = 0, k_offset = 0;
+  bool causal_bottom_right = false;  // q_offset was set to align the last query and key
 
   // Sources of queries, keys and values: [B][L][d], or [B][H][L][d] when
   // four_d. In self mode all three hold X; in cross mode keys and values Y.

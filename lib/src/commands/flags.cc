@@ -93,7 +93,18 @@ const std::vector<SettingFlag>& setting_flags() {
       {"--temperature", "T", "divide the scaled scores by T > 0 (default 1)", {}},
       {"--scale-at", "NAME",
        "apply the scale factor to the scores or to the output (default scores)", scale_at_names()},
-      {"--causal", "", "query i attends to keys 0..i only (default: off)", {"true", "false"}},
+      {"--causal",
+       "[ALIGN]",
+       "a query attends to the keys at or before its position; ALIGN top-left (query i sees "
+       "keys 0..i, PyTorch's is_causal, the default) or bottom-right (the last query sees the "
+       "last key: flash-attn, a KV cache; sets --q-offset to len_k - len_q) (default: off)",
+       {"true", "false", "top-left", "bottom-right"}},
+      {"--q-offset",
+       "N",
+       "position of query 0, for RoPE, causal, window and ALiBi (default 0; a decode step's "
+       "is the cache length)",
+       {}},
+      {"--k-offset", "N", "position of key 0 (default 0)", {}},
       {"--mask-convention", "NAME",
        "block: true = masked; keep: true = takes part, as PyTorch SDPA (default block)",
        mask_convention_names()},
@@ -167,13 +178,21 @@ void set_setting_flag(RunSettings& s, std::string_view flag, const std::string& 
   } else if (flag == "--scale-at") {
     s.scale_at = choice<ScaleAt>(flag, text, parse_scale_at, scale_at_names());
   } else if (flag == "--causal") {
-    if (text == "true" || text == "1" || text.empty()) {
+    if (text == "true" || text == "1" || text.empty() || text == "top-left" || text == "top_left") {
       s.causal = true;
+      s.causal_bottom_right = false;
+    } else if (text == "bottom-right" || text == "bottom_right") {
+      s.causal = true;
+      s.causal_bottom_right = true;
     } else if (text == "false" || text == "0") {
       s.causal = false;
     } else {
-      bad(flag, "expected true or false, got '" + text + "'");
+      bad(flag, "expected true, false, top-left or bottom-right, got '" + text + "'");
     }
+  } else if (flag == "--q-offset" || flag == "--k-offset") {
+    const double v = number(flag, text);
+    if (auto e = check_count(v)) bad(flag, *e);
+    (flag == "--q-offset" ? s.q_offset : s.k_offset) = static_cast<int64_t>(v);
   } else if (flag == "--mask-convention") {
     s.mask_convention =
         choice<MaskConvention>(flag, text, parse_mask_convention, mask_convention_names());

@@ -553,7 +553,9 @@ class Engine {
       Mat<T> bias(Lq, Lk);
       for (int64_t i = 0; i < Lq; ++i) {
         for (int64_t j = 0; j < Lk; ++j) {
-          bias(i, j) = static_cast<T>(-m * static_cast<double>(std::llabs(i - j)));
+          // The distance of the positions q_offset + i and k_offset + j.
+          bias(i, j) =
+              static_cast<T>(-m * static_cast<double>(std::llabs(i + p_.masks.diagonal - j)));
         }
       }
       s += bias;
@@ -680,6 +682,7 @@ class Engine {
     f.window = p_.masks.window;
     f.window_left = p_.masks.window_left;
     f.window_right = p_.masks.window_right;
+    f.diagonal = p_.masks.diagonal;
     return f;
   }
 

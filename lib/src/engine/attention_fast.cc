@@ -297,7 +297,10 @@ std::vector<kernel::HeadTask<T>> head_tasks(const Problem& p, Heads<T>& x,
       t.d = x.d;
       t.dv = x.dv;
       out.point(t, bh);
-      if (!p.alibi.empty()) t.alibi = p.alibi[static_cast<size_t>(h)];
+      if (!p.alibi.empty()) {
+        t.alibi = p.alibi[static_cast<size_t>(h)];
+        t.alibi_diagonal = p.masks.diagonal;
+      }
       if (!p.sinks.empty()) {
         t.has_sink = true;
         t.sink = p.sinks[static_cast<size_t>(h)];

@@ -31,6 +31,7 @@ class MaskView {
     }
     if (!m.valid_lens.empty()) valid_lens_ = m.valid_lens.data() + b * p.len_q;
     causal_ = m.causal;
+    diag_ = m.diagonal;
     if (m.window) {
       left_ = m.window_left;
       right_ = m.window_right;
@@ -38,18 +39,19 @@ class MaskView {
   }
 
   // Keys j >= key_limit(i) are masked for query i (valid_lens and causal);
-  // the kernels use it to cut the key range.
+  // the kernels use it to cut the key range. Causal and the window compare
+  // positions: key j is query i's own position at j = i + diag_.
   int64_t key_limit(int64_t i) const {
     int64_t lim = len_k_;
     if (valid_lens_) lim = std::min(lim, valid_lens_[i]);
-    if (causal_) lim = std::min(lim, i + 1);
-    if (right_ >= 0) lim = std::min(lim, i + right_ + 1);
+    if (causal_) lim = std::min(lim, i + diag_ + 1);
+    if (right_ >= 0) lim = std::min(lim, i + diag_ + right_ + 1);
     return std::max<int64_t>(lim, 0);
   }
 
   // Keys j < key_start(i) are masked for query i (the window's left edge).
   int64_t key_start(int64_t i) const {
-    return left_ >= 0 ? std::min(len_k_, std::max<int64_t>(0, i - left_)) : 0;
+    return left_ >= 0 ? std::min(len_k_, std::max<int64_t>(0, i + diag_ - left_)) : 0;
   }
 
   // Whether a window's left edge bounds the keys of every row.
@@ -76,6 +78,7 @@ class MaskView {
   const uint8_t* key_padding_ = nullptr;
   const int64_t* valid_lens_ = nullptr;
   bool causal_ = false;
+  int64_t diag_ = 0;                // q_offset - k_offset
   int64_t left_ = -1, right_ = -1;  // window sides, -1 unbounded
 };
 

@@ -27,6 +27,8 @@ const std::vector<std::string>& document_keys() {
                                                 "key_padding_mask",
                                                 "valid_lens",
                                                 "causal",
+                                                "q_offset",
+                                                "k_offset",
                                                 "mask_convention",
                                                 "attn_bias",
                                                 "mask_fill",
@@ -193,8 +195,20 @@ class Reader {
       } else if (k == "valid_lens") {
         doc.valid_lens = tensor(v, k, CellKind::kCount);
       } else if (k == "causal") {
-        if (!v.is_bool()) fail(k, "expected true or false, got " + json::describe(v));
-        doc.settings.causal = v.as_bool();
+        // true is "top_left" (PyTorch's is_causal); "bottom_right" aligns
+        // the last query with the last key (flash-attn, a KV cache).
+        if (v.is_bool()) {
+          doc.settings.causal = v.as_bool();
+        } else if (v.is_string() &&
+                   (v.as_string() == "top_left" || v.as_string() == "bottom_right")) {
+          doc.settings.causal = true;
+          doc.settings.causal_bottom_right = v.as_string() == "bottom_right";
+        } else {
+          fail(k,
+               "expected true, false, \"top_left\" or \"bottom_right\", got " + json::describe(v));
+        }
+      } else if (k == "q_offset" || k == "k_offset") {
+        (k == "q_offset" ? doc.settings.q_offset : doc.settings.k_offset) = count(v, k);
       } else if (k == "mask_convention") {
         doc.settings.mask_convention =
             enumeration(v, k, parse_mask_convention, mask_convention_names());

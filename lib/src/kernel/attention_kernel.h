@@ -68,8 +68,10 @@ struct HeadTask {
   int64_t len_q = 0, len_k = 0, d = 0, dv = 0;
   const detail::MaskView* masks = nullptr;  // null: nothing masked
   int64_t batch = 0, head = 0, heads = 1;   // for dropout counters and reports
-  // ALiBi: -alibi·|i - j| joins the bias (0: none).
+  // ALiBi: -alibi·|i + alibi_diagonal - j| joins the bias (0: none): the
+  // distance of the positions (q_offset + i) and (k_offset + j).
   double alibi = 0.0;
+  int64_t alibi_diagonal = 0;
   // Attention sink: a logit in every row's softmax denominator, no value.
   bool has_sink = false;
   double sink = 0.0;

@@ -765,7 +765,7 @@ class Block {
   bool finite_ = true;  // every output row written so far is finite
 };
 
-// ALiBi's bias -alibi·|i - j| of a head by the distance j - i, from
+// ALiBi's bias -alibi·|i + diagonal - j| of a head by the distance j - i, from
 // -(len_q - 1) (entry 0) to len_k - 1: computed in double, as the reference
 // builds its bias matrix, and rounded to T once. Rows then add a slice of
 // it, one load per vector of scores; the bits are those of the bias matrix.
@@ -773,7 +773,7 @@ template <class T>
 std::vector<T> alibi_table(const HeadTask<T>& t) {
   std::vector<T> b(static_cast<size_t>(t.len_q + t.len_k - 1));
   for (int64_t e = 0; e < static_cast<int64_t>(b.size()); ++e) {
-    const double dist = std::fabs(static_cast<double>(e - (t.len_q - 1)));
+    const double dist = std::fabs(static_cast<double>(e - (t.len_q - 1) - t.alibi_diagonal));
     b[static_cast<size_t>(e)] = static_cast<T>(-t.alibi * dist);
   }
   return b;

@@ -135,11 +135,46 @@ void resolve_modern(const InputDocument& doc, Problem& p) {
     r.theta = s.rope_theta.value_or(10000.0);
     r.dims = s.rope_dims.value_or(0);
     r.layout = s.rope_layout.value_or(RopeLayout::kHalf);
-    r.q_offset = s.rope_q_offset.value_or(0);
-    r.k_offset = s.rope_k_offset.value_or(0);
+    r.q_offset = p.q_offset;  // resolve_positions: one pair of positions for all
+    r.k_offset = p.k_offset;
     r.scaling = s.rope_scaling;
     p.rope = r;
   }
+}
+
+void resolve_positions(const InputDocument& doc, Problem& p) {
+  const RunSettings& s = doc.settings;
+  auto place = [&](const std::string& key) { return place_path(doc.settings_place, key); };
+  // rope.q_offset and --rope-offset are older names of the same positions.
+  auto pick = [&](const std::optional<int64_t>& top, const std::optional<int64_t>& alias,
+                  const char* key) -> int64_t {
+    if (top && alias && *top != *alias) {
+      throw_input(place(key), std::to_string(*top) + " disagrees with rope." + key + " " +
+                                  std::to_string(*alias) +
+                                  "; they name one position (rope's is the older name)");
+    }
+    return top.value_or(alias.value_or(0));
+  };
+  p.q_offset = pick(s.q_offset, s.rope_q_offset, "q_offset");
+  p.k_offset = pick(s.k_offset, s.rope_k_offset, "k_offset");
+  if (s.causal_bottom_right.value_or(false) && s.causal.value_or(false)) {
+    if (s.q_offset || s.rope_q_offset) {
+      throw_input(place("causal"),
+                  "bottom_right places the queries itself (q_offset = k_offset + len_k - len_q); "
+                  "give it or q_offset, not both");
+    }
+    if (p.len_q > p.len_k) {
+      throw_input(place("causal"),
+                  "bottom_right with " + std::to_string(p.len_q) + " queries and " +
+                      std::to_string(p.len_k) + " keys would put queries 0 to " +
+                      std::to_string(p.len_q - p.len_k - 1) +
+                      " before every key, where they see none (flash-attn leaves them zero); "
+                      "give at most as many queries as keys, or causal true (top-left)");
+    }
+    p.q_offset = p.k_offset + p.len_k - p.len_q;
+    p.causal_bottom_right = true;
+  }
+  p.masks.diagonal = p.q_offset - p.k_offset;
 }
 
 void resolve_rope_width(const InputDocument& doc, Problem& p) {

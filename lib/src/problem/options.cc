@@ -226,6 +226,9 @@ void RunSettings::merge(const RunSettings& o) {
   if (o.temperature) temperature = o.temperature;
   if (o.scale_at) scale_at = o.scale_at;
   if (o.causal) causal = o.causal;
+  if (o.causal_bottom_right) causal_bottom_right = o.causal_bottom_right;
+  if (o.q_offset) q_offset = o.q_offset;
+  if (o.k_offset) k_offset = o.k_offset;
   if (o.mask_convention) mask_convention = o.mask_convention;
   if (o.mask_fill) mask_fill = o.mask_fill;
   if (o.fully_masked) fully_masked = o.fully_masked;

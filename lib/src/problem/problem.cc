@@ -335,6 +335,7 @@ Problem build(const InputDocument& doc, InputDocument* own) {
   p.source = doc.source;
   resolve_settings(doc, p);
   resolve_inputs(doc, own, p);
+  detail::resolve_positions(doc, p);
   detail::resolve_modern(doc, p);
   detail::resolve_params(doc, p);
   detail::resolve_rope_width(doc, p);
@@ -415,7 +416,11 @@ std::string describe_run(const Problem& p) {
   if (!m.mask.empty()) s += ", mask";
   if (!m.key_padding.empty()) s += ", key_padding_mask";
   if (!m.valid_lens.empty()) s += ", valid_lens" + valid_lens_text(p);
-  if (m.causal) s += ", causal";
+  if (m.causal) s += p.causal_bottom_right ? ", causal (bottom-right)" : ", causal";
+  if ((p.q_offset || p.k_offset) && (m.causal || m.window || !p.alibi.empty() || p.rope)) {
+    s += ", positions q " + std::to_string(p.q_offset) + "+i, k " + std::to_string(p.k_offset) +
+         "+j";
+  }
   if (!m.bias.empty()) s += ", attn_bias";
   if (m.window) {
     s += ", window [" + std::to_string(m.window_left) + ", " + std::to_string(m.window_right) + "]";

@@ -29,6 +29,11 @@ void resolve_masks(const InputDocument& doc, Problem& p);
 // need kv_heads).
 void resolve_modern(const InputDocument& doc, Problem& p);
 
+// q_offset and k_offset (or rope's older names), and causal bottom_right:
+// where the queries and keys sit; sets the masks' diagonal. Before
+// resolve_modern, whose RoPE takes the same positions.
+void resolve_positions(const InputDocument& doc, Problem& p);
+
 // RoPE's rotated width against the head width (known once the parameters
 // are resolved).
 void resolve_rope_width(const InputDocument& doc, Problem& p);

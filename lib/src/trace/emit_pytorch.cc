@@ -159,11 +159,22 @@ std::string masks(const Problem& p) {
     s += "valid_lens = t(" + py_list(d.data(), {p.batch, p.len_q}, 15) + ")  # d2l, per query\n";
     s += "masked |= (torch.arange(Lk)[None, None, :] >= valid_lens[:, :, None])[:, None]\n";
   }
-  if (m.causal) {
+  const std::string d = std::to_string(m.diagonal);
+  if (m.causal && m.diagonal == 0) {
     s += "masked |= torch.ones(Lq, Lk, dtype=torch.bool).triu(1)  # causal, top-left aligned\n";
+  } else if (m.causal) {
+    s += "# causal on positions: query i at " + std::to_string(p.q_offset) + " + i, key j at " +
+         std::to_string(p.k_offset) + " + j" +
+         (p.causal_bottom_right ? " (bottom-right: the last query sees the last key)" : "") + "\n";
+    s += "masked |= torch.ones(Lq, Lk, dtype=torch.bool).triu(1 + " + d + ")\n";
   }
   if (m.window) {
-    s += "i, j = torch.arange(Lq)[:, None], torch.arange(Lk)[None, :]\n";
+    if (p.q_offset == 0 && p.k_offset == 0) {
+      s += "i, j = torch.arange(Lq)[:, None], torch.arange(Lk)[None, :]\n";
+    } else {
+      s += "i, j = torch.arange(Lq)[:, None] + " + std::to_string(p.q_offset) +
+           ", torch.arange(Lk)[None, :] + " + std::to_string(p.k_offset) + "  # positions\n";
+    }
     if (m.window_left >= 0) {
       s += "masked |= j < i - " + std::to_string(m.window_left) + "  # window, left side\n";
     }
@@ -457,7 +468,13 @@ std::string generic_program(const Problem& p) {
   if (!p.masks.bias.empty()) s += "s = s + attn_bias\n";
   if (!p.alibi.empty()) {
     s += py_tensor("slopes", p.alibi.data(), {static_cast<int64_t>(p.alibi.size())});
-    s += "distance = (torch.arange(Lq)[:, None] - torch.arange(Lk)[None, :]).abs()\n";
+    if (p.q_offset == 0 && p.k_offset == 0) {
+      s += "distance = (torch.arange(Lq)[:, None] - torch.arange(Lk)[None, :]).abs()\n";
+    } else {
+      s += "distance = ((torch.arange(Lq)[:, None] + " + std::to_string(p.q_offset) +
+           ") - (torch.arange(Lk)[None, :] + " + std::to_string(p.k_offset) +
+           ")).abs()  # of the positions\n";
+    }
     s += "s = s - slopes[None, :, None, None] * distance  # ALiBi\n";
   }
   if (p.masks.any()) s += "s = s.masked_fill(masked, " + num(p.mask_fill) + ")\n";

@@ -302,10 +302,18 @@ std::string mask_note(const StepFacts& f) {
   std::string note = std::isinf(f.mask_fill)
                          ? "masked cells are set to -inf"
                          : "masked cells are set to mask_fill = " + shortest(f.mask_fill);
+  // Positions: with offsets, key j is query i's own position at j = i + d.
+  const std::string at = f.diagonal == 0 ? "i"
+                         : f.diagonal > 0 ? "i + " + str(f.diagonal)
+                                          : "i − " + str(-f.diagonal);
+  if (f.diagonal != 0) {
+    note += "; positions: key " + at + " sits where query i does (q_offset − k_offset = " +
+            str(f.diagonal) + ")";
+  }
   if (!f.window) return note;
   auto side = [](int64_t w) { return w < 0 ? std::string("unbounded") : str(w); };
-  return note + "; window: query i sees keys i − " + side(f.window_left) + " … i + " +
-         side(f.window_right);
+  return note + "; window: query i sees keys " + at + " − " + side(f.window_left) + " … " + at +
+         " + " + side(f.window_right);
 }
 
 StepWords masked(const TraceStep& s, int) {

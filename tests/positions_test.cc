@@ -1,0 +1,168 @@
+// Positions: query i at q_offset + i, key j at k_offset + j, shared by
+// RoPE, causal, the window and ALiBi; causal "bottom_right" (flash-attn's
+// and a KV cache's alignment). Each is checked against the same attention
+// written with explicit masks and biases, on the kernels and the
+// reference path alike.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/problem.h"
+#include "test_util.h"
+
+namespace attn {
+namespace {
+
+using test::max_diff;
+using test::problem;
+using test::problem_error;
+using test::run_attn;
+
+// Q [heads 2][3][4] as 4-D, K and V [2][6][4]: three queries, six keys.
+std::string qkv(int64_t queries = 3) {
+  std::string q = "[[", k = "[[", v = "[[";
+  for (int h = 0; h < 2; ++h) {
+    q += h ? ", [" : "[";
+    k += h ? ", [" : "[";
+    v += h ? ", [" : "[";
+    for (int i = 0; i < 6; ++i) {
+      std::string row = "[";
+      for (int c = 0; c < 4; ++c) {
+        row += (c ? ", " : "") + std::to_string(std::sin(1.7 * i + 0.9 * c + 2.3 * h));
+      }
+      row += "]";
+      if (i < queries) q += (i ? ", " : "") + row;
+      k += (i ? ", " : "") + row;
+      std::string vr = "[";
+      for (int c = 0; c < 4; ++c) {
+        vr += (c ? ", " : "") + std::to_string(std::cos(0.7 * i - 1.1 * c + h));
+      }
+      v += (i ? ", " : "") + vr + "]";
+    }
+    q += "]";
+    k += "]";
+    v += "]";
+  }
+  return R"("Q": )" + q + "]], " + R"("K": )" + k + "]], " + R"("V": )" + v + "]], \"heads\": 2";
+}
+
+// Both paths: the kernels (output only) and the reference with weights.
+void expect_same(const std::string& a, const std::string& b, const std::string& what) {
+  for (bool reference : {false, true}) {
+    ComputeRequest r;
+    r.reference = reference;
+    r.weights = reference;
+    const Result x = compute(problem(a), r), y = compute(problem(b), r);
+    EXPECT_LT(max_diff(x.output, y.output), 1e-14) << what << (reference ? " (reference)" : "");
+    if (reference) {
+      EXPECT_LT(max_diff(*x.weights, *y.weights), 1e-14) << what;
+    }
+  }
+}
+
+// The block mask of a rule on positions, [q][k], for the document.
+template <class F>
+std::string mask_of(int64_t lq, int64_t lk, F masked) {
+  std::string s = "[";
+  for (int64_t i = 0; i < lq; ++i) {
+    s += i ? ", [" : "[";
+    for (int64_t j = 0; j < lk; ++j) s += std::string(j ? ", " : "") + (masked(i, j) ? "1" : "0");
+    s += "]";
+  }
+  return s + "]";
+}
+
+TEST(Positions, BottomRightCausalIsTheLastQueryOnTheLastKey) {
+  // Three queries over six keys: query i sits at 3 + i and sees keys 0..3+i.
+  expect_same("{" + qkv() + R"(, "causal": "bottom_right"})",
+              "{" + qkv() + R"(, "mask": )" +
+                  mask_of(3, 6, [](int64_t i, int64_t j) { return j > i + 3; }) + "}",
+              "bottom_right");
+  expect_same("{" + qkv() + R"(, "causal": true, "q_offset": 3})",
+              "{" + qkv() + R"(, "causal": "bottom_right"})", "q_offset 3");
+  // A decode step: one query at the end sees every key.
+  expect_same("{" + qkv(1) + R"(, "causal": "bottom_right"})", "{" + qkv(1) + "}", "decode");
+  // Top-left stays the default: query 0 sees key 0 only.
+  expect_same("{" + qkv() + R"(, "causal": "top_left"})",
+              "{" + qkv() + R"(, "mask": )" +
+                  mask_of(3, 6, [](int64_t i, int64_t j) { return j > i; }) + "}",
+              "top_left");
+}
+
+TEST(Positions, WindowAndAlibiCompareThePositions) {
+  // Query i at 10 + i, key j at 8 + j: the diagonal is j = i + 2.
+  const std::string pos = R"(, "q_offset": 10, "k_offset": 8)";
+  expect_same("{" + qkv() + pos + R"(, "window": [1, 0], "causal": true})",
+              "{" + qkv() + R"(, "mask": )" +
+                  mask_of(3, 6, [](int64_t i, int64_t j) { return j > i + 2 || j < i + 1; }) + "}",
+              "window");
+  // ALiBi's distance |(10 + i) - (8 + j)|, as an explicit bias.
+  std::string bias = "[[";
+  for (int h = 0; h < 2; ++h) {
+    const double m = h == 0 ? 0.25 : 0.0625;
+    bias += h ? ", [" : "[";
+    for (int i = 0; i < 3; ++i) {
+      bias += i ? ", [" : "[";
+      for (int j = 0; j < 6; ++j) {
+        bias += (j ? ", " : "") + std::to_string(-m * std::abs(i + 2 - j));
+      }
+      bias += "]";
+    }
+    bias += "]";
+  }
+  bias += "]]";
+  expect_same("{" + qkv() + pos + R"(, "alibi": [0.25, 0.0625]})",
+              "{" + qkv() + R"(, "attn_bias": )" + bias + "}", "alibi");
+  // RoPE's older names are the same positions.
+  expect_same("{" + qkv() + pos + R"(, "rope": true, "causal": true})",
+              "{" + qkv() + R"(, "rope": {"q_offset": 10, "k_offset": 8}, "causal": true})",
+              "rope alias");
+}
+
+TEST(Positions, RefusalsNameThePlace) {
+  const std::string more = R"({"Q": [[1, 0], [0, 1], [1, 1]], "K": [[1, 0], [0, 1]],
+                               "V": [[1, 0], [0, 1]], "causal": "bottom_right"})";
+  EXPECT_EQ(problem_error(more),
+            "t.json: causal: bottom_right with 3 queries and 2 keys would put queries 0 to 0 "
+            "before every key, where they see none (flash-attn leaves them zero); give at most "
+            "as many queries as keys, or causal true (top-left)");
+  EXPECT_EQ(problem_error("{" + qkv() + R"(, "causal": "bottom_right", "q_offset": 1})"),
+            "t.json: causal: bottom_right places the queries itself (q_offset = k_offset + "
+            "len_k - len_q); give it or q_offset, not both");
+  EXPECT_EQ(problem_error("{" + qkv() + R"(, "q_offset": 2, "rope": {"q_offset": 3}})"),
+            "t.json: q_offset: 2 disagrees with rope.q_offset 3; they name one position (rope's "
+            "is the older name)");
+  EXPECT_NE(problem_error("{" + qkv() + R"(, "q_offset": -1})").find("q_offset"),
+            std::string::npos);
+  EXPECT_EQ(problem_error("{" + qkv() + R"(, "causal": "bottom-left"})"),
+            "t.json: causal: expected true, false, \"top_left\" or \"bottom_right\", got "
+            "\"bottom-left\"");
+}
+
+TEST(PositionsCli, DecodeStepFlagsAndTheSettingsLine) {
+  const std::string doc = test::write_temp("decode.json", "{" + qkv(1) + "}");
+  const auto r = run_attn({"run", doc, "--causal", "bottom-right", "-f", "json", "-w"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto plain = run_attn({"run", doc, "-f", "json", "-w"});
+  // The numbers of a run's JSON, without its settings line.
+  auto numbers = [](const std::string& out) { return out.substr(out.find("\"output\"")); };
+  EXPECT_EQ(numbers(r.out), numbers(plain.out));
+  // --causal still takes a file after it; bottom-right shows in the trace.
+  const auto t = run_attn({"run", "--causal", doc, "--causal", "bottom-right", "--trace"});
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("causal (bottom-right), positions q 5+i, k 0+j"), std::string::npos)
+      << t.out.substr(0, 600);
+  const auto q = run_attn({"run", doc, "--causal", "--q-offset", "5", "-f", "json", "-w"});
+  EXPECT_EQ(numbers(q.out), numbers(plain.out));
+  const auto bad = run_attn({"run", doc, "--causal=sideways"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err,
+            "attn: error: --causal: expected true, false, top-left or bottom-right, got "
+            "'sideways'\n");
+}
+
+}  // namespace
+}  // namespace attn
