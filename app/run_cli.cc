@@ -1,6 +1,7 @@
 // `attn run`: binds flags to a RunRequest and calls attn::run_command.
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "attn/checkpoint.h"
 #include "attn/error.h"
@@ -32,6 +33,7 @@ struct RunFlags {
   std::string threads = "0";
   std::string max_elements;
   std::string max_input_bytes;
+  std::string rtol, atol;
   std::string color = "auto";
   std::string title, description;
   std::string layer = "0";
@@ -228,6 +230,17 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   run->add_option("--expect", f->req.expect_path, "expected numbers for --check from FILE")
       ->type_name("FILE")
       ->group(o);
+  run->add_option("--rtol", f->rtol,
+                  "relative tolerance of --check: |got - expected| <= atol + rtol·|expected| "
+                  "(NumPy's allclose) (default 1e-9; 1.3e-6 when the reference is float32 or "
+                  "the run --dtype f32)")
+      ->type_name("R")
+      ->group(o);
+  run->add_option("--atol", f->atol,
+                  "absolute tolerance of --check (default 1e-9; 1e-5 when the reference is "
+                  "float32 or the run --dtype f32)")
+      ->type_name("A")
+      ->group(o);
   run->add_flag("-q,--quiet", f->req.quiet,
                 "quiet: no warnings, batch summary or progress bar, and --check lists only "
                 "mismatches (errors are still printed)")
@@ -329,6 +342,13 @@ Action add_run(CLI::App& app, const std::string& command_line) {
       req.max_input_bytes = parse_max_input_bytes_flag(f->max_input_bytes);
     }
     if (!req.expect_path.empty()) req.check = true;
+    for (const auto& [flag, text, target] :
+         {std::tuple{"--rtol", &f->rtol, &req.rtol}, std::tuple{"--atol", &f->atol, &req.atol}}) {
+      if (run->count(flag) == 0) continue;
+      if (!req.check)
+        throw_usage(std::string(flag) + " is the tolerance of --check or --expect; give one");
+      *target = parse_nonnegative_flag(flag, *text);
+    }
     StdConsole console;
     const auto bar = progress_bar(req.quiet);
     req.progress = bar.get();

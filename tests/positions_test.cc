@@ -166,3 +166,46 @@ TEST(PositionsCli, DecodeStepFlagsAndTheSettingsLine) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+// --rtol/--atol: NumPy's allclose; a float32 reference (or run) gets
+// torch.testing's float32 defaults, printed in the summary.
+TEST(Tolerances, Float32ReferencesAndFlags) {
+  const std::string doc = test::write_temp("tol.json", "{" + qkv() + R"(, "causal": true})");
+  const std::string dir = test::temp_dir();
+  // A float32 reference: the same attention computed and stored in float32.
+  ASSERT_EQ(run_attn({"run", doc, "--dtype", "f32", "-o", dir + "/ref32.npy"}).code, 0);
+  ASSERT_EQ(run_attn({"run", doc, "--dtype", "f32", "-f", "json", "-o", dir + "/ref32.json"}).code,
+            0);
+  const auto f32 = run_attn({"run", doc, "--expect", dir + "/ref32.npy"});
+  EXPECT_EQ(f32.code, 0) << f32.out << f32.err;
+  // The report follows the table on stdout.
+  EXPECT_NE(f32.out.find("check passed: all 24 values match (rtol 1.3e-06, atol 1e-05)"),
+            std::string::npos)
+      << f32.out;
+  // The same numbers in JSON carry no dtype: the float64 rule fails them...
+  const auto json = run_attn({"run", doc, "--expect", dir + "/ref32.json", "-q"});
+  EXPECT_EQ(json.code, 1);
+  EXPECT_NE(json.out.find("values differ\n"), std::string::npos) << json.out;
+  // ...and the flags pass them, naming the rule.
+  const auto flags =
+      run_attn({"run", doc, "--expect", dir + "/ref32.json", "--rtol", "1e-5", "--atol", "1e-6"});
+  EXPECT_EQ(flags.code, 0) << flags.out << flags.err;
+  EXPECT_NE(flags.out.find("values match (rtol 1e-05, atol 1e-06)"), std::string::npos)
+      << flags.out;
+  // A float32 run against its own JSON passes by default.
+  const auto run32 = run_attn({"run", doc, "--dtype", "f32", "--expect", dir + "/ref32.json"});
+  EXPECT_EQ(run32.code, 0) << run32.err;
+  // Refusals.
+  const auto alone = run_attn({"run", doc, "--rtol", "1e-3"});
+  EXPECT_EQ(alone.code, 2);
+  EXPECT_EQ(alone.err, "attn: error: --rtol is the tolerance of --check or --expect; give one\n");
+  const auto nan = run_attn({"run", doc, "--check", "--atol", "nan"});
+  EXPECT_EQ(nan.code, 2);
+  EXPECT_EQ(nan.err, "attn: error: --atol: expected a finite number >= 0, got 'nan'\n");
+}
+
+}  // namespace
+}  // namespace attn

@@ -20,7 +20,8 @@ _attn_flags() {
         "--hidden-out" \
         "-f --format -w --weights -o --output --out-dir" \
         "--weights-out --trace --trace-format --query --similarity --precision --average-heads" \
-        "--dtype --threads --check --expect -q --quiet --max-elements --max-input-bytes" \
+        "--dtype --threads --check --expect --rtol --atol -q --quiet --max-elements" \
+        "--max-input-bytes" \
         "--emit-pytorch --title --description --color --heatmap --show" \
         "--of --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
         "--cell-size --labels-every --annotate --font"

@@ -1,8 +1,10 @@
 // Checking a result against the numbers a document expects (`expected`, or
 // a file given with --expect): each value passes when
 //   |got - expected| <= tolerance * max(1, |expected|)
-// (absolute near zero, relative for large values); NaN matches NaN and an
-// infinity matches the same infinity.
+// (absolute near zero, relative for large values), or with --rtol/--atol
+// (and by default when the reference is stored in float32 or the run is in
+// float32) NumPy's allclose rule |got - expected| <= atol + rtol·|expected|;
+// NaN matches NaN and an infinity matches the same infinity.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,9 @@
 namespace attn {
 
 constexpr double kDefaultTolerance = 1e-9;
+// torch.testing.assert_close's float32 defaults: a float32 reference or a
+// float32 run is checked with these unless a tolerance is given.
+constexpr double kFloat32Rtol = 1.3e-6, kFloat32Atol = 1e-5;
 
 struct CheckItem {
   std::string tensor;  // "output" or "weights"
@@ -29,6 +34,9 @@ struct CheckReport {
   std::vector<CheckItem> items;  // every compared value
   int64_t mismatches = 0;
   double tolerance = kDefaultTolerance;
+  // NumPy's allclose rule instead (--rtol/--atol, or a float32 side).
+  bool allclose = false;
+  double rtol = 0, atol = 0;
   bool passed() const { return mismatches == 0; }
 };
 

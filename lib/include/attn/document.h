@@ -38,6 +38,10 @@ struct Expected {
   std::optional<Input> output;
   std::optional<Input> weights;
   std::optional<double> tolerance;
+  // NumPy's allclose rule, |got − expected| ≤ atol + rtol·|expected|, when
+  // either is given (--rtol, --atol); the other takes its default.
+  std::optional<double> rtol, atol;
+  bool single_precision = false;  // the numbers were stored in float32 (or narrower)
   std::string place;
 };
 

@@ -29,6 +29,9 @@ struct MatrixData {
   Tensor<double> values;
   std::vector<std::string> row_labels;     // CSV label column
   std::vector<std::string> column_labels;  // CSV header
+  // Stored in float32 or narrower (a binary file's dtype): what a check's
+  // default tolerance allows for.
+  bool single_precision = false;
 };
 
 // A path with a tensor chosen in it: "m.safetensors:model.layers.0.w" is

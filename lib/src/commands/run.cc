@@ -52,10 +52,10 @@ std::optional<Expected> load_expected(const RunRequest& req, const Problem& p) {
     const std::string name = display_name(req.expect_path);
     if (is_multi_tensor_file(req.expect_path)) {
       Expected e;
-      e.output = Input{read_matrix(req.expect_path, CellKind::kExtended, {}, req.max_input_bytes,
-                                   req.max_elements)
-                           .values,
-                       name};
+      MatrixData m = read_matrix(req.expect_path, CellKind::kExtended, {}, req.max_input_bytes,
+                                 req.max_elements);
+      e.output = Input{std::move(m.values), name};
+      e.single_precision = m.single_precision;
       e.place = name;
       return e;
     }
@@ -63,8 +63,9 @@ std::optional<Expected> load_expected(const RunRequest& req, const Problem& p) {
     // A .npy or CSV matrix is the expected output (np.save of a PyTorch result).
     if (matrix_format(req.expect_path, text) != MatrixFormat::kJson) {
       Expected e;
-      e.output = Input{
-          parse_matrix(text, req.expect_path, CellKind::kExtended, req.max_elements).values, name};
+      MatrixData m = parse_matrix(text, req.expect_path, CellKind::kExtended, req.max_elements);
+      e.output = Input{std::move(m.values), name};
+      e.single_precision = m.single_precision;
       e.place = name;
       return e;
     }
@@ -383,7 +384,10 @@ std::string result_text(const RunRequest& req, const Problem& p, const Result& r
 std::pair<std::string, int> check_report(const RunRequest& req, const Problem& p, const Result& r,
                                          const std::optional<Expected>& expected) {
   if (!expected) return {"", 0};
-  const CheckReport rep = check_result(r, *expected);
+  Expected e = *expected;  // the flags' tolerances win over the document's
+  if (req.rtol) e.rtol = req.rtol;
+  if (req.atol) e.atol = req.atol;
+  const CheckReport rep = check_result(r, e);
   std::string report = format_check_report(rep, p, req.quiet);
   if (rep.passed()) return {report, 0};
   if (auto alt = explain_mismatch(p, *expected, req.dtype)) {

@@ -88,8 +88,9 @@ struct RunRequest {
   std::string hidden_out;         // --hidden-out FILE.npy: the model's hidden states
   HeatmapRequest heatmap;         // --heatmap FILE, --show
 
-  bool check = false;       // compare with the document's expected numbers
-  std::string expect_path;  // expected numbers from this file instead
+  bool check = false;                // compare with the document's expected numbers
+  std::optional<double> rtol, atol;  // --rtol, --atol: NumPy's allclose rule
+  std::string expect_path;           // expected numbers from this file instead
   bool average_heads = false;
   DType dtype = DType::kF64;
   int threads = 0;     // --threads: worker threads of the kernels (0: every core)

@@ -11,10 +11,11 @@ namespace attn {
 
 namespace {
 
-bool close_enough(double got, double want, double tol) {
+bool close_enough(double got, double want, const CheckReport& rep) {
   if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
   if (std::isinf(want) || std::isinf(got)) return got == want;
-  return std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want));
+  if (rep.allclose) return std::fabs(got - want) <= rep.atol + rep.rtol * std::fabs(want);
+  return std::fabs(got - want) <= rep.tolerance * std::max(1.0, std::fabs(want));
 }
 
 Shape unravel(int64_t flat, const Shape& shape) {
@@ -26,7 +27,7 @@ Shape unravel(int64_t flat, const Shape& shape) {
   return idx;
 }
 
-void compare(const std::string& name, const Tensor<double>& got, const Input& want, double tol,
+void compare(const std::string& name, const Tensor<double>& got, const Input& want,
              CheckReport& rep) {
   if (got.shape() != want.tensor.shape()) {
     throw_input(want.place, "expected " + name + " has shape " + shape_string(want.tensor.shape()) +
@@ -38,7 +39,7 @@ void compare(const std::string& name, const Tensor<double>& got, const Input& wa
     it.index = unravel(i, got.shape());
     it.expected = want.tensor[i];
     it.got = got[i];
-    it.ok = close_enough(it.got, it.expected, tol);
+    it.ok = close_enough(it.got, it.expected, rep);
     if (!it.ok) ++rep.mismatches;
     rep.items.push_back(it);
   }
@@ -55,10 +56,16 @@ std::string index_text(const Shape& idx) {
 CheckReport check_result(const Result& r, const Expected& e) {
   CheckReport rep;
   rep.tolerance = e.tolerance.value_or(kDefaultTolerance);
-  if (e.output) compare("output", r.output, *e.output, rep.tolerance, rep);
+  const bool single = e.single_precision || r.dtype == DType::kF32;
+  if (e.rtol || e.atol || (single && !e.tolerance)) {
+    rep.allclose = true;
+    rep.rtol = e.rtol.value_or(single ? kFloat32Rtol : kDefaultTolerance);
+    rep.atol = e.atol.value_or(single ? kFloat32Atol : kDefaultTolerance);
+  }
+  if (e.output) compare("output", r.output, *e.output, rep);
   if (e.weights) {
     if (!r.weights) throw_internal("check of weights without computed weights");
-    compare("weights", *r.weights, *e.weights, rep.tolerance, rep);
+    compare("weights", *r.weights, *e.weights, rep);
   }
   if (!e.output && !e.weights) {
     throw_input(e.place, "nothing to check: expected has neither output nor weights");
@@ -156,8 +163,11 @@ std::string format_check_report(const CheckReport& rep, const Problem& p, bool m
   if (shown.empty()) {
     rows.clear();
   } else {
-    out = "check against expected (tolerance " + format_shortest(rep.tolerance) +
-          ", |got − expected| ≤ tol·max(1, |expected|))\n";
+    out = rep.allclose ? "check against expected (rtol " + format_shortest(rep.rtol) + ", atol " +
+                             format_shortest(rep.atol) +
+                             ", |got − expected| ≤ atol + rtol·|expected|, as NumPy's allclose)\n"
+                       : "check against expected (tolerance " + format_shortest(rep.tolerance) +
+                             ", |got − expected| ≤ tol·max(1, |expected|))\n";
   }
   for (const auto& r : rows) {
     for (size_t c = 0; c < r.size(); ++c) {
@@ -177,11 +187,14 @@ std::string format_check_report(const CheckReport& rep, const Problem& p, bool m
   if (!all && rep.mismatches > 20) {
     out += "... " + std::to_string(rep.mismatches - 20) + " more mismatches not shown\n";
   }
+  const std::string rule = rep.allclose ? " (rtol " + format_shortest(rep.rtol) + ", atol " +
+                                              format_shortest(rep.atol) + ")"
+                                        : "";
   if (rep.passed()) {
-    out += "check passed: all " + std::to_string(total) + " values match\n";
+    out += "check passed: all " + std::to_string(total) + " values match" + rule + "\n";
   } else {
     out += "check FAILED: " + std::to_string(rep.mismatches) + " of " + std::to_string(total) +
-           " values differ\n";
+           " values differ" + rule + "\n";
   }
   return out;
 }

@@ -33,6 +33,15 @@ MatrixFormat matrix_format(const std::string& path, std::string_view text) {
   return MatrixFormat::kCsv;
 }
 
+namespace {
+
+// "<f4", "<f2", ">f4": a float of 4 bytes or fewer.
+bool npy_single_precision(const std::string& descr) {
+  return descr.size() >= 3 && descr[1] == 'f' && (descr[2] == '4' || descr[2] == '2');
+}
+
+}  // namespace
+
 MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind kind,
                         int64_t max_elements) {
   refuse_pickle(path);
@@ -54,9 +63,12 @@ MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind
       out.column_labels = std::move(m.column_labels);
       return out;
     }
-    case MatrixFormat::kNpy:
-      out.values = parse_npy(text, name, kind, max_elements).values;
+    case MatrixFormat::kNpy: {
+      NpyArray a = parse_npy(text, name, kind, max_elements);
+      out.values = std::move(a.values);
+      out.single_precision = npy_single_precision(a.dtype);
       return out;
+    }
     case MatrixFormat::kSafetensors:
     case MatrixFormat::kNpz:
       // Binary archives are read through read_matrix, which maps them.
@@ -157,22 +169,27 @@ MatrixData read_matrix(const std::string& spec, CellKind kind, const ProgressFn&
   MatrixData out;
   if (ext == "safetensors") {
     const SafetensorsFile f = SafetensorsFile::open(ref.path, max_bytes);
-    out.values = f.read(pick_tensor(f, ref), kind, max_bytes, max_elements);
+    const SafetensorsEntry& e = pick_tensor(f, ref);
+    out.values = f.read(e, kind, max_bytes, max_elements);
+    out.single_precision = single_precision(e.type);
     return out;
   }
   if (ext == "npz") {
     const NpzArchive a = NpzArchive::open(ref.path, max_bytes);
     const std::string member = pick_member(a, ref);
-    out.values = parse_npy(a.member(member, max_bytes).view(),
-                           display_name(ref.path) + ":" + message_text(member), kind, max_elements)
-                     .values;
+    NpyArray n = parse_npy(a.member(member, max_bytes).view(),
+                           display_name(ref.path) + ":" + message_text(member), kind, max_elements);
+    out.values = std::move(n.values);
+    out.single_precision = npy_single_precision(n.dtype);
     return out;
   }
   if (ext == "npy" && spec != "-") {
     // Mapped: the header is checked before a page of data is read.
     const FileBytes bytes = map_file(spec, progress, max_bytes);
     detail::check_input_bytes(display_name(spec), bytes.view().size(), max_bytes);
-    out.values = parse_npy(bytes.view(), display_name(spec), kind, max_elements).values;
+    NpyArray n = parse_npy(bytes.view(), display_name(spec), kind, max_elements);
+    out.values = std::move(n.values);
+    out.single_precision = npy_single_precision(n.dtype);
     bytes.check_intact(display_name(spec));
     return out;
   }

@@ -303,12 +303,12 @@ std::string mask_note(const StepFacts& f) {
                          ? "masked cells are set to -inf"
                          : "masked cells are set to mask_fill = " + shortest(f.mask_fill);
   // Positions: with offsets, key j is query i's own position at j = i + d.
-  const std::string at = f.diagonal == 0 ? "i"
+  const std::string at = f.diagonal == 0  ? "i"
                          : f.diagonal > 0 ? "i + " + str(f.diagonal)
                                           : "i − " + str(-f.diagonal);
   if (f.diagonal != 0) {
-    note += "; positions: key " + at + " sits where query i does (q_offset − k_offset = " +
-            str(f.diagonal) + ")";
+    note += "; positions: key " + at +
+            " sits where query i does (q_offset − k_offset = " + str(f.diagonal) + ")";
   }
   if (!f.window) return note;
   auto side = [](int64_t w) { return w < 0 ? std::string("unbounded") : str(w); };
