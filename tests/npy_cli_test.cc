@@ -131,13 +131,9 @@ TEST(NpyCli, WeightsFlagWithNpyOutputIsAUsageError) {
 
 TEST(NpyCli, RefusedFilesExitWithInputErrors) {
   const std::string out = out_path("refused");
+  // A Fortran-ordered array is read as the array it holds (np.save of k.T).
   auto r = run_attn({"run", npy("fortran.npy"), "-o", out});
-  EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "attn: error: " + npy("fortran.npy") +
-                       ": fortran-ordered arrays are not supported; save with "
-                       "np.ascontiguousarray\n");
-  EXPECT_EQ(r.out, "");
-  EXPECT_NE(::access(out.c_str(), F_OK), 0);
+  EXPECT_EQ(r.code, 0) << r.err;
   r = run_attn({"run", "--x", npy("nonfinite.npy")});
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.err, "attn: error: " + npy("nonfinite.npy") +

@@ -209,3 +209,51 @@ TEST(Tolerances, Float32ReferencesAndFlags) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+// np.save of a transposed view writes a Fortran-ordered .npy: read as the
+// array it is.
+TEST(NpyFortranOrder, ReadAsTheArrayItHolds) {
+  auto npy = [](bool fortran, const std::vector<double>& cells, const std::string& shape) {
+    std::string header =
+        "{'descr': '<f8', 'fortran_order': " + std::string(fortran ? "True" : "False") +
+        ", 'shape': " + shape + ", }";
+    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    std::string s = "\x93NUMPY\x01";
+    s += '\0';
+    s += static_cast<char>(header.size() & 0xff);
+    s += static_cast<char>(header.size() >> 8);
+    s += header;
+    for (double c : cells) s.append(reinterpret_cast<const char*>(&c), 8);
+    return s;
+  };
+  // [[0, 1, 2], [3, 4, 5]] column-major is 0 3 1 4 2 5.
+  const std::string f = test::write_temp("f.npy", npy(true, {0, 3, 1, 4, 2, 5}, "(2, 3)"));
+  const std::string c = test::write_temp("c.npy", npy(false, {0, 1, 2, 3, 4, 5}, "(2, 3)"));
+  const auto a = run_attn({"run", "--x", f, "-f", "json", "-w"});
+  const auto b = run_attn({"run", "--x", c, "-f", "json", "-w"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  // Rank 3: shape (2, 2, 2), cell [i][j][k] = 4i + 2j + k, stored i fastest.
+  std::vector<double> cells;
+  for (int k = 0; k < 2; ++k) {
+    for (int j = 0; j < 2; ++j) {
+      for (int i = 0; i < 2; ++i) cells.push_back(4 * i + 2 * j + k);
+    }
+  }
+  const std::string f3 = test::write_temp("f3.npy", npy(true, cells, "(2, 2, 2)"));
+  const std::string c3 =
+      test::write_temp("c3.npy", npy(false, {0, 1, 2, 3, 4, 5, 6, 7}, "(2, 2, 2)"));
+  EXPECT_EQ(run_attn({"run", "--x", f3, "-f", "json"}).out,
+            run_attn({"run", "--x", c3, "-f", "json"}).out);
+  // A figure's reader maps the cells as they lie, and says what to do.
+  const auto h = run_attn({"heatmap", f, "-o", test::temp_dir() + "/f.png"});
+  EXPECT_EQ(h.code, 3);
+  EXPECT_NE(h.err.find("np.ascontiguousarray"), std::string::npos) << h.err;
+}
+
+}  // namespace
+}  // namespace attn

@@ -278,6 +278,7 @@ struct Layout {
   Shape shape;
   size_t offset;  // of the first cell
   std::string descr;
+  bool fortran = false;  // column-major cells (np.save of a transposed view)
 };
 
 // The preamble and header of a .npy file, checked; where the data starts.
@@ -317,9 +318,6 @@ Layout npy_layout(std::string_view bytes, const std::string& name, int max_rank)
   const Preamble pre = read_preamble(bytes, name);
   const Header& h = pre.header;
   const ElementType t = cell_type(h, name);
-  if (h.fortran_order) {
-    throw_input(name, "fortran-ordered arrays are not supported; save with np.ascontiguousarray");
-  }
   if (h.shape.empty() || static_cast<int>(h.shape.size()) > max_rank) {
     throw_input(name, "array of rank " + std::to_string(h.shape.size()) + " (shape " +
                           tuple_string(h.shape) + "); attn reads arrays of rank 1 to " +
@@ -361,7 +359,7 @@ Layout npy_layout(std::string_view bytes, const std::string& name, int max_rank)
                           "file?)");
   }
 
-  return Layout{t, h.shape, pre.offset, h.descr};
+  return Layout{t, h.shape, pre.offset, h.descr, h.fortran_order && h.shape.size() > 1};
 }
 
 }  // namespace
@@ -373,11 +371,38 @@ NpyArray parse_npy(std::string_view bytes, const std::string& name, CellKind kin
   a.type = l.type;
   a.shape = l.shape;
   a.data = reinterpret_cast<const unsigned char*>(bytes.data()) + l.offset;
-  return NpyArray{a.to_tensor(name, kind, max_elements), l.descr};
+  if (!l.fortran) return NpyArray{a.to_tensor(name, kind, max_elements), l.descr};
+  // Column-major cells (np.save of k.T): they are the C-ordered array of
+  // the reversed shape, whose axes are then reversed back.
+  a.shape = Shape(l.shape.rbegin(), l.shape.rend());
+  const Tensor<double> c = a.to_tensor(name, kind, max_elements);
+  const int64_t rank = static_cast<int64_t>(l.shape.size());
+  Tensor<double> out(l.shape);
+  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+  for (int64_t flat = 0; flat < out.size(); ++flat) {
+    // idx: the C index of `flat` in out; the cell sits at the reversed index
+    // of c (Fortran order: the first axis varies fastest).
+    int64_t src = 0;
+    for (int64_t axis = rank - 1; axis >= 0; --axis) {
+      src = src * l.shape[static_cast<size_t>(axis)] + idx[static_cast<size_t>(axis)];
+    }
+    out[flat] = c[src];
+    for (int64_t axis = rank - 1; axis >= 0; --axis) {
+      if (++idx[static_cast<size_t>(axis)] < l.shape[static_cast<size_t>(axis)]) break;
+      idx[static_cast<size_t>(axis)] = 0;
+    }
+  }
+  return NpyArray{std::move(out), l.descr};
 }
 
 BinaryArray view_npy(FileBytes bytes, const std::string& name, int max_rank) {
   const Layout l = npy_layout(bytes.view(), name, max_rank);
+  if (l.fortran) {
+    throw_input(name,
+                "a Fortran-ordered array (column-major, as np.save writes a transposed view); "
+                "attn heatmap and attn diff read .npy files in C order: save "
+                "np.ascontiguousarray(a)");
+  }
   BinaryArray a;
   a.type = l.type;
   a.shape = l.shape;
