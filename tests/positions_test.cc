@@ -257,3 +257,42 @@ TEST(NpyFortranOrder, ReadAsTheArrayItHolds) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+// 4-D K and V with fewer heads than Q: kv_heads from the shapes, as
+// PyTorch's enable_gqa=True, said in the settings line.
+TEST(GroupedShapes, KvHeadsFromTheHeadAxes) {
+  auto block = [](int heads, double seed) {
+    std::string s = "[[";
+    for (int h = 0; h < heads; ++h) {
+      s += h ? ", [" : "[";
+      for (int i = 0; i < 3; ++i) {
+        s += std::string(i ? ", " : "") + "[" + std::to_string(std::sin(seed + h + 0.3 * i)) +
+             ", " + std::to_string(std::cos(seed * h + i)) + "]";
+      }
+      s += "]";
+    }
+    return s + "]]";
+  };
+  const std::string q = block(4, 0.5), k = block(2, 1.5), v = block(2, 2.5);
+  const std::string inferred = R"({"Q": )" + q + R"(, "K": )" + k + R"(, "V": )" + v + "}";
+  const std::string given =
+      R"({"Q": )" + q + R"(, "K": )" + k + R"(, "V": )" + v + R"(, "kv_heads": 2})";
+  const Problem p = problem(inferred);
+  EXPECT_EQ(p.kv_heads, 2);
+  EXPECT_EQ(describe_run(p),
+            "scaled_dot, qkv, scale sqrt_dk, 4 heads, kv_heads 2 (from K's and V's head axes, as "
+            "enable_gqa)");
+  expect_same(inferred, given, "inferred kv_heads");
+  // Three heads do not divide four: the message says what would.
+  EXPECT_EQ(problem_error(R"({"Q": )" + q + R"(, "K": )" + block(3, 1.5) + R"(, "V": )" +
+                          block(3, 2.5) + "}"),
+            "t.json: K: head count 3 (shape [1][3][3][2]) does not match Q (shape [1][4][3][2]); "
+            "K and V may have fewer heads than Q when their count divides Q's (grouped-query "
+            "attention, --kv-heads)");
+}
+
+}  // namespace
+}  // namespace attn

@@ -101,7 +101,8 @@ struct Problem {
 
   // Grouped-query attention: K and V carry kv_heads heads; query head h
   // reads key/value head kv_head(h).
-  int64_t kv_heads = 0;  // 0 until resolved: as many as heads
+  int64_t kv_heads = 0;              // 0 until resolved: as many as heads
+  int64_t kv_heads_from_shapes = 0;  // 4-D K/V with fewer heads than Q: their count
   std::optional<Rope> rope;
   std::vector<double> alibi;  // one slope per head; empty: no ALiBi
   double softcap = 0;         // 0: no capping

@@ -82,6 +82,8 @@ void resolve_modern(const InputDocument& doc, Problem& p) {
                                          divisors(p.heads));
     }
     p.kv_heads = kv;
+  } else if (p.kv_heads_from_shapes > 0) {
+    p.kv_heads = p.kv_heads_from_shapes;
   }
   if (p.grouped() && p.mode == Mode::kSelf && (!has_param(doc, "W_k") || !has_param(doc, "W_v"))) {
     throw_input(place("kv_heads"),

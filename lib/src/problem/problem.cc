@@ -172,9 +172,17 @@ void resolve_xy(const InputDocument& doc, Problem& p) {
 
 // 4D Q/K/V: K and V carry kv_heads heads (Q's count without grouping),
 // and a heads setting must agree with Q's head axis.
-void check_head_axes(const InputDocument& doc, const Input& v, const Problem& p) {
+void check_head_axes(const InputDocument& doc, const Input& v, Problem& p) {
   const int64_t h = p.query_in.dim(1);
-  const int64_t kv = doc.settings.kv_heads.value_or(h);
+  // K and V with fewer heads than Q, a divisor of them, are grouped-query
+  // attention as PyTorch's enable_gqa=True reads them: kv_heads from the
+  // shapes when no setting gives it.
+  const int64_t k_heads = doc.K->tensor.dim(1);
+  if (!doc.settings.kv_heads && k_heads < h && k_heads > 0 && h % k_heads == 0 &&
+      v.tensor.dim(1) == k_heads) {
+    p.kv_heads_from_shapes = k_heads;
+  }
+  const int64_t kv = doc.settings.kv_heads.value_or(p.kv_heads_from_shapes > 0 ? k_heads : h);
   for (const Input* other : {&*doc.K, &v}) {
     if (kv != h && other->tensor.dim(1) != kv) {
       throw_input(other->place, "head count " + std::to_string(other->tensor.dim(1)) + " (shape " +
@@ -185,7 +193,9 @@ void check_head_axes(const InputDocument& doc, const Input& v, const Problem& p)
       throw_input(other->place, "head count " + std::to_string(other->tensor.dim(1)) + " (shape " +
                                     shape_string(other->tensor.shape()) +
                                     ") does not match Q (shape " +
-                                    shape_string(doc.Q->tensor.shape()) + ")");
+                                    shape_string(doc.Q->tensor.shape()) +
+                                    "); K and V may have fewer heads than Q when their count "
+                                    "divides Q's (grouped-query attention, --kv-heads)");
     }
   }
   if (doc.settings.heads && *doc.settings.heads != h) {
@@ -395,7 +405,10 @@ std::string describe_run(const Problem& p) {
     if (p.scale_at == ScaleAt::kOutput) s += " at output";
     if (p.temperature != 1.0) s += ", temperature " + format_shortest(p.temperature);
     if (p.heads > 1) s += ", " + std::to_string(p.heads) + " heads";
-    if (p.grouped()) s += ", kv_heads " + std::to_string(p.kv_heads);
+    if (p.grouped()) {
+      s += ", kv_heads " + std::to_string(p.kv_heads);
+      if (p.kv_heads_from_shapes > 0) s += " (from K's and V's head axes, as enable_gqa)";
+    }
     if (p.qk_norm > 0) s += ", qk_norm " + format_shortest(p.qk_norm);
     if (p.rope) {
       s += ", rope (theta " + format_shortest(p.rope->theta) + ", " +
