@@ -68,7 +68,8 @@ TEST(BashCompletion, CompletesCommandsValuesAndEqualsForms) {
   EXPECT_EQ(bash_complete({"attn", "run", "--variant", "d"}), Strings{"dot"});
   EXPECT_EQ(bash_complete({"attn", "run", "--variant", "=", "sc"}), Strings{"scaled_dot"});
   EXPECT_EQ(bash_complete({"attn", "run", "in.json", "-f", "c"}), Strings{"csv"});
-  EXPECT_EQ(bash_complete({"attn", "heatmap", "w.json", "--colormap", "m"}), Strings{"magma"});
+  EXPECT_EQ(bash_complete({"attn", "heatmap", "w.json", "--colormap", "m"}),
+            (Strings{"magma", "magma_r"}));
   EXPECT_EQ(bash_complete({"attn", "examples", ""}), Strings{"show"});
   EXPECT_EQ(bash_complete({"attn", "diff", "a.json", "b.json", "-f", "j"}), Strings{"json"});
   EXPECT_EQ(bash_complete({"attn", "diff", "a.json", "--tol"}), Strings{"--tolerance"});

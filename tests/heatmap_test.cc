@@ -376,8 +376,10 @@ TEST(HeatmapTerminal, TwoByTwoInTrueColour) {
 
 TEST(HeatmapOptions, FlagsNameTheFlagInErrors) {
   HeatmapOptions o;
-  EXPECT_EQ(test::error_of([&] { set_heatmap_flag(o, "--colormap", "jet"); }),
-            "--colormap: 'jet' is not one of viridis, magma, gray, blues, rdbu");
+  EXPECT_EQ(
+      test::error_of([&] { set_heatmap_flag(o, "--colormap", "jet"); }),
+      "--colormap: 'jet' is not one of viridis, magma, gray, blues, rdbu, viridis_r, magma_r, "
+      "gray_r, blues_r, rdbu_r");
   EXPECT_EQ(test::error_of([&] { set_heatmap_flag(o, "--normalize", "rows"); }),
             "--normalize: 'rows' is not one of none, row, col; did you mean 'row'?");
   EXPECT_EQ(test::error_of([&] { set_heatmap_flag(o, "--max-size", "20"); }),
@@ -919,6 +921,31 @@ TEST(HeatmapLayout, OnePanelHasNoCaptionLine) {
   for (const auto* t : texts_of(scene, "title")) title_bottom = std::max(title_bottom, t->y);
   const int first_label = texts_of(scene, "col-label")[0]->y;
   EXPECT_LT(first_label - title_bottom, 2 * 24) << first_label << " " << title_bottom;
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// matplotlib's names: capitals and "_r" for the reversed map.
+TEST(HeatmapOptions, MatplotlibColormapNames) {
+  HeatmapOptions o;
+  set_heatmap_flag(o, "--colormap", "Blues_r");
+  ASSERT_TRUE(o.colormap.has_value());
+  EXPECT_EQ(*o.colormap, Colormap::kBluesR);
+  set_heatmap_flag(o, "--colormap", "RdBu");
+  EXPECT_EQ(*o.colormap, Colormap::kRdBu);
+  EXPECT_TRUE(diverging(Colormap::kRdBuR));
+  for (const auto& [plain, reversed] : {std::pair{Colormap::kViridis, Colormap::kViridisR},
+                                        {Colormap::kMagma, Colormap::kMagmaR},
+                                        {Colormap::kGray, Colormap::kGrayR},
+                                        {Colormap::kBlues, Colormap::kBluesR},
+                                        {Colormap::kRdBu, Colormap::kRdBuR}}) {
+    EXPECT_EQ(colormap_color(reversed, 0.0), colormap_color(plain, 1.0)) << name(reversed);
+    EXPECT_EQ(colormap_color(reversed, 1.0), colormap_color(plain, 0.0)) << name(reversed);
+  }
 }
 
 }  // namespace

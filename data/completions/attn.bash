@@ -65,7 +65,7 @@ _attn_values() {
     --trace-format) echo "text markdown latex json" ;;
     --dtype) echo "f64 f32" ;;
     --of) echo "weights scores output bias" ;;
-    --colormap) echo "viridis magma gray blues rdbu" ;;
+    --colormap) echo "viridis magma gray blues rdbu viridis_r magma_r gray_r blues_r rdbu_r" ;;
     --normalize) echo "none row col" ;;
     --reduce) echo "mean max" ;;
     --annotate) echo "auto always never" ;;

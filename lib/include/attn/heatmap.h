@@ -23,7 +23,21 @@
 
 namespace attn {
 
-enum class Colormap { kViridis, kMagma, kGray, kBlues, kRdBu };
+// The *R maps run the other way (matplotlib's "_r" names).
+enum class Colormap {
+  kViridis,
+  kMagma,
+  kGray,
+  kBlues,
+  kRdBu,
+  kViridisR,
+  kMagmaR,
+  kGrayR,
+  kBluesR,
+  kRdBuR
+};
+// Whether a map is diverging (its middle is the centre of the range).
+bool diverging(Colormap c);
 enum class Normalize { kNone, kRow, kCol };
 enum class Reduce { kMean, kMax };
 // What `run --of` draws; kBias is attn_bias plus ALiBi.

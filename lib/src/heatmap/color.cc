@@ -1,5 +1,6 @@
 #include "heatmap/color.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -116,6 +117,16 @@ const Rgb* colormap_lut(Colormap c) {
   static const std::array<Rgb, kLutSize> gray = build_spread(kGray);
   static const std::array<Rgb, kLutSize> blues = build_spread(kBlues);
   static const std::array<Rgb, kLutSize> rdbu = build_spread(kRdBu);
+  auto reversed = [](const std::array<Rgb, kLutSize>& a) {
+    std::array<Rgb, kLutSize> r;
+    std::reverse_copy(a.begin(), a.end(), r.begin());
+    return r;
+  };
+  static const std::array<Rgb, kLutSize> viridis_r = reversed(viridis);
+  static const std::array<Rgb, kLutSize> magma_r = reversed(magma);
+  static const std::array<Rgb, kLutSize> gray_r = reversed(gray);
+  static const std::array<Rgb, kLutSize> blues_r = reversed(blues);
+  static const std::array<Rgb, kLutSize> rdbu_r = reversed(rdbu);
   switch (c) {
     case Colormap::kViridis:
       return viridis.data();
@@ -127,6 +138,16 @@ const Rgb* colormap_lut(Colormap c) {
       return blues.data();
     case Colormap::kRdBu:
       return rdbu.data();
+    case Colormap::kViridisR:
+      return viridis_r.data();
+    case Colormap::kMagmaR:
+      return magma_r.data();
+    case Colormap::kGrayR:
+      return gray_r.data();
+    case Colormap::kBluesR:
+      return blues_r.data();
+    case Colormap::kRdBuR:
+      return rdbu_r.data();
   }
   return viridis.data();
 }

@@ -1,4 +1,5 @@
 // Names of the heatmap enumerations and the parsing of the heatmap flags.
+#include <cctype>
 #include <cmath>
 
 #include "attn/error.h"
@@ -48,7 +49,9 @@ const std::vector<std::string> kAnnotateNames = {"auto", "always", "never"};
 }  // namespace
 
 const std::vector<std::string>& colormap_names() {
-  static const std::vector<std::string> names = {"viridis", "magma", "gray", "blues", "rdbu"};
+  static const std::vector<std::string> names = {"viridis", "magma",     "gray",    "blues",
+                                                 "rdbu",    "viridis_r", "magma_r", "gray_r",
+                                                 "blues_r", "rdbu_r"};
   return names;
 }
 
@@ -58,6 +61,7 @@ const std::vector<std::string>& heatmap_stage_names() { return kStageNames; }
 const std::vector<std::string>& annotate_names() { return kAnnotateNames; }
 
 std::string_view name(Colormap c) { return colormap_names()[static_cast<size_t>(c)]; }
+bool diverging(Colormap c) { return c == Colormap::kRdBu || c == Colormap::kRdBuR; }
 std::string_view name(Normalize n) { return kNormalizeNames[static_cast<size_t>(n)]; }
 std::string_view name(Reduce r) { return kReduceNames[static_cast<size_t>(r)]; }
 std::string_view name(HeatmapStage s) { return kStageNames[static_cast<size_t>(s)]; }
@@ -65,9 +69,14 @@ std::string_view name(Annotate a) { return kAnnotateNames[static_cast<size_t>(a)
 
 void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::string& text) {
   if (flag == "--colormap") {
-    o.colormap = choice<Colormap>(
-        flag, text, colormap_names(),
-        {Colormap::kViridis, Colormap::kMagma, Colormap::kGray, Colormap::kBlues, Colormap::kRdBu});
+    // matplotlib's spellings (Blues, RdBu_r) name the same maps.
+    std::string lower = text;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    o.colormap =
+        choice<Colormap>(flag, lower, colormap_names(),
+                         {Colormap::kViridis, Colormap::kMagma, Colormap::kGray, Colormap::kBlues,
+                          Colormap::kRdBu, Colormap::kViridisR, Colormap::kMagmaR, Colormap::kGrayR,
+                          Colormap::kBluesR, Colormap::kRdBuR});
   } else if (flag == "--vmin") {
     o.vmin_auto = text == "auto";
     o.vmin = o.vmin_auto ? std::nullopt : std::optional<double>(finite_number(flag, text));

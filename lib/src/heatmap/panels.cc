@@ -176,7 +176,7 @@ void choose_range(const HeatmapData& d, const HeatmapOptions& o, Panels& p) {
     // Weights: 0 to 1 unless the data's ends are asked for (or pass them).
     if (d.zero_based && !o.vmin_auto && lo > 0) lo = 0;
     if (d.zero_based && !o.vmax_auto && lo >= 0) hi = std::max(hi, 1.0);
-    if (p.colormap == Colormap::kRdBu && !o.vmin && !o.vmax && !o.vmin_auto && !o.vmax_auto) {
+    if (diverging(p.colormap) && !o.vmin && !o.vmax && !o.vmin_auto && !o.vmax_auto) {
       const double m = std::max(std::fabs(lo), std::fabs(hi));
       lo = -m;
       hi = m;
