@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -292,6 +293,57 @@ TEST(GroupedShapes, KvHeadsFromTheHeadAxes) {
             "t.json: K: head count 3 (shape [1][3][3][2]) does not match Q (shape [1][4][3][2]); "
             "K and V may have fewer heads than Q when their count divides Q's (grouped-query "
             "attention, --kv-heads)");
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A document may name the files of its tensors, relative to its directory,
+// and no file outside it.
+TEST(DocumentFiles, TensorsFromFilesBesideTheDocument) {
+  const fs::path dir = fs::path(test::temp_dir()) / "docfiles";
+  fs::create_directories(dir / "sub");
+  test::write_temp("docfiles/x.csv", "1,2\n3,4\n5,6\n");
+  test::write_temp("docfiles/sub/w.json", "[[1, 0], [0, 2]]");
+  const std::string doc =
+      test::write_temp("docfiles/d.json", R"({"X": "x.csv", "params": {"W_q": "sub/w.json"}})");
+  const std::string inline_doc =
+      test::write_temp("docfiles/inline.json",
+                       R"({"X": [[1, 2], [3, 4], [5, 6]], "params": {"W_q": [[1, 0], [0, 2]]}})");
+  const auto a = run_attn({"run", doc, "-f", "json", "-w"});
+  const auto b = run_attn({"run", inline_doc, "-f", "json", "-w"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  // Out of the directory: "..", an absolute path, a symbolic link.
+  test::write_temp("docfiles/sub/up.json", R"({"X": "../x.csv"})");
+  test::write_temp("docfiles/abs.json", R"({"X": "/etc/hostname"})");
+  fs::remove(dir / "sub" / "link.csv");
+  fs::create_symlink("/etc/hostname", dir / "sub" / "link.csv");
+  test::write_temp("docfiles/sub/link.json", R"({"X": "link.csv"})");
+  const std::string tail = "; a document names files in its own directory (or below it)\n";
+  const std::pair<std::string, std::string> refused[] = {
+      {"sub/up.json", "X: \"../x.csv\" climbs out of the document's directory through \"..\""},
+      {"abs.json", "X: \"/etc/hostname\" is an absolute path"},
+      {"sub/link.json",
+       "X: \"link.csv\" leads out of the document's directory through a symbolic link"}};
+  for (const auto& [file, why] : refused) {
+    const std::string path = (dir / file).string();
+    const auto r = run_attn({"run", path});
+    EXPECT_EQ(r.code, 3) << file;
+    EXPECT_EQ(r.err, "attn: error: " + path + ": " + why + tail);
+  }
+  // A named file is an input: no output replaces it; stdin has no directory.
+  const auto over = run_attn({"run", doc, "-o", (dir / "sub" / "w.json").string()});
+  EXPECT_EQ(over.code, 2) << over.err;
+  EXPECT_NE(over.err.find("refusing to overwrite the input file"), std::string::npos) << over.err;
+  const auto piped = run_attn({"run", "-"}, R"({"X": "x.csv"})");
+  EXPECT_EQ(piped.code, 3);
+  EXPECT_NE(piped.err.find("has no directory to find it in"), std::string::npos) << piped.err;
 }
 
 }  // namespace

@@ -4,12 +4,14 @@
 // the JSON path. Shapes are checked later, when the Problem is built.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "attn/json.h"
+#include "attn/json_tensor.h"
 #include "attn/options.h"
 #include "attn/tensor.h"
 
@@ -58,17 +60,29 @@ struct InputDocument {
   std::optional<LabelSet> labels;
   std::string title, description, source_text;
   std::optional<Expected> expected;
+  std::vector<std::string> files;  // the tensor files the document named, as read
 };
 
 // The accepted top-level keys and params keys, in documentation order.
 const std::vector<std::string>& document_keys();
 const std::vector<std::string>& param_keys();
 
-// Reads a document from JSON text. Throws attn::Error (kInput).
-InputDocument read_document(std::string_view text, const std::string& source);
+// Reads the tensor a document names by a string where it would hold the
+// numbers ("W_q": "w.npy", "K": "kv.safetensors:k"): given the reference,
+// the place for messages and how the cells are checked. The caller decides
+// which files a document may name (attn run: files in the document's
+// directory).
+using TensorFileReader = std::function<Tensor<double>(const std::string& reference,
+                                                      const std::string& place, CellKind kind)>;
+
+// Reads a document from JSON text. Throws attn::Error (kInput); a file
+// reference without a `files` reader is an input error.
+InputDocument read_document(std::string_view text, const std::string& source,
+                            const TensorFileReader& files = {});
 
 // Reads a document from an already parsed JSON value.
-InputDocument document_from_json(const json::Value& root, const std::string& source);
+InputDocument document_from_json(const json::Value& root, const std::string& source,
+                                 const TensorFileReader& files = {});
 
 // Range checks shared by documents and flags; nullopt when the value is fine,
 // otherwise the complaint ("must be > 0, got -1").

@@ -402,6 +402,18 @@ int run_command(const RunRequest& req, Console& console) {
   refuse_unwritable_outputs(req);
   if (req.checkpoint.all_layers) return detail::run_all_layers(req, console);
   InputDocument doc = detail::load_document(req);
+  if (!doc.files.empty()) {
+    // The tensor files the document named are inputs too: no output may
+    // replace one.
+    InputFiles named;
+    const size_t cut = req.input.find_last_of('/');
+    const std::string dir = cut == std::string::npos ? "" : req.input.substr(0, cut + 1);
+    for (const std::string& f : doc.files) named.add(dir + split_tensor_reference(f).path);
+    named.refuse_output(req.output_path, "-o");
+    named.refuse_output(req.weights_out, "--weights-out");
+    named.refuse_output(req.heatmap.path, "--heatmap");
+    named.refuse_output(req.hidden_out, "--hidden-out");
+  }
   detail::apply_flags(req, doc);
   const Problem p = build_problem(std::move(doc));
   if (req.emit_pytorch) {

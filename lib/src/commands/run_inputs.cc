@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,48 @@ void refuse_double_stdin(const RunRequest& req) {
   }
 }
 
+// The files a document in a file may name for its tensors: paths relative
+// to its directory that stay inside it. "..", an absolute path or a
+// symbolic link out of the directory is refused: a document is data,
+// often someone else's, and must not read (and put into a result) any
+// file the user can read.
+TensorFileReader document_files(const RunRequest& req) {
+  const std::string doc_path = req.input;
+  return [&req, doc_path](const std::string& reference, const std::string& place,
+                          CellKind kind) -> Tensor<double> {
+    const TensorReference ref = split_tensor_reference(reference);
+    const std::string& rel = ref.path;
+    auto refuse = [&](const std::string& why) {
+      throw_input(place, "\"" + message_text(reference) + "\" " + why +
+                             "; a document names files in its own directory (or below it)");
+    };
+    if (rel.empty()) refuse("names no file");
+    if (rel.front() == '/') refuse("is an absolute path");
+    size_t from = 0;
+    while (from <= rel.size()) {
+      const size_t slash = std::min(rel.find('/', from), rel.size());
+      if (rel.compare(from, slash - from, "..") == 0 && slash - from == 2) {
+        refuse("climbs out of the document's directory through \"..\"");
+      }
+      from = slash + 1;
+    }
+    const size_t cut = doc_path.find_last_of('/');
+    const std::string dir = cut == std::string::npos ? "." : doc_path.substr(0, cut + 1);
+    const std::string full = (dir == "." ? rel : dir + rel);
+    char* real_dir = ::realpath(dir.c_str(), nullptr);
+    char* real_file = ::realpath(full.c_str(), nullptr);
+    const std::string rd = real_dir ? real_dir : "", rf = real_file ? real_file : "";
+    std::free(real_dir);
+    std::free(real_file);
+    if (rf.empty()) throw_file(full, "cannot open: No such file or directory");
+    if (rd.empty() || rf.compare(0, rd.size() + 1, rd + "/") != 0) {
+      refuse("leads out of the document's directory through a symbolic link");
+    }
+    const std::string spec = ref.tensor.empty() ? full : full + ":" + ref.tensor;
+    return read_matrix(spec, kind, {}, req.max_input_bytes, req.max_elements).values;
+  };
+}
+
 }  // namespace
 
 // The document a run starts from: a JSON document, a matrix file taken as
@@ -123,7 +166,8 @@ InputDocument load_document(const RunRequest& req) {
   } else {
     const std::string text = read_input(req, req.input);
     if (matrix_format(req.input, text) == MatrixFormat::kJson) {
-      return read_document(text, name);
+      if (req.input == "-") return read_document(text, name);
+      return read_document(text, name, document_files(req));
     }
     m = parse_matrix(text, req.input, CellKind::kFinite, req.max_elements);
   }

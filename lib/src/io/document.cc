@@ -139,7 +139,8 @@ std::string unknown_key(const std::string& key, const std::vector<std::string>& 
 
 class Reader {
  public:
-  Reader(const std::string& source) : source_(source) {}
+  Reader(const std::string& source, const TensorFileReader& files)
+      : source_(source), files_(files) {}
 
   InputDocument read(const json::Value& root) {
     InputDocument doc;
@@ -276,6 +277,18 @@ class Reader {
   }
 
   Input tensor(const json::Value& v, const std::string& path, CellKind kind) {
+    if (v.is_string()) {
+      // A file that holds the tensor, named where its numbers would be.
+      const std::string& ref = v.as_string();
+      if (!files_) {
+        fail(path, "names the file \"" + message_text(ref) +
+                       "\", but a document read from stdin or given as text has no directory "
+                       "to find it in; write the numbers, or give the file with its flag");
+      }
+      const std::string place = place_path(source_, path);
+      files_read_.push_back(ref);
+      return Input{files_(ref, place, kind), place + " (" + message_text(ref) + ")"};
+    }
     return Input{json_to_tensor(v, source_, path, kind), place_path(source_, path)};
   }
 
@@ -501,18 +514,26 @@ class Reader {
   }
 
   const std::string& source_;
+  const TensorFileReader& files_;
+
+ public:
+  std::vector<std::string> files_read_;
 };
 
 }  // namespace
 
-InputDocument document_from_json(const json::Value& root, const std::string& source) {
-  Reader r(source);
-  return r.read(root);
+InputDocument document_from_json(const json::Value& root, const std::string& source,
+                                 const TensorFileReader& files) {
+  Reader r(source, files);
+  InputDocument doc = r.read(root);
+  doc.files = std::move(r.files_read_);
+  return doc;
 }
 
-InputDocument read_document(std::string_view text, const std::string& source) {
+InputDocument read_document(std::string_view text, const std::string& source,
+                            const TensorFileReader& files) {
   json::Value root = json::parse(text, source);
-  return document_from_json(root, source);
+  return document_from_json(root, source, files);
 }
 
 }  // namespace attn
