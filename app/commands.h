@@ -18,6 +18,10 @@ Action add_examples(CLI::App& app);
 Action add_bench(CLI::App& app);
 Action add_heatmap(CLI::App& app);
 Action add_diff(CLI::App& app);
+// A file's text, or stdin's for "-", without one final newline (as the
+// shell's $(cat FILE) gives it): a text to tokenize.
+std::string text_of_file(const std::string& path);
+
 Action add_tokenize(CLI::App& app);
 
 // Adds --heatmap, --show, --of and the drawing flags to `run`; the returned

@@ -37,7 +37,7 @@ struct RunFlags {
   std::string color = "auto";
   std::string title, description;
   std::string layer = "0";
-  std::string text, ids;
+  std::string text, text_file, ids;
   std::string causal;  // "true" for --causal alone, else --causal=ALIGN
   bool rope = false, alibi = false;
   std::vector<std::string> inputs;  // several: a batch (attn/batch.h)
@@ -156,6 +156,11 @@ Action add_run(CLI::App& app, const std::string& command_line) {
                   "then the layers before it; the tokens are the labels (default: none, X from "
                   "--x)")
       ->type_name("TEXT")
+      ->group(c);
+  run->add_option("--text-file", f->text_file,
+                  "the same with the text of FILE (- for stdin), without its final newline "
+                  "(default: none)")
+      ->type_name("FILE")
       ->group(c);
   run->add_option("--ids", f->ids,
                   "the same from token ids, comma separated; the labels are the tokens where the "
@@ -312,17 +317,24 @@ Action add_run(CLI::App& app, const std::string& command_line) {
     if (run->count("--layer") > 0 && req.checkpoint.path.empty()) {
       throw_usage("--layer needs --checkpoint (attn heatmap --layer picks a layer of a stack)");
     }
+    if (run->count("--text") > 0 && run->count("--text-file") > 0) {
+      throw_usage("give --text or --text-file, not both");
+    }
     if (run->count("--text") > 0) req.checkpoint.text = f->text;
+    if (run->count("--text-file") > 0) {
+      if (req.checkpoint.path.empty()) throw_usage("--text-file needs --checkpoint DIR");
+      req.checkpoint.text = text_of_file(f->text_file);
+    }
     if (run->count("--ids") > 0) req.checkpoint.ids = parse_ids_flag(f->ids);
     for (const char* flag : {"--text", "--ids", "--no-special"}) {
       if (run->count(flag) > 0 && req.checkpoint.path.empty()) {
         throw_usage(std::string(flag) + " needs --checkpoint DIR (the model that reads it)");
       }
     }
-    if (run->count("--text") > 0 && run->count("--ids") > 0) {
+    if ((run->count("--text") > 0 || run->count("--text-file") > 0) && run->count("--ids") > 0) {
       throw_usage("give --text or --ids, not both");
     }
-    if (run->count("--no-special") > 0 && run->count("--text") == 0) {
+    if (run->count("--no-special") > 0 && !req.checkpoint.text) {
       throw_usage("--no-special goes with --text");
     }
     if (run->count("--hidden-out") > 0) {

@@ -47,6 +47,8 @@ std::string json_list(const std::vector<std::string>& items) {
   return s + "]";
 }
 
+}  // namespace
+
 // A file's text, or stdin's for "-": one text, without one final newline
 // (as the shell's $(cat FILE) gives it).
 std::string text_of_file(const std::string& path) {
@@ -58,8 +60,6 @@ std::string text_of_file(const std::string& path) {
   if (!s.empty() && s.back() == '\r') s.pop_back();
   return s;
 }
-
-}  // namespace
 
 Action add_tokenize(CLI::App& app) {
   struct Flags {

@@ -370,3 +370,27 @@ TEST(TraceFromIds, StartsFromTheTokenIds) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+TEST(TextFile, IsTheTextOfTheFile) {
+  const std::string dir = model("tiny-llama");
+  const std::string file = test::write_temp("sentence.txt", "The cat sat on the mat\n");
+  const auto a = run_attn(
+      {"run", "--checkpoint", dir, "--text-file", file, "--layer", "1", "-f", "json", "-w"});
+  const auto b = run_attn({"run", "--checkpoint", dir, "--text", "The cat sat on the mat",
+                           "--layer", "1", "-f", "json", "-w"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  const auto piped =
+      run_attn({"run", "--checkpoint", dir, "--text-file", "-", "--layer", "1", "-f", "json", "-w"},
+               "The cat sat on the mat\n");
+  EXPECT_EQ(piped.out, b.out);
+  const auto both = run_attn({"run", "--checkpoint", dir, "--text-file", file, "--text", "x"});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_EQ(both.err, "attn: error: give --text or --text-file, not both\n");
+}
+
+}  // namespace
+}  // namespace attn

@@ -16,7 +16,8 @@ _attn_flags() {
         "--sliding-window --q-offset --k-offset" \
         "--sinks --causal --rope --alibi --x --y --q --k --v --mask --bias --key-padding-mask" \
         "--valid-lens" \
-        "--labels --key-labels --tokens --checkpoint --layer --arch --text --ids --no-special" \
+        "--labels --key-labels --tokens --checkpoint --layer --arch --text --text-file --ids" \
+        "--no-special" \
         "--hidden-out" \
         "-f --format -w --weights -o --output --out-dir" \
         "--weights-out --trace --trace-format --query --similarity --precision --average-heads" \
