@@ -53,7 +53,7 @@ std::string json_list(const std::vector<std::string>& items) {
 // (as the shell's $(cat FILE) gives it).
 std::string text_of_file(const std::string& path) {
   std::string s = read_file(path);
-  if (!s.empty() && s.back() == '\0') {
+  if (s.find('\0') != std::string::npos) {
     throw_input(display_name(path), "holds a NUL byte; a text to tokenize is UTF-8 text");
   }
   if (!s.empty() && s.back() == '\n') s.pop_back();

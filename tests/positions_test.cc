@@ -4,6 +4,7 @@
 // written with explicit masks and biases, on the kernels and the
 // reference path alike.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <filesystem>
@@ -133,6 +134,14 @@ TEST(Positions, RefusalsNameThePlace) {
   EXPECT_EQ(problem_error("{" + qkv() + R"(, "causal": "bottom_right", "q_offset": 1})"),
             "t.json: causal: bottom_right places the queries itself (q_offset = k_offset + "
             "len_k - len_q); give it or q_offset, not both");
+  // A flag's position replaces the document's under either name.
+  {
+    InputDocument d = read_document("{" + qkv() + R"(, "q_offset": 2, "causal": true})", "t.json");
+    RunSettings flags;
+    flags.rope_q_offset = 5;
+    d.settings.merge(flags);
+    EXPECT_EQ(build_problem(d).q_offset, 5);
+  }
   EXPECT_EQ(problem_error("{" + qkv() + R"(, "q_offset": 2, "rope": {"q_offset": 3}})"),
             "t.json: q_offset: 2 disagrees with rope.q_offset 3; they name one position (rope's "
             "is the older name)");
@@ -337,6 +346,22 @@ TEST(DocumentFiles, TensorsFromFilesBesideTheDocument) {
     EXPECT_EQ(r.code, 3) << file;
     EXPECT_EQ(r.err, "attn: error: " + path + ": " + why + tail);
   }
+  // The part after a colon is a tensor's name, never more path; a FIFO (or
+  // any file that is not a regular one) is refused before it is opened.
+  test::write_temp("docfiles/w.safetensors", "not a safetensors file");
+  fs::create_directories(dir / "w.safetensors:");
+  const std::string colon =
+      test::write_temp("docfiles/colon.json", R"({"X": "w.safetensors:/../x.csv"})");
+  const auto c = run_attn({"run", colon});
+  EXPECT_EQ(c.code, 3) << c.err;
+  EXPECT_EQ(c.out, "");
+  EXPECT_EQ(c.err.find("x.csv"), std::string::npos) << c.err;
+  fs::remove(dir / "pipe.csv");
+  ASSERT_EQ(::mkfifo((dir / "pipe.csv").c_str(), 0600), 0);
+  const std::string fifo = test::write_temp("docfiles/fifo.json", R"({"X": "pipe.csv"})");
+  const auto f = run_attn({"run", fifo});
+  EXPECT_EQ(f.code, 3);
+  EXPECT_EQ(f.err, "attn: error: " + fifo + ": X: \"pipe.csv\" is not a regular file" + tail);
   // A named file is an input: no output replaces it; stdin has no directory.
   const auto over = run_attn({"run", doc, "-o", (dir / "sub" / "w.json").string()});
   EXPECT_EQ(over.code, 2) << over.err;

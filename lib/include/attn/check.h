@@ -19,9 +19,12 @@
 namespace attn {
 
 constexpr double kDefaultTolerance = 1e-9;
-// torch.testing.assert_close's float32 defaults: a float32 reference or a
-// float32 run is checked with these unless a tolerance is given.
+// torch.testing.assert_close's defaults by dtype: a reference stored in
+// float32, float16 or bfloat16 (or a float32 run) is checked with these
+// unless a tolerance is given.
 constexpr double kFloat32Rtol = 1.3e-6, kFloat32Atol = 1e-5;
+constexpr double kFloat16Rtol = 1e-3, kFloat16Atol = 1e-5;
+constexpr double kBFloat16Rtol = 1.6e-2, kBFloat16Atol = 1e-5;
 
 struct CheckItem {
   std::string tensor;  // "output" or "weights"

@@ -43,7 +43,7 @@ struct Expected {
   // NumPy's allclose rule, |got − expected| ≤ atol + rtol·|expected|, when
   // either is given (--rtol, --atol); the other takes its default.
   std::optional<double> rtol, atol;
-  bool single_precision = false;  // the numbers were stored in float32 (or narrower)
+  std::string stored;  // stored as "f32", "f16" or "bf16" ("": float64 or text)
   std::string place;
 };
 

@@ -29,9 +29,9 @@ struct MatrixData {
   Tensor<double> values;
   std::vector<std::string> row_labels;     // CSV label column
   std::vector<std::string> column_labels;  // CSV header
-  // Stored in float32 or narrower (a binary file's dtype): what a check's
-  // default tolerance allows for.
-  bool single_precision = false;
+  // A binary file's float dtype narrower than float64 ("f32", "f16",
+  // "bf16"; "" otherwise): what a check's default tolerance allows for.
+  std::string stored;
 };
 
 // A path with a tensor chosen in it: "m.safetensors:model.layers.0.w" is
@@ -63,6 +63,10 @@ void refuse_pickle(const std::string& path);
 // binary formats, max_elements cells (checked from the header: a .npy file
 // is memory-mapped, not read, until its size is known to fit).
 MatrixData read_matrix(const std::string& spec, CellKind kind, const ProgressFn& progress,
+                       int64_t max_bytes, int64_t max_elements = kDefaultMaxElements);
+// The same for a reference already split: ref.path is opened as it is,
+// never split again at a colon.
+MatrixData read_matrix(const TensorReference& ref, CellKind kind, const ProgressFn& progress,
                        int64_t max_bytes, int64_t max_elements = kDefaultMaxElements);
 
 // Parses a matrix file's text. `path` names it in messages ("-" = stdin).

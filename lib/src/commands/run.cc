@@ -55,7 +55,7 @@ std::optional<Expected> load_expected(const RunRequest& req, const Problem& p) {
       MatrixData m = read_matrix(req.expect_path, CellKind::kExtended, {}, req.max_input_bytes,
                                  req.max_elements);
       e.output = Input{std::move(m.values), name};
-      e.single_precision = m.single_precision;
+      e.stored = m.stored;
       e.place = name;
       return e;
     }
@@ -65,7 +65,7 @@ std::optional<Expected> load_expected(const RunRequest& req, const Problem& p) {
       Expected e;
       MatrixData m = parse_matrix(text, req.expect_path, CellKind::kExtended, req.max_elements);
       e.output = Input{std::move(m.values), name};
-      e.single_precision = m.single_precision;
+      e.stored = m.stored;
       e.place = name;
       return e;
     }

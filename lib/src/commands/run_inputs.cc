@@ -105,8 +105,13 @@ TensorFileReader document_files(const RunRequest& req) {
     if (rd.empty() || rf.compare(0, rd.size() + 1, rd + "/") != 0) {
       refuse("leads out of the document's directory through a symbolic link");
     }
-    const std::string spec = ref.tensor.empty() ? full : full + ":" + ref.tensor;
-    return read_matrix(spec, kind, {}, req.max_input_bytes, req.max_elements).values;
+    // The checked path itself is opened (not split again at a colon), and
+    // only a regular file: a FIFO would block, a device never end.
+    struct stat st {};
+    if (::stat(rf.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) refuse("is not a regular file");
+    return read_matrix(TensorReference{rf, ref.tensor}, kind, {}, req.max_input_bytes,
+                       req.max_elements)
+        .values;
   };
 }
 
@@ -166,7 +171,12 @@ InputDocument load_document(const RunRequest& req) {
   } else {
     const std::string text = read_input(req, req.input);
     if (matrix_format(req.input, text) == MatrixFormat::kJson) {
-      if (req.input == "-") return read_document(text, name);
+      // Only a document in a regular file has a directory to name files
+      // in: stdin, /dev/stdin or a pipe has none.
+      struct stat st {};
+      const bool regular =
+          req.input != "-" && ::stat(req.input.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+      if (!regular) return read_document(text, name);
       return read_document(text, name, document_files(req));
     }
     m = parse_matrix(text, req.input, CellKind::kFinite, req.max_elements);

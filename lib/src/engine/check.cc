@@ -56,11 +56,20 @@ std::string index_text(const Shape& idx) {
 CheckReport check_result(const Result& r, const Expected& e) {
   CheckReport rep;
   rep.tolerance = e.tolerance.value_or(kDefaultTolerance);
-  const bool single = e.single_precision || r.dtype == DType::kF32;
-  if (e.rtol || e.atol || (single && !e.tolerance)) {
+  // The coarser of the reference's storage and the run's arithmetic.
+  double rtol = kDefaultTolerance, atol = kDefaultTolerance;
+  if (e.stored == "bf16") {
+    rtol = kBFloat16Rtol, atol = kBFloat16Atol;
+  } else if (e.stored == "f16") {
+    rtol = kFloat16Rtol, atol = kFloat16Atol;
+  } else if (e.stored == "f32" || r.dtype == DType::kF32) {
+    rtol = kFloat32Rtol, atol = kFloat32Atol;
+  }
+  const bool narrow = rtol != kDefaultTolerance;
+  if (e.rtol || e.atol || (narrow && !e.tolerance)) {
     rep.allclose = true;
-    rep.rtol = e.rtol.value_or(single ? kFloat32Rtol : kDefaultTolerance);
-    rep.atol = e.atol.value_or(single ? kFloat32Atol : kDefaultTolerance);
+    rep.rtol = e.rtol.value_or(rtol);
+    rep.atol = e.atol.value_or(atol);
   }
   if (e.output) compare("output", r.output, *e.output, rep);
   if (e.weights) {

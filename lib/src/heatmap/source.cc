@@ -54,7 +54,7 @@ void bias_values(const Problem& p, const Result& r, HeatmapData& d) {
         const double m = p.alibi[static_cast<size_t>(h)];
         for (int64_t i = 0; i < Lq; ++i) {
           for (int64_t j = 0; j < Lk; ++j)
-            out[i * Lk + j] -= m * static_cast<double>(std::llabs(i - j));
+            out[i * Lk + j] -= m * static_cast<double>(std::llabs(i + p.masks.diagonal - j));
         }
       }
     }

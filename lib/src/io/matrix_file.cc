@@ -35,9 +35,27 @@ MatrixFormat matrix_format(const std::string& path, std::string_view text) {
 
 namespace {
 
-// "<f4", "<f2", ">f4": a float of 4 bytes or fewer.
-bool npy_single_precision(const std::string& descr) {
-  return descr.size() >= 3 && descr[1] == 'f' && (descr[2] == '4' || descr[2] == '2');
+// "f32" for "<f4", "f16" for "<f2"; "" for float64 and the rest.
+std::string npy_stored(const std::string& descr) {
+  if (descr.size() >= 3 && descr[1] == 'f' && descr[2] == '4') return "f32";
+  if (descr.size() >= 3 && descr[1] == 'f' && descr[2] == '2') return "f16";
+  return "";
+}
+
+// "f32", "f16", "bf16" (float8 counts as bf16: coarser still).
+std::string safetensors_stored(ElementType t) {
+  switch (t) {
+    case ElementType::kF32:
+      return "f32";
+    case ElementType::kF16:
+      return "f16";
+    case ElementType::kBF16:
+    case ElementType::kF8E4M3:
+    case ElementType::kF8E5M2:
+      return "bf16";
+    default:
+      return "";
+  }
 }
 
 }  // namespace
@@ -66,7 +84,7 @@ MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind
     case MatrixFormat::kNpy: {
       NpyArray a = parse_npy(text, name, kind, max_elements);
       out.values = std::move(a.values);
-      out.single_precision = npy_single_precision(a.dtype);
+      out.stored = npy_stored(a.dtype);
       return out;
     }
     case MatrixFormat::kSafetensors:
@@ -163,7 +181,12 @@ void refuse_pickle(const std::string& path) {
 
 MatrixData read_matrix(const std::string& spec, CellKind kind, const ProgressFn& progress,
                        int64_t max_bytes, int64_t max_elements) {
-  const TensorReference ref = split_tensor_reference(spec);
+  return read_matrix(split_tensor_reference(spec), kind, progress, max_bytes, max_elements);
+}
+
+MatrixData read_matrix(const TensorReference& ref, CellKind kind, const ProgressFn& progress,
+                       int64_t max_bytes, int64_t max_elements) {
+  const std::string& spec = ref.path;  // a whole file's reference is its path
   const std::string ext = extension(ref.path);
   refuse_pickle(ref.path);
   MatrixData out;
@@ -171,7 +194,7 @@ MatrixData read_matrix(const std::string& spec, CellKind kind, const ProgressFn&
     const SafetensorsFile f = SafetensorsFile::open(ref.path, max_bytes);
     const SafetensorsEntry& e = pick_tensor(f, ref);
     out.values = f.read(e, kind, max_bytes, max_elements);
-    out.single_precision = single_precision(e.type);
+    out.stored = safetensors_stored(e.type);
     return out;
   }
   if (ext == "npz") {
@@ -180,8 +203,14 @@ MatrixData read_matrix(const std::string& spec, CellKind kind, const ProgressFn&
     NpyArray n = parse_npy(a.member(member, max_bytes).view(),
                            display_name(ref.path) + ":" + message_text(member), kind, max_elements);
     out.values = std::move(n.values);
-    out.single_precision = npy_single_precision(n.dtype);
+    out.stored = npy_stored(n.dtype);
     return out;
+  }
+  if (!ref.tensor.empty()) {
+    throw_input(display_name(ref.path), "names the tensor \"" + message_text(ref.tensor) +
+                                            "\", but a ." + ext +
+                                            " file holds one; only .safetensors and .npz hold "
+                                            "named tensors");
   }
   if (ext == "npy" && spec != "-") {
     // Mapped: the header is checked before a page of data is read.
@@ -189,7 +218,7 @@ MatrixData read_matrix(const std::string& spec, CellKind kind, const ProgressFn&
     detail::check_input_bytes(display_name(spec), bytes.view().size(), max_bytes);
     NpyArray n = parse_npy(bytes.view(), display_name(spec), kind, max_elements);
     out.values = std::move(n.values);
-    out.single_precision = npy_single_precision(n.dtype);
+    out.stored = npy_stored(n.dtype);
     bytes.check_intact(display_name(spec));
     return out;
   }

@@ -383,8 +383,8 @@ class Forward {
     const std::string name = name_of(suffix);
     const BinaryArray a = tensors_.view(name);
     const std::string place = tensors_.place(name);
-    const int64_t in = torch ? a.shape.back() : a.shape.front();
-    if (a.shape.size() != 2 || in != x.cols()) {
+    const int64_t in = a.shape.size() != 2 ? -1 : torch ? a.shape.back() : a.shape.front();
+    if (in != x.cols()) {
       throw_input(place, "has shape " + shape_string(a.shape) + "; the " + type_ +
                              " forward pass multiplies it by " + std::to_string(x.cols()) +
                              " features " + (torch ? "([out][in])" : "([in][out])"));
@@ -422,8 +422,10 @@ class Forward {
   Matrix embed(const std::string& suffix, const std::vector<int64_t>& rows) {
     const std::string name = name_of(suffix);
     const BinaryArray a = tensors_.view(name, false);
-    if (a.shape.size() != 2) {
-      throw_input(tensors_.place(name), "expected a matrix, got shape " + shape_string(a.shape));
+    if (a.shape.size() != 2 || a.shape[1] != d_) {
+      throw_input(tensors_.place(name), "has shape " + shape_string(a.shape) +
+                                            "; an embedding table is [rows][hidden size " +
+                                            std::to_string(d_) + "]");
     }
     struct {
       int64_t rows, cols;
@@ -472,11 +474,20 @@ class Forward {
       }
       return nullptr;
     };
+    // A bias the width of the projection's output, or an input error.
+    auto add_bias = [&](Matrix& y, const char* b) {
+      const Tensor<double>* bias = param(b);
+      if (!bias) return;
+      if (bias->rank() != 1 || bias->dim(0) != y.cols()) {
+        throw_input(display_name(req_.checkpoint),
+                    l.title + ": " + b + " has shape " + shape_string(bias->shape()) +
+                        " but its projection gives " + std::to_string(y.cols()) + " features");
+      }
+      y.rowwise() += Eigen::Map<const Eigen::RowVectorXd>(bias->data(), bias->size());
+    };
     auto project = [&](const char* w, const char* b) {
       Matrix y = multiply(x, *param(w), torch, req_.dtype, req_.threads, l.title + " " + w);
-      if (const Tensor<double>* bias = param(b)) {
-        y.rowwise() += Eigen::Map<const Eigen::RowVectorXd>(bias->data(), bias->size());
-      }
+      add_bias(y, b);
       return y;
     };
     const int64_t heads = s.heads.value_or(1), kv = s.kv_heads.value_or(heads);
@@ -518,8 +529,11 @@ class Forward {
       concat.middleCols(g * dv, dv) = Eigen::Map<const Matrix>(o.data() + g * len * dv, len, dv);
     }
     Matrix out = multiply(concat, *param("W_o"), torch, req_.dtype, req_.threads, l.title + " W_o");
-    if (const Tensor<double>* bias = param("b_o")) {
-      out.rowwise() += Eigen::Map<const Eigen::RowVectorXd>(bias->data(), bias->size());
+    add_bias(out, "b_o");
+    if (out.cols() != d_) {
+      throw_input(display_name(req_.checkpoint),
+                  l.title + ": W_o gives " + std::to_string(out.cols()) +
+                      " features but the hidden size is " + std::to_string(d_));
     }
     return out;
   }

@@ -146,6 +146,8 @@ MatrixR multiply_as(const MatrixR& x, const BinaryArray& w, bool transposed, int
                               std::to_string(i) + " (model weights must be finite)");
       }
     }
+    // Finite in the file but not in T: a float64 weight past float32's range.
+    throw_input(name, "holds a weight outside the float32 range; run it with --dtype f64");
   }
   if constexpr (std::is_same_v<T, double>) {
     return y;

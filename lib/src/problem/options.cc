@@ -206,8 +206,18 @@ void RunSettings::merge(const RunSettings& o) {
   if (o.rope_theta) rope_theta = o.rope_theta;
   if (o.rope_dims) rope_dims = o.rope_dims;
   if (o.rope_layout) rope_layout = o.rope_layout;
-  if (o.rope_q_offset) rope_q_offset = o.rope_q_offset;
-  if (o.rope_k_offset) rope_k_offset = o.rope_k_offset;
+  // q_offset and rope.q_offset are one position: what `over` gives, under
+  // either name, replaces both here.
+  if (o.rope_q_offset || o.q_offset) {
+    rope_q_offset =
+        o.rope_q_offset ? o.rope_q_offset : (rope_q_offset ? o.q_offset : rope_q_offset);
+    q_offset = o.q_offset ? o.q_offset : (q_offset ? o.rope_q_offset : q_offset);
+  }
+  if (o.rope_k_offset || o.k_offset) {
+    rope_k_offset =
+        o.rope_k_offset ? o.rope_k_offset : (rope_k_offset ? o.k_offset : rope_k_offset);
+    k_offset = o.k_offset ? o.k_offset : (k_offset ? o.rope_k_offset : k_offset);
+  }
   if (o.rope_scaling) rope_scaling = o.rope_scaling;
   if (o.qk_norm) qk_norm = o.qk_norm;
   if (o.alibi) {
@@ -227,8 +237,7 @@ void RunSettings::merge(const RunSettings& o) {
   if (o.scale_at) scale_at = o.scale_at;
   if (o.causal) causal = o.causal;
   if (o.causal_bottom_right) causal_bottom_right = o.causal_bottom_right;
-  if (o.q_offset) q_offset = o.q_offset;
-  if (o.k_offset) k_offset = o.k_offset;
+
   if (o.mask_convention) mask_convention = o.mask_convention;
   if (o.mask_fill) mask_fill = o.mask_fill;
   if (o.fully_masked) fully_masked = o.fully_masked;
