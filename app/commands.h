@@ -20,7 +20,7 @@ Action add_heatmap(CLI::App& app);
 Action add_diff(CLI::App& app);
 // A file's text, or stdin's for "-", without one final newline (as the
 // shell's $(cat FILE) gives it): a text to tokenize.
-std::string text_of_file(const std::string& path);
+std::string text_of_file(const std::string& path, int64_t max_bytes = kDefaultMaxInputBytes);
 
 Action add_tokenize(CLI::App& app);
 

@@ -323,7 +323,7 @@ Action add_run(CLI::App& app, const std::string& command_line) {
     if (run->count("--text") > 0) req.checkpoint.text = f->text;
     if (run->count("--text-file") > 0) {
       if (req.checkpoint.path.empty()) throw_usage("--text-file needs --checkpoint DIR");
-      req.checkpoint.text = text_of_file(f->text_file);
+      req.checkpoint.text = std::string();  // read below, once --max-input-bytes is known
     }
     if (run->count("--ids") > 0) req.checkpoint.ids = parse_ids_flag(f->ids);
     for (const char* flag : {"--text", "--ids", "--no-special"}) {
@@ -352,6 +352,10 @@ Action add_run(CLI::App& app, const std::string& command_line) {
       req.max_elements = parse_max_elements_flag(f->max_elements);
     if (run->count("--max-input-bytes") > 0) {
       req.max_input_bytes = parse_max_input_bytes_flag(f->max_input_bytes);
+    }
+    // Read once the limit is known: the text counts against it.
+    if (run->count("--text-file") > 0) {
+      req.checkpoint.text = text_of_file(f->text_file, req.max_input_bytes);
     }
     if (!req.expect_path.empty()) req.check = true;
     for (const auto& [flag, text, target] :

@@ -51,8 +51,8 @@ std::string json_list(const std::vector<std::string>& items) {
 
 // A file's text, or stdin's for "-": one text, without one final newline
 // (as the shell's $(cat FILE) gives it).
-std::string text_of_file(const std::string& path) {
-  std::string s = read_file(path);
+std::string text_of_file(const std::string& path, int64_t max_bytes) {
+  std::string s = read_file(path, {}, max_bytes);
   if (s.find('\0') != std::string::npos) {
     throw_input(display_name(path), "holds a NUL byte; a text to tokenize is UTF-8 text");
   }
