@@ -60,25 +60,33 @@ int draw(const HeatmapCommandRequest& req, const HeatmapData& d, const HeatmapOp
   return 0;
 }
 
+// What of a stack [layers][batch][heads][q][k] a figure at `path` draws:
+// the layer, batch and head chosen, and how far its panels are reduced.
+StackChoice stack_choice(const Shape& shape, std::optional<int64_t> layer, const HeatmapOptions& o,
+                         const std::string& path) {
+  StackChoice c;
+  c.layer = layer;
+  c.batch = o.batch;
+  c.head = o.head;
+  c.reduce = o.reduce;
+  // One panel keeps its cells for the renderer (which fits them to
+  // --max-size); a grid of panels needs far fewer per panel.
+  c.max_side = c.layer && c.head ? 4096 : 256;
+  if (extension(path) == "html") {
+    // A page holds every panel's numbers: all of them within its bound.
+    const int64_t layers = c.layer ? 1 : shape[0], heads = c.head ? 1 : shape[2];
+    const int64_t panels = layers * (heads + (heads > 1 ? 1 : 0));
+    c.max_side =
+        std::min<int64_t>({c.max_side, static_cast<int64_t>(o.max_size), html_panel_side(panels)});
+  }
+  return c;
+}
+
 // The figure of a stack: one panel, a layer's heads, or the model view.
 int draw_stack(const HeatmapCommandRequest& req, BinaryArray a, const std::string& name,
                Console& console, const std::vector<std::string>& file_labels = {}) {
   if (a.shape.size() == 4) a.shape.insert(a.shape.begin() + 1, 1);  // [layers][1][heads][q][k]
-  StackChoice c;
-  c.layer = req.layer;
-  c.batch = req.options.batch;
-  c.head = req.options.head;
-  c.reduce = req.options.reduce;
-  // One panel keeps its cells for the renderer (which fits them to
-  // --max-size); a grid of panels needs far fewer per panel.
-  c.max_side = c.layer && c.head ? 4096 : 256;
-  if (extension(req.output_path) == "html") {
-    // A page holds every panel's numbers: all of them within its bound.
-    const int64_t layers = c.layer ? 1 : a.shape[0], heads = c.head ? 1 : a.shape[2];
-    const int64_t panels = layers * (heads + (heads > 1 ? 1 : 0));
-    c.max_side = std::min<int64_t>(
-        {c.max_side, static_cast<int64_t>(req.options.max_size), html_panel_side(panels)});
-  }
+  const StackChoice c = stack_choice(a.shape, req.layer, req.options, req.output_path);
   HeatmapData d = heatmap_from_stack(a, c, name);
   const int64_t q = a.shape[3], k = a.shape[4];
   if (!req.labels.empty() && !req.tokens.empty()) {
@@ -284,17 +292,7 @@ RenderedHeatmap render_stack_heatmap(const RunRequest& req, const Tensor<double>
   a.type = ElementType::kF64;
   a.shape = stack.shape();
   a.data = reinterpret_cast<const unsigned char*>(stack.data());
-  StackChoice c;
-  c.batch = h.options.batch;
-  c.head = h.options.head;
-  c.reduce = h.options.reduce;
-  c.max_side = 256;
-  if (extension(figure_kind(h.path)) == "html") {
-    const int64_t layers = a.shape[0], heads = c.head ? 1 : a.shape[2];
-    const int64_t panels = layers * (heads + (heads > 1 ? 1 : 0));
-    c.max_side = std::min<int64_t>(
-        {c.max_side, static_cast<int64_t>(h.options.max_size), html_panel_side(panels)});
-  }
+  const StackChoice c = stack_choice(a.shape, std::nullopt, h.options, figure_kind(h.path));
   HeatmapData d = heatmap_from_stack(a, c, title);
   const auto q = static_cast<int64_t>(labels.size());
   if (d.rows == q && d.cols == q) {
