@@ -121,16 +121,11 @@ class Forward {
         }
         break;
       case Family::kGemma:
-        d_ = config_.count("hidden_size");
-        eps_ = config_.positive("rms_norm_eps", 1e-6);
-        // transformers' Gemma reads hidden_activation and, when it is not
-        // set, uses gelu_pytorch_tanh whatever hidden_act says.
-        act_ = act("hidden_activation", "gelu_pytorch_tanh");
-        break;
       case Family::kGemma2:
         d_ = config_.count("hidden_size");
         eps_ = config_.positive("rms_norm_eps", 1e-6);
-        // transformers' Gemma 2 reads hidden_activation (gelu_pytorch_tanh).
+        // transformers' Gemma models read hidden_activation; Gemma (1)
+        // uses gelu_pytorch_tanh when it is not set, whatever hidden_act says.
         act_ = act("hidden_activation", "gelu_pytorch_tanh");
         break;
       case Family::kGpt2:
