@@ -25,7 +25,7 @@ using test::read_text;
 using test::run_attn;
 using test::source_path;
 
-std::string model(const std::string& rel) { return source_path("data/models/" + rel); }
+using test::model;
 
 std::vector<int64_t> ids_of(const std::string& name) {
   return nlohmann::json::parse(read_text(model(name + "/ids.json"))).get<std::vector<int64_t>>();

@@ -27,7 +27,7 @@ using test::run_attn;
 using test::source_path;
 using test::temp_dir;
 
-std::string model(const std::string& rel) { return source_path("data/models/" + rel); }
+using test::model;
 
 Tensor<double> load_npy(const std::string& path) {
   return parse_npy(read_text(path), path, CellKind::kExtended).values;

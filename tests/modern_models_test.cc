@@ -26,7 +26,7 @@ using test::read_text;
 using test::run_attn;
 using test::source_path;
 
-std::string model(const std::string& rel) { return source_path("data/models/" + rel); }
+using test::model;
 
 Tensor<double> load(const std::string& path) { return test::load_npy(path); }
 

@@ -164,6 +164,8 @@ double max_diff(const Tensor<double>& a, const Tensor<double>& b) {
   return m;
 }
 
+std::string model(const std::string& rel) { return source_path("data/models/" + rel); }
+
 Tensor<double> load_npy(const std::string& path, int max_rank) {
   return view_npy(FileBytes::from_string(read_text(path)), path, max_rank)
       .to_tensor(path, CellKind::kExtended);

@@ -71,6 +71,9 @@ void expect_near_all(const Tensor<double>& got, const std::vector<double>& want,
 // The largest |a - b| over the elements (the shapes are expected equal).
 double max_diff(const Tensor<double>& a, const Tensor<double>& b);
 
+// A path under data/models/ of the source tree ("tiny-llama/config.json").
+std::string model(const std::string& rel);
+
 // An .npy file's values, of rank up to max_rank (a model's stacks are 5-D).
 Tensor<double> load_npy(const std::string& path, int max_rank = 5);
 
