@@ -48,14 +48,23 @@ struct CheckReport {
 // caller must have computed them.
 CheckReport check_result(const Result& r, const Expected& e);
 
-// When a check fails, a known alternative reading of the formula that does
-// reproduce the expected numbers: the scale factor applied after the softmax
-// (scale_at output, where the self-attention blog post puts it), or no scaling at all.
+// When a check fails, the likely cause: a mistake people make writing
+// attention by hand (or a reading of the formula) that, planted into this
+// problem, reproduces the expected numbers. Tried: the scale after the
+// softmax (where the self-attention blog post puts it), no scale, the scale
+// twice, the causal mask missing, extra, aligned bottom-right or on the
+// wrong side, the mask's polarity flipped or transposed, the softmax over
+// the queries, heads split in the wrong order, the other RoPE layout, no
+// RoPE, key/value heads tiled instead of repeated per group.
 struct CheckAlternative {
-  std::string setting;      // "--scale-at output"
+  std::string name;         // "causal mask on the wrong side"
+  std::string setting;      // the flag that reproduces the numbers ("--scale-at output"), or empty
   std::string explanation;  // one paragraph for people
   Result result;            // the result under that reading
 };
+// Tried on problems of at most this many score cells (batch · heads ·
+// len_q · len_k): each mistake is a rerun.
+constexpr int64_t kDiagnoseCells = int64_t{1} << 24;
 std::optional<CheckAlternative> explain_mismatch(const Problem& p, const Expected& e, DType dtype);
 
 // The report as a table: every value when there are few (only the

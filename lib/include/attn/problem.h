@@ -37,7 +37,8 @@ struct Masks {
   Tensor<uint8_t> key_padding;      // [Bk][Lk], Bk in {1,B}; empty if none
   std::vector<int64_t> valid_lens;  // [B][Lq] flattened; empty if none
   bool causal = false;
-  Tensor<double> bias;  // like mask; empty if none
+  bool keep_convention = false;  // the input's masks said true = takes part (flipped above)
+  Tensor<double> bias;           // like mask; empty if none
   // Sliding window: query i sees keys i - left .. i + right (-1: unbounded).
   bool window = false;
   int64_t window_left = -1, window_right = -1;

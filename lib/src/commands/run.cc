@@ -215,6 +215,7 @@ void append_expected_steps(const Problem& p, const Result& r, const Expected& e,
     TraceStep a;
     a.id = "expected_reading";
     a.facts.setting = alt->setting;
+    a.facts.detail = alt->name;
     a.facts.factor = scale_factor(p);  // applied to the output under --scale-at output
     a.values =
         Eigen::Map<const MatrixR>(alt->result.output.data(), r.output.dim(0), r.output.dim(1));
@@ -391,7 +392,10 @@ std::pair<std::string, int> check_report(const RunRequest& req, const Problem& p
   std::string report = format_check_report(rep, p, req.quiet);
   if (rep.passed()) return {report, 0};
   if (auto alt = explain_mismatch(p, *expected, req.dtype)) {
-    report += "\nwhy: " + alt->explanation + "\n";
+    report +=
+        "\nlikely cause: " + alt->name +
+        (alt->setting.empty() ? "" : " (" + alt->setting + " reproduces the expected numbers)") +
+        "\nwhy: " + alt->explanation + "\n";
   }
   return {report, 1};
 }

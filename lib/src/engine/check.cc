@@ -82,54 +82,92 @@ CheckReport check_result(const Result& r, const Expected& e) {
   return rep;
 }
 
-std::optional<CheckAlternative> explain_mismatch(const Problem& p, const Expected& e, DType dtype) {
-  if (p.variant == Variant::kBiattention) return std::nullopt;
-  const bool scalar = p.scale.kind != ScaleKind::kCosine && p.scale.kind != ScaleKind::kNorm;
-  const double factor = scale_factor(p);
-  ComputeRequest req;
-  req.dtype = dtype;
-  req.weights = e.weights.has_value();
-  auto passes = [&](const Problem& alt, Result& out) {
-    try {
-      out = compute(alt, req);
-      return check_result(out, e).passed();
-    } catch (const Error&) {
-      return false;
-    }
-  };
-  if (scalar && p.scale_at == ScaleAt::kScores && factor != 1.0) {
-    Problem alt = p;
-    alt.scale_at = ScaleAt::kOutput;
-    Result r;
-    if (passes(alt, r)) {
-      // "f = 1/√d_k = 0.5" names the factor apart from the formula, so
-      // "V·1/√d_k = 0.5" cannot read as the whole product being 0.5.
-      const std::string f = p.scale.kind == ScaleKind::kSqrtDk
-                                ? "f = 1/√d_k = " + format_shortest(factor)
-                                : "f = " + format_shortest(factor);
-      return CheckAlternative{
-          "--scale-at output",
-          "The expected numbers are softmax(QKᵀ)·V·f with the scale factor " + f +
-              " applied after the softmax (scale_at: output), not to the scores. The formula "
-              "softmax(QKᵀ/√d_k)·V gives the numbers computed here. Run with --scale-at output "
-              "to reproduce the expected numbers exactly.",
-          std::move(r)};
-    }
+namespace {
+
+// Index sets as "0–4, 7, 9–11" (at most ten runs, then "…").
+std::string ranges_text(const std::vector<int64_t>& idx) {
+  std::string s;
+  size_t runs = 0;
+  for (size_t i = 0; i < idx.size();) {
+    size_t j = i;
+    while (j + 1 < idx.size() && idx[j + 1] == idx[j] + 1) ++j;
+    if (++runs > 10) return s + ", …";
+    if (!s.empty()) s += ", ";
+    s += std::to_string(idx[i]);
+    if (j > i) s += (j == i + 1 ? ", " : "–") + std::to_string(idx[j]);
+    i = j + 1;
   }
-  if (p.scale.kind != ScaleKind::kNone && scalar) {
-    Problem alt = p;
-    alt.scale = Scale{ScaleKind::kNone, 1.0};
-    alt.temperature = 1.0;
-    Result r;
-    if (passes(alt, r)) {
-      return CheckAlternative{"--scale none",
-                              "The expected numbers are softmax(QKᵀ)·V without any scaling of "
-                              "the scores. Run with --scale none to reproduce them.",
-                              std::move(r)};
-    }
-  }
-  return std::nullopt;
+  return s;
 }
+
+// The names of a checked tensor's axes, as the result shapes it
+// (docs/spec.md): output [batch][head][query][column] with 4D input,
+// [batch][query][column] batched, else [query][column]; weights
+// [batch][head][query][key] less the axes the run does not have.
+std::vector<std::string> axis_names(const std::string& tensor, int rank, const Problem& p) {
+  std::vector<std::string> names = {"query", tensor == "weights" ? "key" : "column"};
+  const int lead = rank - 2;
+  if (lead == 2) names.insert(names.begin(), {"batch", "head"});
+  if (lead == 1) names.insert(names.begin(), p.four_d || p.batched ? "batch" : "head");
+  return names;
+}
+
+// Which batch items, heads and query rows hold a mismatch, and which do
+// not: one line each for the axes longer than one.
+std::string where_they_differ(const CheckReport& rep, const Problem& p) {
+  struct Axis {
+    std::string name;
+    int64_t size = 0;
+    std::vector<uint8_t> differs;
+  };
+  std::vector<Axis> axes;  // in the order batch, head, query
+  auto axis = [&](const std::string& name, int64_t size) -> Axis& {
+    for (Axis& a : axes) {
+      if (a.name == name) return a;
+    }
+    static const std::vector<std::string> order = {"batch", "head", "query"};
+    auto rank = [](const std::string& n) { return std::find(order.begin(), order.end(), n); };
+    auto at = std::find_if(axes.begin(), axes.end(),
+                           [&](const Axis& a) { return rank(a.name) > rank(name); });
+    return *axes.insert(at, Axis{name, size, std::vector<uint8_t>(static_cast<size_t>(size), 0)});
+  };
+  // Concatenated head outputs without W_o: a column block is a head.
+  const bool heads_by_column = !p.four_d && p.heads > 1 && !p.params.W_o &&
+                               p.variant != Variant::kBiattention && p.d_out == p.concat_width();
+  for (const CheckItem& it : rep.items) {
+    const std::vector<std::string> names =
+        axis_names(it.tensor, static_cast<int>(it.index.size()), p);
+    for (size_t a = 0; a + 1 < names.size(); ++a) {
+      const int64_t size = names[a] == "query" ? p.len_q : names[a] == "head" ? p.heads : p.batch;
+      Axis& ax = axis(names[a], size);
+      if (!it.ok && it.index[a] < ax.size) ax.differs[static_cast<size_t>(it.index[a])] = 1;
+    }
+    if (heads_by_column && it.tensor == "output") {
+      Axis& ax = axis("head", p.heads);
+      const int64_t h = it.index.back() / p.head_dim_v();
+      if (!it.ok && h < ax.size) ax.differs[static_cast<size_t>(h)] = 1;
+    }
+  }
+  std::string out;
+  for (const Axis& a : axes) {
+    if (a.size < 2) continue;
+    std::vector<int64_t> bad, good;
+    for (int64_t i = 0; i < a.size; ++i)
+      (a.differs[static_cast<size_t>(i)] ? bad : good).push_back(i);
+    const std::string plural =
+        a.name == "batch" ? "batch items" : a.name + (a.name == "query" ? " rows" : "s");
+    out += "  " + plural + ": ";
+    if (good.empty()) {
+      out += "all " + std::to_string(a.size) + " differ\n";
+    } else {
+      out += ranges_text(bad) + " differ; " + ranges_text(good) +
+             (good.size() == 1 ? " matches" : " match") + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string format_check_report(const CheckReport& rep, const Problem& p, bool mismatches_only) {
   std::vector<const CheckItem*> shown;
@@ -169,14 +207,39 @@ std::string format_check_report(const CheckReport& rep, const Problem& p, bool m
   // No rows to show (a passed check of many values, or --quiet): the
   // summary line alone, not a table header over nothing.
   std::string out;
+  const int64_t total = static_cast<int64_t>(rep.items.size());
+  const std::string rule = rep.allclose ? " (rtol " + format_shortest(rep.rtol) + ", atol " +
+                                              format_shortest(rep.atol) + ")"
+                                        : "";
+  if (!rep.passed()) {
+    // The summary first: how many, the largest difference and where, and
+    // which rows, heads and batch items differ; then the values.
+    out += "check FAILED: " + std::to_string(rep.mismatches) + " of " + std::to_string(total) +
+           " values differ" + rule + "\n";
+    const CheckItem* worst = nullptr;
+    double worst_diff = -1;
+    for (const CheckItem& it : rep.items) {
+      if (it.ok) continue;
+      const double d = std::fabs(it.got - it.expected);
+      const double key = std::isnan(d) ? INFINITY : d;
+      if (key > worst_diff) worst = &it, worst_diff = key;
+    }
+    if (worst) {
+      out += "  largest difference " + format_scientific(worst->got - worst->expected, 2) + " at " +
+             position(*worst) + ": expected " + format_shortest(worst->expected) + ", got " +
+             format_shortest(worst->got) + "\n";
+    }
+    out += where_they_differ(rep, p);
+    if (!shown.empty()) out += "\n";
+  }
   if (shown.empty()) {
     rows.clear();
   } else {
-    out = rep.allclose ? "check against expected (rtol " + format_shortest(rep.rtol) + ", atol " +
-                             format_shortest(rep.atol) +
-                             ", |got − expected| ≤ atol + rtol·|expected|, as NumPy's allclose)\n"
-                       : "check against expected (tolerance " + format_shortest(rep.tolerance) +
-                             ", |got − expected| ≤ tol·max(1, |expected|))\n";
+    out += rep.allclose ? "check against expected (rtol " + format_shortest(rep.rtol) + ", atol " +
+                              format_shortest(rep.atol) +
+                              ", |got − expected| ≤ atol + rtol·|expected|, as NumPy's allclose)\n"
+                        : "check against expected (tolerance " + format_shortest(rep.tolerance) +
+                              ", |got − expected| ≤ tol·max(1, |expected|))\n";
   }
   for (const auto& r : rows) {
     for (size_t c = 0; c < r.size(); ++c) {
@@ -192,18 +255,11 @@ std::string format_check_report(const CheckReport& rep, const Problem& p, bool m
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += '\n';
   }
-  const int64_t total = static_cast<int64_t>(rep.items.size());
   if (!all && rep.mismatches > 20) {
     out += "... " + std::to_string(rep.mismatches - 20) + " more mismatches not shown\n";
   }
-  const std::string rule = rep.allclose ? " (rtol " + format_shortest(rep.rtol) + ", atol " +
-                                              format_shortest(rep.atol) + ")"
-                                        : "";
   if (rep.passed()) {
     out += "check passed: all " + std::to_string(total) + " values match" + rule + "\n";
-  } else {
-    out += "check FAILED: " + std::to_string(rep.mismatches) + " of " + std::to_string(total) +
-           " values differ" + rule + "\n";
   }
   return out;
 }

@@ -509,6 +509,9 @@ StepWords expected_reading(const TraceStep& s, int digits) {
   Math formula = "O = " + roman("softmax") + "(Q" + kDot + "K" + kTop + ")" + kDot + "V";
   if (f.setting == "--scale-at output")
     formula = formula + kDot + "f, f = " + number(f.factor, digits);
+  if (f.setting.empty()) {  // a mistake no flag makes: named
+    return words("Output with the " + f.detail + " (reproduces the expected numbers)", "O");
+  }
   return words("Output under " + f.setting + " (reproduces the expected numbers)", formula);
 }
 
