@@ -49,6 +49,11 @@ const DrawingFlag kDrawingFlags[] = {
     {"--labels-every", "label every Nth row and column (default: every label that fits)", "N"},
     {"--annotate", "write the values in the cells: auto (default: when they fit), always or never",
      "WHEN"},
+    {"--token-style",
+     "how tokens are shown on the axes: readable (default: a word's leading space marker Ġ or ▁ "
+     "left out, byte pieces as their text, newlines as ↵, repeated tokens numbered by position), "
+     "marker (the same, the leading space as ␣) or raw (as given)",
+     "STYLE"},
     {"--font",
      "TrueType/OpenType font for the text, e.g. Noto Sans CJK for Chinese (default: the "
      "built-in DejaVu Sans)",

@@ -128,8 +128,17 @@ TEST(HeatmapHtml, HostileLabelsStayText) {
   EXPECT_TRUE(is_valid_utf8(html));
   const json data = page_data(html);
   ASSERT_EQ(data["row_labels"].size(), labels.size());
+  // As shown (a stray byte as \xFF, a newline as ↵), and with
+  // --token-style raw as given, made valid UTF-8.
+  const std::vector<std::string> shown = shown_tokens(labels, TokenStyle::kReadable);
   for (size_t i = 0; i < labels.size(); ++i) {
-    EXPECT_EQ(data["row_labels"][i].get<std::string>(), sanitize_utf8(labels[i]));
+    EXPECT_EQ(data["row_labels"][i].get<std::string>(), sanitize_utf8(shown[i]));
+  }
+  HeatmapOptions raw;
+  raw.token_style = TokenStyle::kRaw;
+  const json raw_data = page_data(render_html(d, raw));
+  for (size_t i = 0; i < labels.size(); ++i) {
+    EXPECT_EQ(raw_data["row_labels"][i].get<std::string>(), sanitize_utf8(labels[i]));
   }
   EXPECT_EQ(data["title"].get<std::string>(), d.title);
   EXPECT_EQ(data["subtitle"].get<std::string>(), d.subtitle);

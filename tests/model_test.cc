@@ -404,8 +404,12 @@ TEST(StackCli, EveryFileKindDrawsTheSameModelView) {
     pngs.push_back(read_text(out));
   }
   for (const std::string& p : pngs) EXPECT_EQ(p, pngs[0]);
-  EXPECT_NE(pngs[0].find("L1 mean"), std::string::npos);
-  EXPECT_NE(pngs[0].find("▁cat"), std::string::npos);
+  EXPECT_NE(pngs[0].find(">mean<"), std::string::npos);     // the heads' names, once
+  EXPECT_NE(pngs[0].find(">L1<"), std::string::npos);       // the layers'
+  EXPECT_NE(pngs[0].find("L1 mean: "), std::string::npos);  // a cell's tooltip
+  // SentencePiece's ▁ left out of the tokens as shown.
+  EXPECT_NE(pngs[0].find(">cat<"), std::string::npos);
+  EXPECT_EQ(pngs[0].find("▁"), std::string::npos);
 }
 
 TEST(StackCli, ChoicesAndMistakes) {
@@ -458,6 +462,9 @@ TEST(StackCli, JsonResultsCarryTheirLabelsIntoTheirFigure) {
   const std::string text = read_text(json);
   EXPECT_EQ(text.rfind("{\n  \"labels\": {\"queries\": [\"The\", \"Ġcat\"", 0), 0u) << text;
   r = run_attn({"heatmap", json, "--head", "1", "-o", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(read_text(svg).find(">mat<"), std::string::npos);  // Ġ: a space, left out
+  r = run_attn({"heatmap", json, "--head", "1", "--token-style", "raw", "-o", svg});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(read_text(svg).find(">Ġmat<"), std::string::npos);
   // The same file is a valid --expect: its labels are not numbers to compare.

@@ -275,7 +275,10 @@ TEST(ModelView, LayerAllDrawsEveryLayersHeads) {
   const std::string drawn = read_text(svg);
   std::string why;
   EXPECT_TRUE(test::well_formed_xml(drawn, &why)) << why;
-  for (const char* panel : {">L0 H0<", ">L1 H3<", ">L1 mean<", "> cat<", "&apos; cat&apos;"}) {
+  // Layers and heads named on the margins, the tokens as read (the
+  // word's space left out), each cell's tooltip naming its panel.
+  for (const char* panel :
+       {">L0<", ">L1<", ">H3<", ">mean<", ">cat<", "L1 H3: ", "&apos;cat&apos;"}) {
     EXPECT_NE(drawn.find(panel), std::string::npos) << panel;
   }
   // The cells are the stack's, as attn heatmap draws them from its file.

@@ -25,13 +25,13 @@ _attn_flags() {
         "--max-input-bytes" \
         "--emit-pytorch --title --description --color --heatmap --show" \
         "--of --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
-        "--cell-size --labels-every --annotate --font"
+        "--cell-size --labels-every --annotate --token-style --font"
       ;;
     heatmap)
       echo "-h --help -o --output --show --key --title --labels --key-labels --tokens --layer" \
         "--stack -q --quiet" \
         "--max-input-bytes --max-elements --color --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
-        "--cell-size --labels-every --annotate --font --precision"
+        "--cell-size --labels-every --annotate --token-style --font --precision"
       ;;
     diff)
       echo "-h --help -f --format --key --tolerance --precision -q --quiet --max-input-bytes" \
@@ -70,6 +70,7 @@ _attn_values() {
     --normalize) echo "none row col" ;;
     --reduce) echo "mean max" ;;
     --annotate) echo "auto always never" ;;
+    --token-style) echo "readable marker raw" ;;
     --color) echo "auto always never" ;;
     --stack) echo "batch layers" ;;
     --arch) echo "llama mistral mixtral qwen2 qwen3 gemma gemma2 gemma3_text gpt2 bert roberta" ;;

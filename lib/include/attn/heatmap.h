@@ -70,6 +70,15 @@ std::shared_ptr<const Font> builtin_font();
 std::shared_ptr<const Font> load_font(const std::string& path);  // input error if not a font
 std::string font_name(const Font& f);                            // "DejaVu Sans" or the file's path
 
+// How tokens are shown on the axes (--token-style): readable (the space
+// marker a word starts with left out, byte-level and byte-fallback pieces
+// as the text they stand for, newlines and tabs as ↵ and ⇥, repeated
+// tokens told apart by their position: the₄), marker (the same, with the
+// word's space shown as ␣), or raw (as given).
+enum class TokenStyle { kReadable, kMarker, kRaw };
+const std::vector<std::string>& token_style_names();
+std::vector<std::string> shown_tokens(const std::vector<std::string>& labels, TokenStyle style);
+
 enum class Annotate { kAuto, kAlways, kNever };
 std::string_view name(Annotate a);
 const std::vector<std::string>& annotate_names();
@@ -92,6 +101,7 @@ struct HeatmapOptions {
   Annotate annotate = Annotate::kAuto;     // values in the cells: when they fit
   std::optional<int> decimals;             // of the values; default: 2, or 3 when exact
   std::shared_ptr<const Font> font;        // null: DejaVu Sans
+  TokenStyle token_style = TokenStyle::kReadable;
 };
 
 // The largest --cell-size.
@@ -99,7 +109,8 @@ constexpr int kMaxCellSize = 256;
 
 // Sets the option of `flag` ("--colormap", "--vmin", "--vmax", "--normalize",
 // "--batch", "--head", "--max-size", "--reduce", "--cell-size",
-// "--labels-every", "--annotate", "--precision", "--font") from its text.
+// "--labels-every", "--annotate", "--precision", "--font", "--token-style")
+// from its text.
 // Throws a usage error naming the flag (an input error for a --font file
 // that is not a font).
 void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::string& text);
@@ -114,9 +125,12 @@ struct HeatmapData {
   bool batch_axis = false;           // captions name the batch
   std::string batch_name = "batch";  // what the first axis is called in captions ("layer")
   bool short_captions = false;       // "L3 H5", "L3 mean": for grids of many small panels
-  bool head_axis = false;            // captions name the head
-  bool head_average = false;         // add a mean-of-heads panel per batch
-  bool zero_based = false;           // attention weights: the colour range is 0 to 1 by default
+  // The model view: batch entries (layers) as rows and heads as columns,
+  // named once on the margins, panels without captions.
+  bool model_view = false;
+  bool head_axis = false;     // captions name the head
+  bool head_average = false;  // add a mean-of-heads panel per batch
+  bool zero_based = false;    // attention weights: the colour range is 0 to 1 by default
   // Each cell already stands for cell_block x cell_block cells of a source
   // of source_rows x source_cols (a stack reduced as it was read; 1 and
   // rows x cols otherwise). The HTML page names cells by these indices.

@@ -14,6 +14,8 @@ namespace {
 // has begun, and keeps of a word only the code points that can fit in a
 // line (a longer word is cut by fit_text all the same), so a title of a
 // megabyte costs what its first lines do.
+}  // namespace
+
 std::vector<std::string> wrap(const std::string& text, int width, int max_lines, bool bold) {
   std::vector<std::string> lines;
   if (text.empty()) return lines;
@@ -59,6 +61,8 @@ std::vector<std::string> wrap(const std::string& text, int width, int max_lines,
   for (std::string& l : lines) l = fit_text(l, width, kScale, bold);
   return lines;
 }
+
+namespace {
 
 bool fits(const Geometry& g, int max_size) { return g.width <= max_size && g.height <= max_size; }
 

@@ -78,6 +78,10 @@ struct Geometry {
 
 Geometry geometry(const GeometryInput& in, int cell, int64_t factor);
 
+// Greedy word wrap of `text` to `width` pixels (kScale) in at most
+// max_lines lines, the last ending in "…" when cut.
+std::vector<std::string> wrap(const std::string& text, int width, int max_lines, bool bold);
+
 // The largest cells up to a comfortable panel size (at least a label's
 // height up to 64 rows) that fit in.max_size, or, when 1-pixel cells do
 // not fit, the smallest block factor that does; in.cell_size when given.

@@ -145,8 +145,10 @@ std::string write_html(const HeatmapData& d, const HeatmapOptions& o) {
   data["reduce"] = std::string(name(o.reduce));
   data["block_note"] = sanitize_utf8(p.block_note);
   // Labels name single cells; blocks are named by their index ranges.
-  data["row_labels"] = block == 1 ? text_list(d.row_labels) : json::array();
-  data["col_labels"] = block == 1 ? text_list(d.col_labels) : json::array();
+  data["row_labels"] =
+      block == 1 ? text_list(shown_tokens(d.row_labels, o.token_style)) : json::array();
+  data["col_labels"] =
+      block == 1 ? text_list(shown_tokens(d.col_labels, o.token_style)) : json::array();
   data["lo"] = p.lo;
   data["hi"] = p.hi;
   // Values in the cells as in the PNG: its digits, and --annotate.

@@ -1,6 +1,7 @@
 // The figure's layout: with the geometry chosen, every panel, label, value,
 // the colorbar and the notes placed as scene items.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "attn/error.h"
@@ -24,6 +25,8 @@ struct Annotation {
 // Values go into the cells when every one of them fits, at the label size
 // or else at half of it (--annotate auto); always at one of the two
 // (always); never (never).
+// Across several panels (auto), the values are written at the label size
+// or not at all: smaller than the tick labels, they are noise.
 Annotation choose_annotation(const Panels& p, const HeatmapOptions& o, int inner) {
   if (o.annotate == Annotate::kNever) return {};
   if (p.factor != 1 && o.annotate != Annotate::kAlways) return {};
@@ -35,7 +38,9 @@ Annotation choose_annotation(const Panels& p, const HeatmapOptions& o, int inner
       widest = std::max(widest, text_extent(value_text(panel.values[i], decimals), 1));
     }
   }
+  const bool many = p.panels.size() > 1 && o.annotate == Annotate::kAuto;
   for (int scale : {2, 1}) {
+    if (scale == 1 && many) break;
     if (kCapHeight * scale + 6 <= inner && widest * scale + 4 * scale + 2 <= inner) {
       return {scale, decimals};
     }
@@ -344,11 +349,216 @@ void add_notes(Scene& s, const Panels& p, const Geometry& g, int ny) {
   }
 }
 
+// The model view: layers as rows and heads as columns (the mean of the
+// heads last), each named once on the margins ("L3", "H5"), panels
+// without captions a few pixels apart. The tokens label the first row and
+// column of panels when every one of them fits (a cell as tall as a
+// label), else the panels go unlabelled and the note under the grid says
+// what a panel's rows and columns are. Cells are as large as --max-size
+// allows, down to one pixel, then merged in blocks.
+Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const PanelPlan& plan,
+                        bool tooltips) {
+  const int L = plan.grid_rows, C = plan.grid_cols;
+  const Labels rows = make_labels(d.row_labels, d.rows), cols = make_labels(d.col_labels, d.cols);
+  std::vector<std::string> row_names, col_names;
+  for (int i = 0; i < L; ++i) {
+    const int64_t b = plan.refs[static_cast<size_t>(i * C)].batch;
+    row_names.push_back(std::string(1, static_cast<char>(std::toupper(d.batch_name[0]))) +
+                        std::to_string(b));
+  }
+  for (int j = 0; j < C; ++j) {
+    const int64_t h = plan.refs[static_cast<size_t>(j)].head;
+    col_names.push_back(h < 0 ? "mean" : "H" + std::to_string(h));
+  }
+  int row_name_w = 0, col_name_w = 0;
+  for (const std::string& n : row_names) row_name_w = std::max(row_name_w, text_extent(n, kScale));
+  for (const std::string& n : col_names)
+    col_name_w = std::max(col_name_w, text_extent(n, kScale, true));
+  const std::string note = "each panel: " + d.row_title + " (rows) × " + d.col_title +
+                           " (columns); " + d.batch_name + "s top to bottom, heads left to right";
+
+  // Everything but the panels, for a cell size and block factor.
+  struct Fit {
+    int cell = 1, gap = 6;
+    int64_t factor = 1, shown_rows = 0, shown_cols = 0;
+    bool tokens = false, vertical = false;
+    int left = 0, top = 0, panel_w = 0, panel_h = 0, width = 0, height = 0, title_h = 0;
+    std::vector<std::string> title, subtitle;
+  };
+  const int max_w = o.max_size, max_h = o.max_size;
+  int tick_w = kTickTextWidth;
+  auto fit = [&](int cell, int64_t factor, bool tokens) {
+    Fit f;
+    f.cell = cell;
+    f.factor = factor;
+    f.gap = cell * (d.rows + factor - 1) / factor >= 48 ? 8 : 4;
+    f.shown_rows = (d.rows + factor - 1) / factor;
+    f.shown_cols = (d.cols + factor - 1) / factor;
+    f.panel_w = static_cast<int>(f.shown_cols) * cell;
+    f.panel_h = static_cast<int>(f.shown_rows) * cell;
+    f.tokens = tokens;
+    f.vertical = tokens && cols.named && cols.max_width + 6 > cell;
+    const int token_band_left = tokens ? rows.max_width + kLabelGap : 0;
+    const int token_band_top = tokens ? (f.vertical ? cols.max_width : kTextH) + kLabelGap : 0;
+    // The layers' title (vertical), their names, the tokens.
+    f.left = kMargin + kTextH + 10 + row_name_w + 10 + token_band_left;
+    const int grid_w = C * f.panel_w + (C - 1) * f.gap + (C > 1 ? f.gap : 0);  // the mean apart
+    const int right = kBarGap + kBarWidth + kTickLen + 4 + tick_w + 10 + kTextH + kMargin;
+    const int content = f.left + grid_w + right;
+    const int title_w = std::max(text_extent_upto(d.title, kScale, max_w, true),
+                                 text_extent_upto(d.subtitle, kScale, max_w));
+    f.width = std::max(content, std::min(title_w + 2 * kMargin, max_w));
+    f.title = wrap(d.title, f.width - 2 * kMargin, 4, true);
+    f.subtitle = wrap(d.subtitle, f.width - 2 * kMargin, 3, false);
+    const size_t lines = f.title.size() + f.subtitle.size();
+    f.title_h = lines ? static_cast<int>(lines) * kPitch + 8 : 0;
+    // The heads' title and names above the grid.
+    f.top = kMargin + f.title_h + 2 * kPitch + token_band_top;
+    const int grid_h = L * f.panel_h + (L - 1) * f.gap;
+    const int notes = 2 * kPitch + 8;  // the note, the legend or the block note
+    f.height = f.top + std::max(grid_h, 160) + notes + kMargin;
+    return f;
+  };
+  auto fits = [&](const Fit& f) { return f.width <= max_w && f.height <= max_h; };
+  Fit chosen;
+  bool found = false;
+  const int largest = std::clamp<int>(
+      static_cast<int>(480 / std::max<int64_t>(std::max(d.rows, d.cols), 1)), 1, kMaxCell);
+  // The largest cells with the tokens on the axes, else without them.
+  for (bool tokens : {true, false}) {
+    if (tokens && !rows.named) continue;
+    for (int cell = o.cell_size.value_or(largest); cell >= 1 && !found; --cell) {
+      if (tokens && cell < kTextH + 4) break;
+      Fit f = fit(cell, 1, tokens);
+      if (fits(f) || o.cell_size) {
+        chosen = f;
+        found = true;
+      }
+    }
+  }
+  if (!found) {  // merge blocks: a panel keeps at least 4 cells a side
+    for (int64_t factor = 2;; ++factor) {
+      chosen = fit(1, factor, false);
+      if (fits(chosen) || std::max(chosen.shown_rows, chosen.shown_cols) <= 4) break;
+    }
+  }
+  if (chosen.width > max_w || chosen.height > max_h) {
+    throw_input(d.source, "the model view of " + std::to_string(L) + " " + d.batch_name + "s × " +
+                              std::to_string(C) + " panels needs " + std::to_string(chosen.width) +
+                              " × " + std::to_string(chosen.height) +
+                              " pixels, more than --max-size " + std::to_string(o.max_size) +
+                              "; pick " + d.batch_name + "s with --layer, heads with --head" +
+                              (o.max_size < kLargestMaxSize ? ", or raise --max-size" : ""));
+  }
+  const Panels p = build_panels(d, o, plan, chosen.factor);
+  const Ticks ticks = colorbar_ticks(p.lo, p.hi, 5);
+  tick_w = std::max(text_extent(end_text(p.lo), kScale), text_extent(end_text(p.hi), kScale));
+  for (double v : ticks.values)
+    tick_w = std::max(tick_w, text_extent(tick_text(v, ticks.step), kScale));
+  tick_w = std::min(tick_w, kTickTextWidth);
+
+  Scene s;
+  s.width = chosen.width;
+  s.height = chosen.height;
+  s.font = o.font;
+  Geometry g;
+  g.title = chosen.title;
+  g.subtitle = chosen.subtitle;
+  g.title_h = chosen.title_h;
+  const int title_bottom = add_titles(s, g);
+  const int grid_top = chosen.top;
+  const int grid_left = chosen.left;
+  auto panel_x = [&](int j) {
+    return grid_left + j * (chosen.panel_w + chosen.gap) + (C > 1 && j == C - 1 ? chosen.gap : 0);
+  };
+  auto panel_y = [&](int i) { return grid_top + i * (chosen.panel_h + chosen.gap); };
+  const int grid_right = panel_x(C - 1) + chosen.panel_w;
+  const int grid_bottom = panel_y(L - 1) + chosen.panel_h;
+
+  // Margins: "heads" over the names of the columns, "layers" beside those of the rows.
+  s.texts.push_back(
+      text((grid_left + grid_right) / 2, title_bottom, "heads", Anchor::kMiddle, "axis", kSoft));
+  const int names_y = title_bottom + kPitch;
+  for (int j = 0; j < C; ++j) {
+    TextItem t = text(panel_x(j) + chosen.panel_w / 2, names_y,
+                      fit_text(col_names[static_cast<size_t>(j)],
+                               std::max(chosen.panel_w + chosen.gap, col_name_w), kScale, true),
+                      Anchor::kMiddle, "caption");
+    t.bold = true;
+    s.texts.push_back(t);
+  }
+  TextItem layers = text(kMargin, (grid_top + grid_bottom) / 2, d.batch_name + "s", Anchor::kMiddle,
+                         "axis", kSoft);
+  layers.vertical = true;
+  s.texts.push_back(layers);
+  const int names_right = kMargin + kTextH + 10 + row_name_w;
+  for (int i = 0; i < L; ++i) {
+    TextItem t = text(names_right, panel_y(i) + chosen.panel_h / 2 - kTextH / 2,
+                      row_names[static_cast<size_t>(i)], Anchor::kEnd, "caption");
+    t.bold = true;
+    s.texts.push_back(t);
+  }
+  // The tokens, beside the first column and above the first row.
+  if (chosen.tokens) {
+    for (int64_t r = 0; r < d.rows; ++r) {
+      const int cy = grid_top + static_cast<int>(r) * chosen.cell + chosen.cell / 2;
+      for (int i = 0; i < L; ++i) {
+        TextItem t = text(grid_left - kLabelGap, panel_y(i) - grid_top + cy - kTextH / 2,
+                          rows.text[static_cast<size_t>(r)], Anchor::kEnd, "row-label");
+        t.tooltip = rows.full[static_cast<size_t>(r)];
+        s.texts.push_back(t);
+      }
+    }
+    for (int64_t c = 0; c < d.cols; ++c) {
+      for (int j = 0; j < C; ++j) {
+        const int cx = panel_x(j) + static_cast<int>(c) * chosen.cell + chosen.cell / 2;
+        TextItem t = chosen.vertical
+                         ? text(cx - kTextH / 2, grid_top - kLabelGap,
+                                cols.text[static_cast<size_t>(c)], Anchor::kStart, "col-label")
+                         : text(cx, grid_top - kLabelGap - kTextH,
+                                cols.text[static_cast<size_t>(c)], Anchor::kMiddle, "col-label");
+        t.vertical = chosen.vertical;
+        t.tooltip = cols.full[static_cast<size_t>(c)];
+        s.texts.push_back(t);
+      }
+    }
+  }
+  const int gap = chosen.cell >= 12 ? 1 : 0;
+  const Annotation ann = choose_annotation(p, o, chosen.cell - gap);
+  const Rgb* lut = colormap_lut(p.colormap);
+  for (size_t k = 0; k < p.panels.size(); ++k) {
+    const int i = static_cast<int>(k) / C, j = static_cast<int>(k) % C;
+    CellGrid grid =
+        panel_grid(d, p, p.panels[k], lut, panel_x(j), panel_y(i), chosen.cell, gap, tooltips);
+    if (ann.scale) add_values(s, p.panels[k], grid, ann, chosen.cell - gap);
+    s.grids.push_back(std::move(grid));
+  }
+  const int bar_x = grid_right + kBarGap;
+  const int bar_h = std::max(grid_bottom - grid_top, 160);
+  const int tick_x = bar_x + kBarWidth + kTickLen + 4;
+  add_colorbar(s, p, d, bar_x, grid_top, bar_h, tick_x);
+  TextItem bar_title = text(tick_x + tick_w + 10, grid_top + bar_h / 2,
+                            fit_text(p.scale_name, bar_h, kScale), Anchor::kMiddle, "axis", kSoft);
+  bar_title.vertical = true;
+  s.texts.push_back(bar_title);
+  int ny = std::max(grid_bottom, grid_top + bar_h) + 8 + (kPitch - kTextH) / 2;
+  s.texts.push_back(text(kMargin, ny, fit_text(note, s.width - 2 * kMargin, kScale), Anchor::kStart,
+                         "note", kSoft));
+  ny += kPitch;
+  g.width = s.width;
+  add_notes(s, p, g, ny);
+  return s;
+}
+
 }  // namespace
 
-Scene layout_figure(const HeatmapData& d, const HeatmapOptions& o, bool tooltips) {
+Scene layout_figure(const HeatmapData& given, const HeatmapOptions& o, bool tooltips) {
   const FontScope font(o.font.get());
+  HeatmapData d = given;  // shares the numbers; the labels as shown
+  d.row_labels = shown_tokens(given.row_labels, o.token_style);
+  d.col_labels = shown_tokens(given.col_labels, o.token_style);
   PanelPlan plan = plan_panels(d, o);
+  if (d.model_view && plan.grid_rows > 1) return layout_model_view(d, o, plan, tooltips);
   GeometryInput cx{d, plan, make_labels(d.row_labels, d.rows), make_labels(d.col_labels, d.cols)};
   for (const PanelRef& r : plan.refs)
     cx.caption_w = std::max(cx.caption_w, caption_width(r.caption, kScale));

@@ -45,6 +45,7 @@ const std::vector<std::string> kNormalizeNames = {"none", "row", "col"};
 const std::vector<std::string> kReduceNames = {"mean", "max"};
 const std::vector<std::string> kStageNames = {"weights", "scores", "output", "bias"};
 const std::vector<std::string> kAnnotateNames = {"auto", "always", "never"};
+const std::vector<std::string> kTokenStyleNames = {"readable", "marker", "raw"};
 
 }  // namespace
 
@@ -59,6 +60,7 @@ const std::vector<std::string>& normalize_names() { return kNormalizeNames; }
 const std::vector<std::string>& reduce_names() { return kReduceNames; }
 const std::vector<std::string>& heatmap_stage_names() { return kStageNames; }
 const std::vector<std::string>& annotate_names() { return kAnnotateNames; }
+const std::vector<std::string>& token_style_names() { return kTokenStyleNames; }
 
 std::string_view name(Colormap c) { return colormap_names()[static_cast<size_t>(c)]; }
 bool diverging(Colormap c) { return c == Colormap::kRdBu || c == Colormap::kRdBuR; }
@@ -101,6 +103,10 @@ void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::strin
   } else if (flag == "--annotate") {
     o.annotate = choice<Annotate>(flag, text, annotate_names(),
                                   {Annotate::kAuto, Annotate::kAlways, Annotate::kNever});
+  } else if (flag == "--token-style") {
+    o.token_style =
+        choice<TokenStyle>(flag, text, kTokenStyleNames,
+                           {TokenStyle::kReadable, TokenStyle::kMarker, TokenStyle::kRaw});
   } else if (flag == "--precision") {
     o.decimals = static_cast<int>(integer(flag, text, 0, 17));
   } else if (flag == "--font") {

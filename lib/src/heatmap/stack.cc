@@ -26,8 +26,11 @@ void check_choice(const char* flag, const std::optional<int64_t>& i, int64_t n, 
 // One [q][k] panel of the stack, reduced by `f` (1: as it is) into out,
 // which holds ceil(q/f) × ceil(k/f) cells. Each row is decoded whole (one
 // dispatch on the cell type a row, not a cell).
+// causal[0] stays true while every cell right of the diagonal j = i is
+// exactly 0 (a causal mask, top-left), causal[1] the same for j = i + k - q
+// (bottom-right, a KV cache's).
 void read_panel(const BinaryArray& a, int64_t offset, int64_t q, int64_t k, int64_t f,
-                Reduce reduce, double* out) {
+                Reduce reduce, double* out, bool causal[2]) {
   const int64_t rq = (q + f - 1) / f, rk = (k + f - 1) / f;
   const bool mean = reduce == Reduce::kMean;
   const int size = element_size(a.type);
@@ -36,6 +39,10 @@ void read_panel(const BinaryArray& a, int64_t offset, int64_t q, int64_t k, int6
   for (int64_t i = 0; i < q; ++i) {
     double* row = out + (i / f) * rk;
     decode_cells(a.data + (offset + i * k) * size, a.type, k, values.data());
+    for (int side = 0; side < 2; ++side) {
+      const int64_t first = std::max<int64_t>(i + 1 + (side ? k - q : 0), 0);
+      for (int64_t j = first; causal[side] && j < k; ++j) causal[side] = values[j] == 0;
+    }
     for (int64_t j = 0; j < k; ++j) {
       const double v = values[static_cast<size_t>(j)];
       double& cell = row[j / f];
@@ -81,14 +88,36 @@ HeatmapData heatmap_from_stack(const BinaryArray& a, const StackChoice& c,
   const int64_t rq = (Q + f - 1) / f, rk = (K + f - 1) / f;
 
   auto values = std::make_shared<std::vector<double>>(static_cast<size_t>(nl * nh * rq * rk));
+  bool causal[2] = {Q > 1, Q > 1 && K > Q};
   for (int64_t l = 0; l < nl; ++l) {
     for (int64_t h = 0; h < nh; ++h) {
       const int64_t offset = (((l0 + l) * B + b) * H + (h0 + h)) * Q * K;
-      read_panel(a, offset, Q, K, f, c.reduce, values->data() + (l * nh + h) * rq * rk);
+      read_panel(a, offset, Q, K, f, c.reduce, values->data() + (l * nh + h) * rq * rk, causal);
     }
   }
 
   HeatmapData d;
+  // A stack carries no mask; where every cell right of the diagonal is
+  // exactly 0 in every panel drawn, the attention was causal: those cells
+  // are drawn masked (a block, where all its cells are), as a run draws them.
+  const int side = causal[0] ? 0 : causal[1] ? 1 : -1;
+  if (side >= 0) {
+    const int64_t shift = side ? K - Q : 0;
+    auto masked = std::make_shared<std::vector<uint8_t>>(values->size(), uint8_t{0});
+    for (int64_t p = 0; p < nl * nh; ++p) {
+      for (int64_t bi = 0; bi < rq; ++bi) {
+        const int64_t last_row = std::min(Q, (bi + 1) * f) - 1;
+        for (int64_t bj = 0; bj < rk; ++bj) {
+          // The block's every cell is right of the diagonal when its first
+          // column is right of its last row's diagonal cell.
+          if (bj * f > last_row + shift)
+            (*masked)[static_cast<size_t>((p * rq + bi) * rk + bj)] = 1;
+        }
+      }
+    }
+    d.owned_masked = masked;
+    d.masked = masked->data();
+  }
   d.owned_values = values;
   d.values = values->data();
   d.batch = nl;
@@ -102,6 +131,7 @@ HeatmapData heatmap_from_stack(const BinaryArray& a, const StackChoice& c,
   d.batch_name = "layer";
   // The model view: many small panels, captioned "L3 H5" and "L3 mean".
   d.short_captions = nl > 1;
+  d.model_view = nl > 1;
   d.head_axis = nh > 1;
   d.head_average = nh > 1;
   d.zero_based = true;
@@ -113,6 +143,10 @@ HeatmapData heatmap_from_stack(const BinaryArray& a, const StackChoice& c,
   if (B > 1) where += (where.empty() ? "" : ", ") + std::string("batch ") + std::to_string(b);
   d.subtitle = "stack " + shape_string(a.shape) + " [layers][batch][heads][q][k]" +
                (where.empty() ? "" : "; " + where) +
+               (side == 0   ? "; causal: the zeros right of the diagonal drawn as masked"
+                : side == 1 ? "; causal (bottom-right): the zeros right of the diagonal drawn "
+                              "as masked"
+                            : "") +
                (f > 1 ? "; panels reduced " + std::to_string(f) + "x" + std::to_string(f) +
                             " by block " + std::string(c.reduce == Reduce::kMean ? "mean" : "max")
                       : "");

@@ -88,8 +88,11 @@ std::string cell(const heatmap::Panels& p, const Rgb* lut, double v, uint8_t sta
 
 }  // namespace
 
-std::string render_terminal(const HeatmapData& d, const HeatmapOptions& o,
+std::string render_terminal(const HeatmapData& given, const HeatmapOptions& o,
                             const TerminalStyle& style) {
+  HeatmapData d = given;  // shares the numbers; the labels as shown
+  d.row_labels = shown_tokens(given.row_labels, o.token_style);
+  d.col_labels = shown_tokens(given.col_labels, o.token_style);
   const heatmap::PanelPlan plan = heatmap::plan_panels(d, o);
   // Row labels, then cells of w characters: w fits the column labels (up to
   // 6 characters) when the terminal is wide enough, else 2, else blocks of

@@ -1,0 +1,135 @@
+// Figures at the size of real models: the model view (layers as rows,
+// heads as columns, named once on the margins), a stack's causal zeros
+// drawn as masked, and tokens as people read them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "attn/heatmap.h"
+#include "attn/npy.h"
+#include "test_util.h"
+
+namespace attn {
+namespace {
+
+using test::read_text;
+using test::run_attn;
+using test::temp_dir;
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A causal stack [layers][1][heads][t][t]: every row a softmax over the
+// keys at or before the query, exact zeros right of the diagonal.
+std::string causal_stack(int64_t layers, int64_t heads, int64_t t) {
+  Tensor<double> s({layers, 1, heads, t, t}, 0.0);
+  for (int64_t p = 0; p < layers * heads; ++p) {
+    for (int64_t i = 0; i < t; ++i) {
+      double sum = 0;
+      for (int64_t j = 0; j <= i; ++j) sum += std::exp(std::sin(0.7 * p + 1.3 * i + 0.4 * j));
+      for (int64_t j = 0; j <= i; ++j) {
+        s[(p * t + i) * t + j] = std::exp(std::sin(0.7 * p + 1.3 * i + 0.4 * j)) / sum;
+      }
+    }
+  }
+  const std::string path = temp_dir() + "/stack_" + std::to_string(layers) + "x" +
+                           std::to_string(heads) + "x" + std::to_string(t) + ".npy";
+  std::ofstream(path, std::ios::binary) << format_npy(s, DType::kF32);
+  return path;
+}
+
+std::string tokens_file(int64_t t) {
+  const std::string path = temp_dir() + "/tokens_" + std::to_string(t) + ".txt";
+  std::ofstream out(path);
+  const char* words[] = {"▁The", "▁cat", "▁sat", "▁on", "▁the", "▁mat"};
+  for (int64_t i = 0; i < t; ++i) out << words[i % 6] << "\n";
+  return path;
+}
+
+TEST(ModelGrid, NamesLayersAndHeadsOnceOnTheMargins) {
+  const std::string svg = temp_dir() + "/mv12.svg";
+  const test::Run r =
+      run_attn({"heatmap", causal_stack(12, 12, 24), "--tokens", tokens_file(24), "-o", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string s = read_text(svg);
+  // Each head's and layer's name once, bold on the margins; no caption per panel.
+  for (const char* name : {">H0<", ">H11<", ">mean<", ">L0<", ">L11<"}) {
+    EXPECT_EQ(count(s, name), 1u) << name;
+  }
+  EXPECT_EQ(count(s, ">L3 H5<"), 0u);
+  EXPECT_EQ(count(s, ">queries<"), 0u);  // said once, in the note under the grid
+  EXPECT_NE(s.find("each panel: queries (rows) × keys (columns)"), std::string::npos);
+  // 24 tokens in panels of a 2048 px figure do not fit: none on the axes.
+  EXPECT_EQ(count(s, ">cat"), 0u);
+  // The causal zeros are hatched, and the figure says why.
+  EXPECT_NE(s.find("causal: the zeros right of the diagonal drawn as masked"), std::string::npos);
+  EXPECT_NE(s.find(">masked<"), std::string::npos);
+}
+
+TEST(ModelGrid, TokensLabelTheFirstPanelsWhenTheyFitAndTheSizeHolds) {
+  const std::string small = temp_dir() + "/mv2.svg";
+  test::Run r =
+      run_attn({"heatmap", causal_stack(2, 3, 6), "--tokens", tokens_file(6), "-o", small});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string s = read_text(small);
+  // Beside each layer's first panel (2) and above each head's (3 + mean).
+  EXPECT_EQ(count(s, ">cat</text>"), 2u + 4u) << s.substr(0, 2000);
+  // Slide and column sizes: the PNG stays within --max-size.
+  for (const char* size : {"1920", "700"}) {
+    const std::string png = temp_dir() + "/mv_" + size + ".png";
+    r = run_attn({"heatmap", causal_stack(12, 12, 24), "--max-size", size, "-o", png});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const std::string bytes = read_text(png);
+    ASSERT_GT(bytes.size(), 24u);
+    auto be32 = [&](size_t at) {
+      return (static_cast<unsigned char>(bytes[at]) << 24) |
+             (static_cast<unsigned char>(bytes[at + 1]) << 16) |
+             (static_cast<unsigned char>(bytes[at + 2]) << 8) |
+             static_cast<unsigned char>(bytes[at + 3]);
+    };
+    EXPECT_LE(be32(16), static_cast<unsigned>(std::stoi(size)));
+    EXPECT_LE(be32(20), static_cast<unsigned>(std::stoi(size)));
+  }
+}
+
+TEST(ModelGrid, AStackWithoutExactZerosIsNotMasked) {
+  Tensor<double> s({2, 1, 2, 4, 4}, 0.25);
+  s[3] = 0.0;  // one zero right of the diagonal is not a causal mask
+  const std::string path = temp_dir() + "/uniform.npy", svg = temp_dir() + "/uniform.svg";
+  std::ofstream(path, std::ios::binary) << format_npy(s, DType::kF64);
+  const test::Run r = run_attn({"heatmap", path, "-o", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(read_text(svg).find("masked"), std::string::npos);
+}
+
+TEST(TokenStyle, TokensAsPeopleReadThem) {
+  using V = std::vector<std::string>;
+  // Byte-level BPE: Ġ is a space, Ċ a newline, Ã© the two bytes of é.
+  EXPECT_EQ(shown_tokens(V{"The", "Ġcat", "Ċ", "cafÃ©", "ĉ"}, TokenStyle::kReadable),
+            (V{"The", "cat", "↵", "café", "⇥"}));
+  // SentencePiece: ▁ is a space; byte-fallback pieces are their bytes.
+  EXPECT_EQ(
+      shown_tokens(V{"<s>", "▁the", "<0x0A>", "<0xE4>", "▁", "<0xZZ>"}, TokenStyle::kReadable),
+      (V{"<s>", "the", "↵", "\\xE4", "␣", "<0xZZ>"}));
+  // The marker style keeps the word's space visible; raw keeps everything.
+  EXPECT_EQ(shown_tokens(V{"▁the", "▁cat"}, TokenStyle::kMarker), (V{"␣the", "␣cat"}));
+  EXPECT_EQ(shown_tokens(V{"▁the", "Ġcat"}, TokenStyle::kRaw), (V{"▁the", "Ġcat"}));
+  // Repeated tokens are told apart by their position.
+  EXPECT_EQ(shown_tokens(V{"▁the", "▁cat", "▁the"}, TokenStyle::kReadable),
+            (V{"the₀", "cat", "the₂"}));
+  // WordPiece's continuation stays as it is.
+  EXPECT_EQ(shown_tokens(V{"[CLS]", "play", "##ing"}, TokenStyle::kReadable),
+            (V{"[CLS]", "play", "##ing"}));
+  // Control characters and stray bytes by value.
+  EXPECT_EQ(shown_tokens(V{std::string("a\x01"), "b\xFF"}, TokenStyle::kReadable),
+            (V{"a\\x01", "b\\xFF"}));
+}
+
+}  // namespace
+}  // namespace attn
