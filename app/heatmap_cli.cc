@@ -135,7 +135,7 @@ Action add_heatmap(CLI::App& app) {
     std::string max_input_bytes, max_elements;
     bool quiet = false;
     std::string color = "auto";
-    std::string layer, stack = "batch", precision;
+    std::string layer, stack = "batch", precision, summary;
   };
   auto f = std::make_shared<Flags>();
   HeatmapCommandRequest& req = f->req;
@@ -171,6 +171,12 @@ Action add_heatmap(CLI::App& app) {
                   "draw only this layer of a stack, 0-based (default: every layer, the model "
                   "view)")
       ->type_name("N")
+      ->group(st);
+  cmd->add_option("--summary", f->summary,
+                  "one cell per layer and head: entropy, or the mean weight on the first token, "
+                  "the previous token or the token itself (first, previous, self), or the mean "
+                  "distance looked back (distance)")
+      ->type_name("STAT")
       ->group(st);
   cmd->add_option("--stack", f->stack,
                   "what the first axis of a rank-4 array is: batch ([batch][heads][q][k]) or "
@@ -214,6 +220,7 @@ Action add_heatmap(CLI::App& app) {
       throw_usage("--stack: expected batch or layers, got '" + f->stack + "'");
     }
     r.stack_layers = f->stack == "layers";
+    if (cmd->count("--summary") > 0) r.summary = parse_head_stat(f->summary);
     if (r.show) r.terminal = terminal_style(parse_color_flag(f->color));
     r.quiet = f->quiet;
     StdConsole console;

@@ -65,6 +65,14 @@ awk 'BEGIN {
 }' > "$tmp/positions.json"
 draw "$tmp/positions.json" large_causal.png --normalize row --max-size 900
 
+# A model's stack: the model view (layers down, heads across, the causal
+# zeros hatched) and the head summary of the same stack.
+"$attn" heatmap data/models/tiny-llama/attentions.npy --tokens data/models/tiny-llama/tokens.json \
+  -o "$out/model_view.png"
+echo "$out/model_view.png"
+"$attn" heatmap data/models/tiny-llama/attentions.npy --summary previous -o "$out/head_summary.png"
+echo "$out/head_summary.png"
+
 # The interactive page (docs/heatmaps.md): the model view of the tiny Llama
 # as HTML, opened in headless Chromium, layer 1 chosen and a cell hovered,
 # then photographed. Chromium's fonts and version shape that picture, so it

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "attn/binary_array.h"
+#include "attn/error.h"
 #include "attn/heatmap.h"
 #include "attn/npy.h"
 #include "test_util.h"
@@ -129,6 +132,81 @@ TEST(TokenStyle, TokensAsPeopleReadThem) {
   // Control characters and stray bytes by value.
   EXPECT_EQ(shown_tokens(V{std::string("a\x01"), "b\xFF"}, TokenStyle::kReadable),
             (V{"a\\x01", "b\\xFF"}));
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// A [1][1][3][3][3] stack as mapped bytes: head 0 looks at the previous
+// token (the first row at itself), head 1 at the first token, head 2 is
+// uniform over the keys up to the query.
+BinaryArray summary_stack() {
+  const double w[3][3][3] = {{{1, 0, 0}, {1, 0, 0}, {0, 1, 0}},
+                             {{1, 0, 0}, {1, 0, 0}, {1, 0, 0}},
+                             {{1, 0, 0}, {0.5, 0.5, 0}, {1 / 3.0, 1 / 3.0, 1 / 3.0}}};
+  std::string cells(sizeof w, '\0');
+  std::memcpy(&cells[0], w, sizeof w);
+  BinaryArray a;
+  a.type = ElementType::kF64;
+  a.shape = {1, 1, 3, 3, 3};
+  a.keep = FileBytes::from_string(std::move(cells));
+  a.data = reinterpret_cast<const unsigned char*>(a.keep.view().data());
+  return a;
+}
+
+TEST(HeadSummary, OneCellPerHeadHoldsTheMeanOverTheRows) {
+  const BinaryArray a = summary_stack();
+  auto cells = [&](HeadStat s) {
+    const HeatmapData d = head_summary(a, StackChoice{}, s, "s");
+    EXPECT_EQ(d.rows, 1);
+    EXPECT_EQ(d.cols, 3);
+    return std::vector<double>(d.values, d.values + 3);
+  };
+  // previous: rows 1 and 2 have a previous token (row 0 has none).
+  const std::vector<double> prev = cells(HeadStat::kPrevious);
+  EXPECT_DOUBLE_EQ(prev[0], 1.0);
+  EXPECT_DOUBLE_EQ(prev[1], 0.5);
+  EXPECT_DOUBLE_EQ(prev[2], (0.5 + 1 / 3.0) / 2);
+  const std::vector<double> first = cells(HeadStat::kFirst);
+  EXPECT_DOUBLE_EQ(first[0], 2 / 3.0);
+  EXPECT_DOUBLE_EQ(first[1], 1.0);
+  const std::vector<double> self = cells(HeadStat::kSelf);
+  EXPECT_DOUBLE_EQ(self[0], 1 / 3.0);
+  EXPECT_DOUBLE_EQ(self[2], (1 + 0.5 + 1 / 3.0) / 3);
+  const std::vector<double> entropy = cells(HeadStat::kEntropy);
+  EXPECT_DOUBLE_EQ(entropy[0], 0.0);
+  EXPECT_NEAR(entropy[2], (std::log(2.0) + std::log(3.0)) / 3, 1e-15);
+  const std::vector<double> distance = cells(HeadStat::kDistance);
+  EXPECT_DOUBLE_EQ(distance[0], 2 / 3.0);  // 0, 1, 1
+  EXPECT_DOUBLE_EQ(distance[1], 1.0);      // 0, 1, 2
+  EXPECT_EQ(parse_head_stat("previous"), HeadStat::kPrevious);
+  EXPECT_THROW(parse_head_stat("prev"), Error);
+}
+
+TEST(HeadSummary, DrawnFromAStackFileAndRefusedForAMatrix) {
+  const std::string png = temp_dir() + "/summary.png";
+  const std::string stack = causal_stack(4, 6, 8);
+  test::Run r = run_attn({"heatmap", stack, "--summary", "entropy", "-o", png});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string svg = temp_dir() + "/summary.svg";
+  r = run_attn({"heatmap", stack, "--summary", "previous", "-o", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string s = read_text(svg);
+  EXPECT_NE(s.find("head summary: weight on the previous token"), std::string::npos);
+  EXPECT_NE(s.find("layer 3, head 5: "), std::string::npos);  // a cell's tooltip
+  r = run_attn({"heatmap", stack, "--summary", "prev", "-o", svg});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--summary: 'prev'"), std::string::npos) << r.err;
+  const std::string matrix = temp_dir() + "/m.npy";
+  std::ofstream(matrix, std::ios::binary) << format_npy(Tensor<double>({2, 2}, 0.5), DType::kF64);
+  r = run_attn({"heatmap", matrix, "--summary", "first", "-o", svg});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("m.npy has shape [2][2], not a stack of attention weights"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ _attn_flags() {
       ;;
     heatmap)
       echo "-h --help -o --output --show --key --title --labels --key-labels --tokens --layer" \
-        "--stack -q --quiet" \
+        "--stack --summary -q --quiet" \
         "--max-input-bytes --max-elements --color --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
         "--cell-size --labels-every --annotate --token-style --font --precision"
       ;;
@@ -73,6 +73,7 @@ _attn_values() {
     --token-style) echo "readable marker raw" ;;
     --color) echo "auto always never" ;;
     --stack) echo "batch layers" ;;
+    --summary) echo "entropy first previous self distance" ;;
     --arch) echo "llama mistral mixtral qwen2 qwen3 gemma gemma2 gemma3_text gpt2 bert roberta" ;;
     *) return 1 ;;
   esac

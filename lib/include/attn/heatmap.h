@@ -175,6 +175,23 @@ struct StackChoice {
 HeatmapData heatmap_from_stack(const BinaryArray& stack, const StackChoice& choice,
                                const std::string& source);
 
+// A whole model's heads at a glance (attn heatmap --summary STAT): one cell
+// per (layer, head) holding the mean over the query rows of
+//   entropy   −Σ_j w_ij ln w_ij (nats; 0 when one key takes everything)
+//   first     w_i0, the weight on the first token (sink heads)
+//   previous  the weight on the key just before the query's own position
+//             (rows that have one; previous-token heads)
+//   self      the weight on the query's own position
+//   distance  Σ_j w_ij |pos_i − j|, how far back (or ahead) a head looks
+// The query i sits at key position i + (k − q) (the last query is the last
+// key, as in a decode step; i when q = k). Rows whose weights are all 0 (fully
+// masked) are left out; a NaN weight makes its head's cell NaN.
+enum class HeadStat { kEntropy, kFirst, kPrevious, kSelf, kDistance };
+const std::vector<std::string>& head_stat_names();
+HeadStat parse_head_stat(const std::string& text);  // usage error naming --summary
+HeatmapData head_summary(const BinaryArray& stack, const StackChoice& choice, HeadStat stat,
+                         const std::string& source);
+
 // The figure as the bytes of a PNG or SVG file. Throws a usage error when a
 // --batch/--head is out of range or --vmin is not below --vmax.
 std::string render_png(const HeatmapData& d, const HeatmapOptions& o);

@@ -87,6 +87,17 @@ int draw_stack(const HeatmapCommandRequest& req, BinaryArray a, const std::strin
                Console& console, const std::vector<std::string>& file_labels = {}) {
   if (a.shape.size() == 4) a.shape.insert(a.shape.begin() + 1, 1);  // [layers][1][heads][q][k]
   const StackChoice c = stack_choice(a.shape, req.layer, req.options, req.output_path);
+  if (req.summary) {
+    HeatmapData d = head_summary(a, c, *req.summary, name);
+    if (!req.labels.empty() || !req.tokens.empty() || !req.key_labels.empty()) {
+      throw_usage("--summary draws layers and heads; --tokens and --labels name tokens");
+    }
+    d.title = req.title.empty() ? name : req.title;
+    HeatmapOptions o = req.options;
+    o.batch.reset();  // chosen above
+    o.head.reset();
+    return draw(req, d, o, console);
+  }
   HeatmapData d = heatmap_from_stack(a, c, name);
   const int64_t q = a.shape[3], k = a.shape[4];
   if (!req.labels.empty() && !req.tokens.empty()) {
@@ -143,9 +154,11 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
   MatrixInput l;
   if (std::optional<MatrixInput> result =
           read_npz_result(req.input, req.key, req.max_input_bytes, req.max_elements)) {
-    if (req.layer || req.stack_layers) {
-      throw_usage(std::string(req.layer ? "--layer" : "--stack layers") + ": " + name +
-                  " is an attn result, not a stack of attention weights");
+    if (req.layer || req.stack_layers || req.summary) {
+      throw_usage(std::string(req.layer     ? "--layer"
+                              : req.summary ? "--summary"
+                                            : "--stack layers") +
+                  ": " + name + " is an attn result, not a stack of attention weights");
     }
     l = std::move(*result);
   } else if (std::optional<BinaryArray> a = view_binary_matrix(req.input, req.max_input_bytes)) {
@@ -155,9 +168,11 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
     if (a->shape.size() == 5) {
       throw_input(name, "a stack of rank 5 needs .npy, .npz or .safetensors");
     }
-    if (req.layer || req.stack_layers) {
-      throw_usage(std::string(req.layer ? "--layer" : "--stack layers") + ": " + name +
-                  " has shape " + shape_string(a->shape) +
+    if (req.layer || req.stack_layers || req.summary) {
+      throw_usage(std::string(req.layer     ? "--layer"
+                              : req.summary ? "--summary"
+                                            : "--stack layers") +
+                  ": " + name + " has shape " + shape_string(a->shape) +
                   ", not a stack of attention weights (rank 5, or rank 4 with --stack layers)");
     }
     if (a->shape.size() > 4) {
@@ -181,9 +196,11 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
       const std::string place = l.key.empty() ? name : name + ": " + l.key;
       return draw_stack(req, std::move(a), place, console, l.row_labels);
     }
-    if (req.layer || req.stack_layers) {
-      throw_usage(std::string(req.layer ? "--layer" : "--stack layers") + ": " + name +
-                  " has shape " + shape_string(l.values.shape()) +
+    if (req.layer || req.stack_layers || req.summary) {
+      throw_usage(std::string(req.layer     ? "--layer"
+                              : req.summary ? "--summary"
+                                            : "--stack layers") +
+                  ": " + name + " has shape " + shape_string(l.values.shape()) +
                   ", not a stack of attention weights (rank 5, or rank 4 with --stack layers)");
     }
   }

@@ -29,7 +29,8 @@ struct HeatmapCommandRequest {
   // with stack_layers (--stack layers), else [batch][heads][q][k].
   std::optional<int64_t> layer;
   bool stack_layers = false;
-  bool quiet = false;  // no warnings (a font without some label's glyphs)
+  std::optional<HeadStat> summary;  // --summary: one cell per (layer, head)
+  bool quiet = false;               // no warnings (a font without some label's glyphs)
   HeatmapOptions options;
   TerminalStyle terminal;
   int64_t max_input_bytes = kDefaultMaxInputBytes;  // --max-input-bytes: largest input read

@@ -10,6 +10,7 @@
 
 #include "attn/error.h"
 #include "attn/heatmap.h"
+#include "attn/options.h"
 
 namespace attn {
 
@@ -150,6 +151,101 @@ HeatmapData heatmap_from_stack(const BinaryArray& a, const StackChoice& c,
                (f > 1 ? "; panels reduced " + std::to_string(f) + "x" + std::to_string(f) +
                             " by block " + std::string(c.reduce == Reduce::kMean ? "mean" : "max")
                       : "");
+  return d;
+}
+
+const std::vector<std::string>& head_stat_names() {
+  static const std::vector<std::string> names = {"entropy", "first", "previous", "self",
+                                                 "distance"};
+  return names;
+}
+
+HeadStat parse_head_stat(const std::string& text) {
+  const std::vector<std::string>& names = head_stat_names();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == text) return static_cast<HeadStat>(i);
+  }
+  throw_usage("--summary: " + not_one_of(text, names));
+}
+
+HeatmapData head_summary(const BinaryArray& a, const StackChoice& c, HeadStat stat,
+                         const std::string& source) {
+  if (a.shape.size() != 5) throw_internal("head_summary: rank " + std::to_string(a.shape.size()));
+  const int64_t L = a.shape[0], B = a.shape[1], H = a.shape[2], Q = a.shape[3], K = a.shape[4];
+  if (shape_size(a.shape) == 0) {
+    throw_input(source,
+                "nothing to summarise: the stack is empty (shape " + shape_string(a.shape) + ")");
+  }
+  check_choice("--layer", c.layer, L, "layer");
+  check_choice("--batch", c.batch, B, "batch entry");
+  check_choice("--head", c.head, H, "head");
+  const int64_t b = c.batch.value_or(0);
+  const int64_t l0 = c.layer.value_or(0), nl = c.layer ? 1 : L;
+  const int64_t h0 = c.head.value_or(0), nh = c.head ? 1 : H;
+  const int64_t shift = std::max<int64_t>(K - Q, 0);
+  const int size = element_size(a.type);
+  auto values = std::make_shared<std::vector<double>>(static_cast<size_t>(nl * nh), 0.0);
+  std::vector<double> row(static_cast<size_t>(K));
+  for (int64_t l = 0; l < nl; ++l) {
+    for (int64_t h = 0; h < nh; ++h) {
+      const int64_t offset = (((l0 + l) * B + b) * H + (h0 + h)) * Q * K;
+      double sum = 0;
+      int64_t rows = 0;
+      for (int64_t i = 0; i < Q; ++i) {
+        decode_cells(a.data + (offset + i * K) * size, a.type, K, row.data());
+        double total = 0;
+        for (double w : row) total += w;
+        if (total == 0) continue;  // fully masked
+        const int64_t pos = i + shift;
+        double v = 0;
+        switch (stat) {
+          case HeadStat::kEntropy:
+            for (double w : row) v -= w > 0 ? w * std::log(w) : (std::isnan(w) ? w : 0.0);
+            break;
+          case HeadStat::kFirst:
+            v = row[0];
+            break;
+          case HeadStat::kPrevious:
+            if (pos < 1 || pos > K) continue;
+            v = row[static_cast<size_t>(pos - 1)];
+            break;
+          case HeadStat::kSelf:
+            if (pos >= K) continue;
+            v = row[static_cast<size_t>(pos)];
+            break;
+          case HeadStat::kDistance:
+            for (int64_t j = 0; j < K; ++j) {
+              v += row[static_cast<size_t>(j)] * static_cast<double>(std::llabs(pos - j));
+            }
+            break;
+        }
+        sum += v;
+        ++rows;
+      }
+      (*values)[static_cast<size_t>(l * nh + h)] =
+          rows ? sum / static_cast<double>(rows) : std::nan("");
+      a.keep.release(a.data + offset * size, static_cast<size_t>(Q * K * size));
+    }
+  }
+  HeatmapData d;
+  d.owned_values = values;
+  d.values = values->data();
+  d.rows = nl;
+  d.cols = nh;
+  d.source = source;
+  d.row_title = "layers";
+  d.col_title = "heads";
+  // Indices name the rows and columns, unless one layer or head was picked.
+  if (c.layer) d.row_labels = {std::to_string(l0)};
+  if (c.head) d.col_labels = {std::to_string(h0)};
+  static const char* const kWhat[] = {"entropy of the weights (nats)", "weight on the first token",
+                                      "weight on the previous token", "weight on the token itself",
+                                      "mean distance to the keys attended"};
+  d.value_name = kWhat[static_cast<int>(stat)];
+  d.zero_based = stat == HeadStat::kFirst || stat == HeadStat::kPrevious || stat == HeadStat::kSelf;
+  d.subtitle = "head summary: " + std::string(kWhat[static_cast<int>(stat)]) +
+               ", the mean over the query rows; stack " + shape_string(a.shape) +
+               " [layers][batch][heads][q][k]" + (B > 1 ? "; batch " + std::to_string(b) : "");
   return d;
 }
 
