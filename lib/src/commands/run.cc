@@ -297,6 +297,7 @@ void refuse_conflicting_flags(const RunRequest& req) {
       {!req.weights_out.empty(), "--weights-out"},
       {!req.heatmap.path.empty(), "--heatmap"},
       {req.heatmap.show, "--show"},
+      {req.output.head >= 0, "--head"},
   };
   for (const auto& [given, flag] : needs_result) {
     if (!given) continue;
@@ -325,6 +326,25 @@ void refuse_unwritable_outputs(const RunRequest& req) {
   if (extension(req.output_path) == "npy" && req.output.weights) {
     throw_usage("-o " + req.output_path + ": a .npy file holds one array, the output; " +
                 "write the weights with --weights-out FILE.npy");
+  }
+}
+
+// --head H narrows the result to one head: it must be one of the
+// problem's, not averaged away, and something written must have heads.
+void check_head(const RunRequest& req, const Problem& p) {
+  const int64_t h = req.output.head;
+  if (h < 0) return;
+  if (req.average_heads) {
+    throw_usage("--head " + std::to_string(h) +
+                " and --average-heads: one head's weights or the mean of them all; give one");
+  }
+  check_index("--head", h, p.heads, "head", "heads");
+  const bool per_head = p.four_d || !req.weights_out.empty() || req.output.weights ||
+                        req.heatmap.wanted() || req.trace.enabled;
+  if (!per_head) {
+    throw_usage("--head " + std::to_string(h) + ": -o " + req.output_path +
+                " holds the output, which has no head axis; write head " + std::to_string(h) +
+                "'s weights with --weights-out FILE.npy");
   }
 }
 
@@ -429,6 +449,7 @@ int run_command(const RunRequest& req, Console& console) {
           "or --expect FILE");
     }
   }
+  check_head(req, p);
   const ComputeRequest creq = compute_request(req, expected);
   detail::check_run_limits(req, p, creq);
   TraceRecorder recorder;
@@ -438,7 +459,15 @@ int run_command(const RunRequest& req, Console& console) {
   // Render everything before writing anything, so an error cannot leave
   // half of the output behind.
   std::vector<TraceStep> extra;  // similarity, expected numbers: after the engine's steps
-  if (req.trace.similarity) extra = similarity_steps(p, r);
+  if (req.trace.similarity) {
+    extra = similarity_steps(p, r);
+    // --head: the similarity of that head's rows (4-D inputs have one a head).
+    const int64_t h = req.output.head;
+    extra.erase(
+        std::remove_if(extra.begin(), extra.end(),
+                       [h](const TraceStep& s) { return h >= 0 && s.head >= 0 && s.head != h; }),
+        extra.end());
+  }
   const Expected* shown_expected = expected ? &*expected : (p.expected ? &*p.expected : nullptr);
   if (req.trace.enabled && shown_expected && shown_expected->output) {
     append_expected_steps(p, r, *shown_expected, req.dtype, extra);
@@ -453,7 +482,11 @@ int run_command(const RunRequest& req, Console& console) {
   if (!req.weights_out.empty()) {
     // "-" has no extension to go by: CSV weights beside CSV output, else JSON.
     const bool csv = req.weights_out == "-" && req.output.format == Format::kCsv;
-    weights_text = format_matrix_file(*r.weights, r.dtype, csv ? "-.csv" : req.weights_out);
+    const std::string file = csv ? "-.csv" : req.weights_out;
+    weights_text =
+        req.output.head < 0
+            ? format_matrix_file(*r.weights, r.dtype, file)
+            : format_matrix_file(*one_head(p, r, req.output.head).weights, r.dtype, file);
   }
   const RenderedHeatmap heatmap = render_run_heatmap(req, p, r);
   const auto [report, code] = check_report(req, p, r, expected);
