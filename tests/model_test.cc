@@ -246,6 +246,40 @@ TEST(Checkpoint, TokensBecomeTheLabels) {
   EXPECT_NE(r.out.find("Ġcat"), std::string::npos) << r.out;
 }
 
+// --weights-out of a checkpoint's layer is what transformers'
+// output_attentions[layer] is, [batch][heads][q][k] with a batch of one,
+// whether X came from --text, --ids or a 2-D --x; --head keeps the batch.
+TEST(Checkpoint, WeightsOutHasHuggingFacesBatchAxis) {
+  const std::string dir = model("tiny-llama");
+  const Tensor<double> hf = load_npy5(dir + "/attentions.npy");  // [2][1][4][7][7]
+  Tensor<double> layer1(Shape{1, 4, 7, 7});
+  std::copy(hf.data() + layer1.size(), hf.data() + 2 * layer1.size(), layer1.data());
+  const std::string text = out_npy(), ids = out_npy(), x = out_npy(), head = out_npy();
+  ASSERT_EQ(run_attn({"run", "--checkpoint", dir, "--text", "hello world", "--layer", "0",
+                      "--weights-out", text, "-o", "/dev/null"})
+                .code,
+            0);
+  EXPECT_EQ(load_npy(text).shape(), (Shape{1, 4, 3, 3}));
+  ASSERT_EQ(run_attn({"run", "--checkpoint", dir, "--ids", "1,17,29,8,33,12,24", "--layer", "1",
+                      "--weights-out", ids, "-o", "/dev/null"})
+                .code,
+            0);
+  ASSERT_EQ(run_attn({"run", "--checkpoint", dir, "--x", dir + "/x_layer1.npy", "--layer", "1",
+                      "--weights-out", x, "-o", "/dev/null"})
+                .code,
+            0);
+  for (const std::string& f : {ids, x}) {
+    const Tensor<double> w = load_npy(f);
+    ASSERT_EQ(w.shape(), layer1.shape()) << f;
+    EXPECT_LT(max_diff(w, layer1), 1e-6) << f;
+  }
+  ASSERT_EQ(run_attn({"run", "--checkpoint", dir, "--x", dir + "/x_layer1.npy", "--layer", "1",
+                      "--head", "2", "--weights-out", head, "-o", "/dev/null"})
+                .code,
+            0);
+  EXPECT_EQ(load_npy(head).shape(), (Shape{1, 7, 7}));  // w[:, 2]
+}
+
 TEST(Checkpoint, MistakesSayWhatWasLookedFor) {
   const std::string x = model("tiny-llama/x_layer0.npy");
   test::Run r = run_attn({"run", "--checkpoint", model("tiny-llama"), "--layer", "2", "--x", x});

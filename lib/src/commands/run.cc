@@ -348,6 +348,22 @@ void check_head(const RunRequest& req, const Problem& p) {
   }
 }
 
+// The weights --weights-out writes: those of the result (of one head with
+// --head). A checkpoint's layer writes them as transformers'
+// output_attentions[layer], [batch][heads][q][k] (a batch of one when X
+// had no batch axis, and the head axis of a one-head model), so that the
+// file compares with Hugging Face's array as it is; other runs keep the
+// shape of their input's axes.
+Tensor<double> weights_out_tensor(const RunRequest& req, const Problem& p, const Result& r) {
+  Tensor<double> w = req.output.head < 0 ? *r.weights : *one_head(p, r, req.output.head).weights;
+  if (req.checkpoint.path.empty() || p.four_d) return w;
+  Shape s = w.shape();
+  if (!p.batched) s.insert(s.begin(), 1);
+  if (p.heads == 1 && !req.average_heads && req.output.head < 0) s.insert(s.begin() + 1, 1);
+  w.reshape(s);
+  return w;
+}
+
 // What compute() must keep for the outputs asked for.
 ComputeRequest compute_request(const RunRequest& req, const std::optional<Expected>& expected) {
   ComputeRequest creq;
@@ -483,10 +499,7 @@ int run_command(const RunRequest& req, Console& console) {
     // "-" has no extension to go by: CSV weights beside CSV output, else JSON.
     const bool csv = req.weights_out == "-" && req.output.format == Format::kCsv;
     const std::string file = csv ? "-.csv" : req.weights_out;
-    weights_text =
-        req.output.head < 0
-            ? format_matrix_file(*r.weights, r.dtype, file)
-            : format_matrix_file(*one_head(p, r, req.output.head).weights, r.dtype, file);
+    weights_text = format_matrix_file(weights_out_tensor(req, p, r), r.dtype, file);
   }
   const RenderedHeatmap heatmap = render_run_heatmap(req, p, r);
   const auto [report, code] = check_report(req, p, r, expected);
