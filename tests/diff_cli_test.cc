@@ -163,6 +163,75 @@ TEST(DiffCli, DrawsBMinusAOnADivergingScale) {
   EXPECT_NE(r.out.find("B − A: -0.5 [ .:-=+*#%@] 0.5\n"), std::string::npos) << r.out;
 }
 
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The weights of a JSON result as a flat list.
+std::vector<double> weights_of(const std::string& path) {
+  std::vector<double> out;
+  const Json result = Json::parse(read_text(path));
+  for (const Json& row : result["weights"]) {
+    for (const Json& x : row) out.push_back(x.get<double>());
+  }
+  return out;
+}
+
+// Two causal runs: the cells above the diagonal are masked in both. They
+// are hatched in the figure, as a run's own figure hatches them, and left
+// out of max and mean |B - A|.
+TEST(DiffCli, CellsMaskedInBothAreHatchedAndLeftOut) {
+  const std::string a = result("causal_formula.json", "sweet", {"--causal"});
+  const std::string b = result("causal_blog.json", "sweet", {"--causal", "--scale-at", "output"});
+  const std::string svg = temp_dir() + "/masked_diff.svg";
+  test::Run r = run_attn({"diff", a, b, "--heatmap", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(occurrences(read_text(svg), "<rect class=\"cell masked\""), 6u);
+  EXPECT_NE(r.out.find("6 cells masked on both sides (the results' masked flags) are left out of "
+                       "max and mean |B-A|.\n"),
+            std::string::npos)
+      << r.out;
+  r = run_attn({"diff", a, b, "-f", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["cells_masked"], 6);
+  EXPECT_EQ(j["matrices"][0]["cells_masked"], 6);
+  // The mean over the 10 cells at or below the diagonal.
+  const std::vector<double> wa = weights_of(a), wb = weights_of(b);
+  double sum = 0;
+  for (size_t i = 0; i < wa.size(); ++i) sum += std::fabs(wb[i] - wa[i]);
+  EXPECT_NEAR(j["mean_abs_diff"].get<double>(), sum / 10, 1e-15);
+
+  // Bare .npy weights say nothing of masks: exact zeros above the diagonal
+  // in both are a causal mask; against a result, its flags and the other
+  // side's zeros.
+  const std::string na = temp_dir() + "/causal_a.npy", nb = temp_dir() + "/causal_b.npy";
+  for (const auto& [npy, flags] :
+       {std::pair<std::string, std::vector<std::string>>{na, {}}, {nb, {"--scale-at", "output"}}}) {
+    std::vector<std::string> args = {"run", "--example", "sweet",         "--causal", "-q",
+                                     "-o",  "/dev/null", "--weights-out", npy};
+    args.insert(args.end(), flags.begin(), flags.end());
+    ASSERT_EQ(run_attn(args).code, 0);
+  }
+  for (const auto& [x, y] : {std::pair<std::string, std::string>{na, nb}, {a, nb}}) {
+    r = run_attn({"diff", x, y, "-f", "json", "--heatmap", svg});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(Json::parse(r.out)["cells_masked"], 6) << x;
+    EXPECT_NEAR(Json::parse(r.out)["mean_abs_diff"].get<double>(), sum / 10, 1e-15) << x;
+    EXPECT_EQ(occurrences(read_text(svg), "<rect class=\"cell masked\""), 6u) << x;
+  }
+  r = run_attn({"diff", na, nb});
+  EXPECT_NE(r.out.find("6 cells masked on both sides (zero above the diagonal in both: causal) are "
+                       "left out of max and mean |B-A|.\n"),
+            std::string::npos)
+      << r.out;
+  // Weights that are not causal have no masked cells.
+  r = run_attn({"diff", formula(), blog(), "-f", "json"});
+  EXPECT_EQ(Json::parse(r.out)["cells_masked"], 0);
+}
+
 TEST(DiffCli, ReadsStdinOnOneSideAndNpyAgainstJson) {
   const std::string b = blog();
   const test::Run json = run_attn({"run", "--example", "sweet", "-f", "json", "-w"});

@@ -19,7 +19,16 @@ namespace {
 struct Side {
   std::string name;  // as messages name it
   MatrixInput m;
+  Tensor<uint8_t> masked;  // an attn result's masked flags, in m.values' shape; empty if none
 };
+
+// The masked flags of an attn result as a tensor of its numbers' shape.
+void keep_masked(Side& s) {
+  if (s.m.masked.empty()) return;
+  Values<uint8_t> flags(s.m.masked.begin(), s.m.masked.end());
+  s.masked = Tensor<uint8_t>(s.m.values.shape(), std::move(flags));
+  s.m.masked.clear();
+}
 
 Side read_side(const DiffRequest& req, const std::string& path) {
   Side s;
@@ -27,6 +36,7 @@ Side read_side(const DiffRequest& req, const std::string& path) {
   if (std::optional<MatrixInput> result =
           read_npz_result(path, req.key, req.max_input_bytes, req.max_elements)) {
     s.m = std::move(*result);
+    keep_masked(s);
     return s;
   }
   if (std::optional<BinaryArray> a = view_binary_matrix(path, req.max_input_bytes)) {
@@ -40,7 +50,82 @@ Side read_side(const DiffRequest& req, const std::string& path) {
     return s;
   }
   s.m = read_text_matrix(path, req.key, s.name, req.max_input_bytes, req.progress);
+  keep_masked(s);
   return s;
+}
+
+// Which cells are masked on both sides, and how that is known: both
+// results' masked flags; one result's flags where the other side's weight
+// is exactly 0; or, when neither says, a causal mask — every cell above
+// the diagonal (top-left aligned, or bottom-right when there are more keys
+// than queries) exactly 0 on both sides, in every matrix of weights whose
+// rows are distributions or all zero. Only weights have masked cells.
+struct MaskedBoth {
+  Tensor<uint8_t> flags;  // empty when no cell is known to be masked on both sides
+  std::string how;
+};
+
+bool rows_are_weights(const Tensor<double>& t, int64_t cols) {
+  const double* v = t.data();
+  for (int64_t r = 0; r * cols < t.size(); ++r) {
+    const double* row = v + r * cols;
+    if (std::all_of(row, row + cols, [](double x) { return x == 0; })) continue;
+    if (!is_distribution(row, cols)) return false;
+  }
+  return true;
+}
+
+// Cells above the diagonal shifted right by `shift` (0: top-left aligned).
+Tensor<uint8_t> above_diagonal(const Shape& shape, int64_t shift) {
+  Tensor<uint8_t> f(shape);
+  const size_t n = shape.size();
+  const int64_t rows = shape[n - 2], cols = shape[n - 1];
+  for (int64_t k = 0; k < f.size(); ++k) {
+    const int64_t i = (k / cols) % rows, j = k % cols;
+    f[k] = j > i + shift;
+  }
+  return f;
+}
+
+MaskedBoth masked_in_both(const Side& a, const Side& b) {
+  MaskedBoth m;
+  const Tensor<double>&va = a.m.values, &vb = b.m.values;
+  const std::string& key = a.m.key.empty() ? b.m.key : a.m.key;
+  if (va.shape() != vb.shape() || (!key.empty() && key != "weights") || va.rank() < 2) return m;
+  auto zero_where = [](const Tensor<double>& v, const Tensor<uint8_t>& f) {
+    for (int64_t k = 0; k < v.size(); ++k) {
+      if (f[k] && v[k] != 0) return false;
+    }
+    return true;
+  };
+  if (!a.masked.empty() || !b.masked.empty()) {
+    m.flags = Tensor<uint8_t>(va.shape());
+    for (int64_t k = 0; k < va.size(); ++k) {
+      const bool in_a = a.masked.empty() ? va[k] == 0 : a.masked[k] != 0;
+      const bool in_b = b.masked.empty() ? vb[k] == 0 : b.masked[k] != 0;
+      m.flags[k] = in_a && in_b;
+    }
+    m.how = a.masked.empty() || b.masked.empty()
+                ? "one result's masked flags, exact zeros on the other side"
+                : "the results' masked flags";
+  } else {
+    const int64_t rows = va.dim(va.rank() - 2), cols = va.dim(va.rank() - 1);
+    if (rows < 2 || !rows_are_weights(va, cols) || !rows_are_weights(vb, cols)) return m;
+    for (const int64_t shift : {int64_t{0}, std::max<int64_t>(0, cols - rows)}) {
+      Tensor<uint8_t> f = above_diagonal(va.shape(), shift);
+      if (std::find(f.values().begin(), f.values().end(), 1) == f.values().end()) break;
+      if (zero_where(va, f) && zero_where(vb, f)) {
+        m.flags = std::move(f);
+        m.how = "zero above the diagonal in both: causal";
+        break;
+      }
+    }
+  }
+  if (!m.flags.empty() &&
+      std::find(m.flags.values().begin(), m.flags.values().end(), 1) == m.flags.values().end()) {
+    m.flags = Tensor<uint8_t>();
+  }
+  return m;
 }
 
 // Without --key each document gives its weights, else its output: a result
@@ -125,7 +210,7 @@ bool passed(const Comparison& c, const DiffRequest& req) {
 }
 
 std::string format_table(const Comparison& c, const Side& a, const Side& b, const Names& n,
-                         const DiffRequest& req) {
+                         const MaskedBoth& masked, const DiffRequest& req) {
   const int p = req.precision;
   const bool batch = c.batch > 1, head = c.heads > 1;
   const bool dist = c.rows_compared > 0;
@@ -156,12 +241,17 @@ std::string format_table(const Comparison& c, const Side& a, const Side& b, cons
     std::vector<std::string> r;
     if (batch) r.push_back(std::to_string(m.batch));
     if (head) r.push_back(std::to_string(m.head));
-    r.push_back(number(m.max_abs_diff, p));
-    r.push_back(terminal_text(n.row(m.max_row)));
-    r.push_back(terminal_text(n.col(m.max_col)));
-    r.push_back(number(m.a_at_max, p));
-    r.push_back(number(m.b_at_max, p));
-    r.push_back(number(m.mean_abs_diff, p));
+    if (m.cells_masked == c.rows * c.cols) {
+      // Nothing to compare: every cell is masked on both sides.
+      for (const char* cell : {"masked", "-", "-", "masked", "masked", "masked"}) r.push_back(cell);
+    } else {
+      r.push_back(number(m.max_abs_diff, p));
+      r.push_back(terminal_text(n.row(m.max_row)));
+      r.push_back(terminal_text(n.col(m.max_col)));
+      r.push_back(number(m.a_at_max, p));
+      r.push_back(number(m.b_at_max, p));
+      r.push_back(number(m.mean_abs_diff, p));
+    }
     if (dist) {
       const bool any = m.rows_compared > 0;
       r.push_back(any ? number(m.kl_mean, p) : "-");
@@ -188,6 +278,11 @@ std::string format_table(const Comparison& c, const Side& a, const Side& b, cons
     out +=
         "\nno KL divergence or entropy: no row is a distribution on both sides\n"
         "(non-negative finite numbers whose sum is above 0 and at most 1).\n";
+  }
+  if (c.cells_masked > 0) {
+    out += std::to_string(c.cells_masked) + (c.cells_masked == 1 ? " cell" : " cells") +
+           " masked on both sides (" + masked.how + ") " + (c.cells_masked == 1 ? "is" : "are") +
+           " left out of max and mean |B-A|.\n";
   }
   int64_t infinite = 0;
   for (const MatrixComparison& m : c.matrices) infinite += m.rows_kl_infinite;
@@ -254,6 +349,7 @@ std::string format_json(const Comparison& c, const Side& a, const Side& b, const
   out["mean_abs_diff"] = json_number(c.mean_abs_diff);
   out["rows_compared"] = c.rows_compared;
   out["rows_skipped"] = c.rows_skipped;
+  out["cells_masked"] = c.cells_masked;
   if (req.tolerance) {
     out["tolerance"] = *req.tolerance;
     out["passed"] = passed(c, req);
@@ -269,6 +365,7 @@ std::string format_json(const Comparison& c, const Side& a, const Side& b, const
     j["mean_abs_diff"] = json_number(m.mean_abs_diff);
     j["rows_compared"] = m.rows_compared;
     j["rows_skipped"] = m.rows_skipped;
+    j["cells_masked"] = m.cells_masked;
     if (m.rows_compared > 0) {
       Json kl = {{"mean", json_number(m.kl_mean)}, {"max", json_number(m.kl_max)}};
       kl["max_row"] = m.kl_max_row;
@@ -291,7 +388,7 @@ std::string format_json(const Comparison& c, const Side& a, const Side& b, const
 std::string format_csv(const Comparison& c, const Names& n) {
   std::string out =
       "batch,head,max_abs_diff,row,col,row_label,col_label,a,b,mean_abs_diff,kl_mean,kl_max,"
-      "kl_max_row,entropy_a,entropy_b,rows_compared,rows_skipped\n";
+      "kl_max_row,entropy_a,entropy_b,rows_compared,rows_skipped,cells_masked\n";
   auto num = [](double x) { return format_shortest(x); };
   for (const MatrixComparison& m : c.matrices) {
     const bool any = m.rows_compared > 0;
@@ -302,7 +399,8 @@ std::string format_csv(const Comparison& c, const Names& n) {
            num(m.b_at_max) + "," + num(m.mean_abs_diff) + "," + (any ? num(m.kl_mean) : "") + "," +
            (any ? num(m.kl_max) : "") + "," + (any ? std::to_string(m.kl_max_row) : "") + "," +
            (any ? num(m.entropy_a) : "") + "," + (any ? num(m.entropy_b) : "") + "," +
-           std::to_string(m.rows_compared) + "," + std::to_string(m.rows_skipped) + "\n";
+           std::to_string(m.rows_compared) + "," + std::to_string(m.rows_skipped) + "," +
+           std::to_string(m.cells_masked) + "\n";
   }
   return out;
 }
@@ -310,8 +408,10 @@ std::string format_csv(const Comparison& c, const Names& n) {
 // B − A on a diverging scale centred on 0: ±max |B − A|, or ±X when only
 // one of --vmin -X and --vmax X is given.
 HeatmapData difference_figure(const Comparison& c, const Side& a, const Side& b, const Names& n,
-                              const DiffRequest& req) {
+                              const MaskedBoth& masked, const DiffRequest& req) {
   HeatmapData d = heatmap_from_tensor(c.diff);
+  // Masked on both sides: hatched, as a run's figure hatches its masked cells.
+  if (!masked.flags.empty()) d.masked = masked.flags.data();
   d.row_labels = n.rows;
   d.col_labels = n.cols;
   if (n.attention) {
@@ -360,7 +460,9 @@ int diff_command(const DiffRequest& req, Console& console) {
   const Side a = read_side(req, req.a);
   const Side b = read_side(req, req.b);
   check_same_member(a, b);
-  const Comparison c = compare_matrices(a.m.values, b.m.values, a.name, b.name);
+  const MaskedBoth masked = masked_in_both(a, b);
+  const Comparison c = compare_matrices(a.m.values, b.m.values, a.name, b.name,
+                                        masked.flags.empty() ? nullptr : masked.flags.data());
 
   Names n;
   n.rows = labels_of(a.m.row_labels, b.m.row_labels, c.rows);
@@ -371,14 +473,14 @@ int diff_command(const DiffRequest& req, Console& console) {
   // Everything is rendered before anything is written.
   std::string figure, preview;
   if (!h.empty() || req.show) {
-    const HeatmapData d = difference_figure(c, a, b, n, req);
+    const HeatmapData d = difference_figure(c, a, b, n, masked, req);
     const HeatmapOptions o = difference_options(req);
     if (!h.empty()) figure = render_heatmap_file(d, o, h);
     if (req.show) preview = render_terminal(d, o, req.terminal);
   }
   std::string summary = req.format == Format::kJson  ? format_json(c, a, b, n, req)
                         : req.format == Format::kCsv ? format_csv(c, n)
-                                                     : format_table(c, a, b, n, req);
+                                                     : format_table(c, a, b, n, masked, req);
   if (!h.empty()) write_file_atomic(h, figure);
   console.out(summary);
   if (req.show) console.out("\n" + preview);
