@@ -232,6 +232,84 @@ TEST(DiffCli, CellsMaskedInBothAreHatchedAndLeftOut) {
   EXPECT_EQ(Json::parse(r.out)["cells_masked"], 0);
 }
 
+// attn run --layer all's stack of the tiny Llama on its ids, [2][1][4][7][7].
+std::string llama_stack() {
+  const std::string path = temp_dir() + "/llama_stack.npy";
+  const test::Run r = run_attn({"run", "--checkpoint", test::model("tiny-llama"), "--ids",
+                                "1,17,29,8,33,12,24", "--layer", "all", "-o", path});
+  EXPECT_EQ(r.code, 0) << r.err;
+  return path;
+}
+
+// --layer N takes one layer of a stack [layers][batch][heads][q][k]: of
+// both sides, or of the side that is a stack beside one layer's weights
+// (Hugging Face's [1][heads][q][k], or a run's [heads][q][k]).
+TEST(DiffCli, LayerOfAStackOnEitherSide) {
+  const std::string stack = llama_stack(), hf = test::model("tiny-llama/attentions.npy");
+  test::Run r = run_attn({"diff", stack, hf, "--layer", "1", "-f", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["shape"], Json::array({1, 4, 7, 7}));
+  EXPECT_EQ(j["a"]["layer"], 1);
+  EXPECT_EQ(j["a"]["shape"], Json::array({2, 1, 4, 7, 7}));
+  EXPECT_EQ(j["matrices"].size(), 4u);
+  EXPECT_LT(j["max_abs_diff"].get<double>(), 1e-6);
+  EXPECT_EQ(j["cells_masked"], 4 * 21);  // causal: 21 cells above the diagonal a head
+
+  // One layer's weights on the other side: a run's JSON [4][7][7].
+  const std::string layer1 = temp_dir() + "/layer1.json";
+  ASSERT_EQ(run_attn({"run", "--checkpoint", test::model("tiny-llama"), "--ids",
+                      "1,17,29,8,33,12,24", "--layer", "1", "-q", "-f", "json", "-w", "-o", layer1})
+                .code,
+            0);
+  r = run_attn({"diff", layer1, stack, "--layer", "1", "--tolerance", "1e-12"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("A: " + layer1 + " (weights [4][7][7])\nB: " + stack +
+                            " ([2][1][4][7][7], layer 1)\n",
+                        0),
+            0u)
+      << r.out;
+  // Shapes that differ by a leading axis of size 1 hold the same matrices:
+  // a layer's --weights-out, [1][4][7][7], against its JSON [4][7][7].
+  const std::string npy = temp_dir() + "/layer1.npy";
+  ASSERT_EQ(
+      run_attn({"run", "--checkpoint", test::model("tiny-llama"), "--ids", "1,17,29,8,33,12,24",
+                "--layer", "1", "-q", "-o", "/dev/null", "--weights-out", npy})
+          .code,
+      0);
+  r = run_attn({"diff", npy, layer1, "--tolerance", "0"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  // --head H: that head of both.
+  r = run_attn({"diff", layer1, stack, "--layer", "1", "--head", "2", "-f", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = Json::parse(r.out);
+  EXPECT_EQ(j["shape"], Json::array({1, 1, 7, 7}));
+  ASSERT_EQ(j["matrices"].size(), 1u);
+  EXPECT_EQ(j["matrices"][0]["head"], 2);
+  EXPECT_EQ(j["at"]["head"], 2);
+  EXPECT_EQ(j["b"]["head"], 2);
+
+  // Mistakes name the side and the range.
+  r = run_attn({"diff", stack, hf});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "attn: error: A (" + stack +
+                       ") is a stack [2][1][4][7][7] [layers][batch][heads][q][k]; attn diff "
+                       "compares one layer: give --layer N (0 to 1)\n");
+  r = run_attn({"diff", layer1, stack, "--layer", "2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "attn: error: --layer 2: out of range; B (" + stack + ") has 2 layers (0 to 1)\n");
+  r = run_attn({"diff", layer1, stack, "--layer", "0", "--head", "4"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "attn: error: --head 4: out of range; A (" + layer1 + ") has 4 heads (0 to 3)\n");
+  r = run_attn({"diff", layer1, layer1, "--layer", "0"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "attn: error: --layer 0: neither A (" + layer1 + ") [4][7][7] nor B (" + layer1 +
+                       ") [4][7][7] is a stack of layers, [layers][batch][heads][q][k] (or "
+                       "[layers][heads][q][k] with --stack layers)\n");
+}
+
 TEST(DiffCli, ReadsStdinOnOneSideAndNpyAgainstJson) {
   const std::string b = blog();
   const test::Run json = run_attn({"run", "--example", "sweet", "-f", "json", "-w"});

@@ -8,6 +8,7 @@
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "attn/number_text.h"
+#include "base/select_index.h"
 #include "commands/input_files.h"
 #include "commands/matrix_input.h"
 
@@ -17,9 +18,19 @@ namespace {
 
 // One side of the comparison, read as `attn heatmap` reads its input.
 struct Side {
-  std::string name;  // as messages name it
+  const char* which = "A";  // "A" or "B"
+  std::string name;         // as messages name it
   MatrixInput m;
   Tensor<uint8_t> masked;  // an attn result's masked flags, in m.values' shape; empty if none
+  Shape read_shape;        // as read, before --layer and --head took their part
+  std::optional<int64_t> layer, head;  // what --layer and --head took of it
+
+  // "layer 1, head 2"; "" when the side is compared whole.
+  std::string picked() const {
+    std::string p = layer ? "layer " + std::to_string(*layer) : "";
+    if (head) p += (p.empty() ? "" : ", ") + std::string("head ") + std::to_string(*head);
+    return p;
+  }
 };
 
 // The masked flags of an attn result as a tensor of its numbers' shape.
@@ -30,28 +41,176 @@ void keep_masked(Side& s) {
   s.m.masked.clear();
 }
 
-Side read_side(const DiffRequest& req, const std::string& path) {
+// Reads a side: a matrix of rank 1 to 4, or a stack of a model's weights,
+// [layers][batch][heads][q][k], of which --layer takes one layer.
+Side read_side(const DiffRequest& req, const std::string& path, const char* which) {
   Side s;
+  s.which = which;
   s.name = display_name(path);
   if (std::optional<MatrixInput> result =
           read_npz_result(path, req.key, req.max_input_bytes, req.max_elements)) {
     s.m = std::move(*result);
-    keep_masked(s);
-    return s;
-  }
-  if (std::optional<BinaryArray> a = view_binary_matrix(path, req.max_input_bytes)) {
+  } else if (std::optional<BinaryArray> a = view_binary_matrix(path, req.max_input_bytes)) {
     if (!req.key.empty())
       throw_usage("--key " + req.key + ": " + s.name + " is not a JSON document");
-    if (a->shape.size() > 4) {
-      throw_input(s.name, "array of rank " + std::to_string(a->shape.size()) +
-                              "; attn diff compares arrays of rank 1 to 4");
-    }
     s.m.values = read_binary_matrix(*a, s.name, req.max_input_bytes, req.max_elements);
-    return s;
+  } else {
+    s.m = read_text_matrix(path, req.key, s.name, req.max_input_bytes, req.progress, 5);
   }
-  s.m = read_text_matrix(path, req.key, s.name, req.max_input_bytes, req.progress);
   keep_masked(s);
+  s.read_shape = s.m.values.shape();
   return s;
+}
+
+std::string side_name(const Side& s) { return std::string(s.which) + " (" + s.name + ")"; }
+
+// A shape without its leading axes of size 1: [1][4][7][7] holds the
+// matrices of [4][7][7].
+Shape without_leading_ones(Shape s) {
+  while (s.size() > 1 && s[0] == 1) s.erase(s.begin());
+  return s;
+}
+
+Shape without_first_axis(Shape s) {
+  s.erase(s.begin());
+  return s;
+}
+
+// Whether the first axis of a side is layers, as far as the side says:
+// rank 5 is [layers][batch][heads][q][k]; rank 4 as an attn result records
+// it, else as --stack says; nullopt for a rank-4 array nothing names.
+std::optional<bool> stated_layers(const Side& s, const DiffRequest& req) {
+  const int rank = s.m.values.rank();
+  if (rank == 5) return true;
+  if (rank != 4) return false;
+  if (!s.m.axes.empty()) return s.m.axes[0] == "layers";
+  if (!req.stack.empty()) return req.stack == "layers";
+  return std::nullopt;
+}
+
+// --layer N: which sides are stacks of layers to take layer N from. A
+// rank-4 array nothing names is read the way that compares with the other
+// side (its shape then or after taking the layer, leading axes of size 1
+// aside): a squeezed stack [layers][heads][q][k] beside a stack of batch 1
+// or another squeezed stack, a layer's [batch][heads][q][k] beside a stack.
+// Where both readings compare, its first axis is 1 and both give the same
+// numbers: it is read as one layer's weights.
+std::pair<bool, bool> layer_readings(const Side& a, const Side& b, const DiffRequest& req) {
+  const std::optional<bool> sa = stated_layers(a, req), sb = stated_layers(b, req);
+  auto options = [](const std::optional<bool>& stated) {
+    return stated ? std::vector<bool>{*stated} : std::vector<bool>{false, true};
+  };
+  std::optional<std::pair<bool, bool>> best;
+  int best_layers = 3;
+  for (const bool la : options(sa)) {
+    for (const bool lb : options(sb)) {
+      if (!la && !lb) continue;
+      const Shape ta = la ? without_first_axis(a.m.values.shape()) : a.m.values.shape();
+      const Shape tb = lb ? without_first_axis(b.m.values.shape()) : b.m.values.shape();
+      if (without_leading_ones(ta) != without_leading_ones(tb)) continue;
+      const int n = (la && !sa ? 1 : 0) + (lb && !sb ? 1 : 0);
+      if (n < best_layers) {
+        best = {la, lb};
+        best_layers = n;
+      }
+    }
+  }
+  if (best) return *best;
+  const bool can_a = sa.value_or(true), can_b = sb.value_or(true);
+  if (!can_a && !can_b) {
+    throw_usage("--layer " + std::to_string(*req.layer) + ": neither " + side_name(a) + " " +
+                shape_string(a.m.values.shape()) + " nor " + side_name(b) + " " +
+                shape_string(b.m.values.shape()) +
+                " is a stack of layers, [layers][batch][heads][q][k] (or [layers][heads][q][k] "
+                "with --stack layers)");
+  }
+  // No reading compares: the shapes after taking the layer say why.
+  return {can_a, can_b};
+}
+
+// Layer N of a side whose first axis is layers.
+void take_layer(Side& s, int64_t n) {
+  const int64_t layers = s.m.values.dim(0);
+  if (n >= layers) {
+    throw_usage("--layer " + std::to_string(n) + ": out of range; " + side_name(s) + " has " +
+                std::to_string(layers) + (layers == 1 ? " layer" : " layers") + " (0 to " +
+                std::to_string(layers - 1) + ")");
+  }
+  s.m.values = detail::select_index(s.m.values, 0, n);
+  if (!s.masked.empty()) s.masked = detail::select_index(s.masked, 0, n);
+  if (!s.m.axes.empty()) s.m.axes.erase(s.m.axes.begin());
+  s.layer = n;
+}
+
+// Head H of a side: [batch][heads][q][k] and [heads][q][k] (unless an attn
+// result says its axes are [batch][q][k]) have a head axis; a matrix is one
+// head. The head axis stays, of size 1, so the summary keeps the batch.
+void take_head(Side& s, int64_t h) {
+  const int rank = s.m.values.rank();
+  int axis = rank == 4 ? 1 : rank == 3 ? 0 : -1;
+  if (!s.m.axes.empty()) {
+    const auto at = std::find(s.m.axes.begin(), s.m.axes.end(), "heads");
+    axis = at == s.m.axes.end() ? -1 : static_cast<int>(at - s.m.axes.begin());
+  }
+  const int64_t heads = axis < 0 ? 1 : s.m.values.dim(axis);
+  if (h >= heads) {
+    throw_usage("--head " + std::to_string(h) + ": out of range; " + side_name(s) + " has " +
+                std::to_string(heads) + (heads == 1 ? " head" : " heads") + " (0 to " +
+                std::to_string(heads - 1) + ")");
+  }
+  s.head = h;
+  if (axis < 0) return;
+  Shape one = s.m.values.shape();
+  one[static_cast<size_t>(axis)] = 1;
+  s.m.values = detail::select_index(s.m.values, axis, h);
+  s.m.values.reshape(one);
+  if (!s.masked.empty()) {
+    s.masked = detail::select_index(s.masked, axis, h);
+    s.masked.reshape(one);
+  }
+}
+
+// Shapes that differ only by leading axes of size 1 hold the same
+// matrices (Hugging Face's [1][heads][q][k] and a run's [heads][q][k]):
+// the side with fewer axes takes the other's shape.
+void match_leading_ones(Side& a, Side& b) {
+  const Shape &sa = a.m.values.shape(), &sb = b.m.values.shape();
+  if (sa == sb || without_leading_ones(sa) != without_leading_ones(sb)) return;
+  Side& shorter = sa.size() < sb.size() ? a : b;
+  const Shape longer = sa.size() < sb.size() ? sb : sa;
+  shorter.m.values.reshape(longer);
+  if (!shorter.masked.empty()) shorter.masked.reshape(longer);
+  shorter.m.axes.clear();
+}
+
+// Reads both sides and takes what --layer and --head ask for from each.
+std::pair<Side, Side> read_sides(const DiffRequest& req) {
+  Side a = read_side(req, req.a, "A");
+  Side b = read_side(req, req.b, "B");
+  for (const Side* s : {&a, &b}) {
+    const Shape& shape = s->m.values.shape();
+    if (shape.size() > 5) {
+      throw_input(s->name, "array of rank " + std::to_string(shape.size()) +
+                               "; attn diff compares arrays of rank 1 to 4, and stacks of rank 5");
+    }
+    if (shape.size() == 5 && !req.layer) {
+      throw_usage(side_name(*s) + " is a stack " + shape_string(shape) +
+                  " [layers][batch][heads][q][k]; attn diff compares one layer: give --layer N "
+                  "(0 to " +
+                  std::to_string(shape[0] - 1) + ")");
+    }
+  }
+  if (req.layer) {
+    const auto [la, lb] = layer_readings(a, b, req);
+    if (la) take_layer(a, *req.layer);
+    if (lb) take_layer(b, *req.layer);
+  }
+  if (req.head) {
+    take_head(a, *req.head);
+    take_head(b, *req.head);
+  }
+  match_leading_ones(a, b);
+  return {std::move(a), std::move(b)};
 }
 
 // Which cells are masked on both sides, and how that is known: both
@@ -200,8 +359,10 @@ std::string aligned(const std::vector<std::vector<std::string>>& rows,
   return out;
 }
 
-std::string what(const Side& s, const Shape& shape) {
-  return s.name + " (" + (s.m.key.empty() ? "" : s.m.key + " ") + shape_string(shape) + ")";
+// "f.json (weights [4][4])", "stack.npy ([2][1][4][7][7], layer 1)".
+std::string what(const Side& s) {
+  return s.name + " (" + (s.m.key.empty() ? "" : s.m.key + " ") + shape_string(s.read_shape) +
+         (s.picked().empty() ? "" : ", " + s.picked()) + ")";
 }
 
 bool passed(const Comparison& c, const DiffRequest& req) {
@@ -262,8 +423,8 @@ std::string format_table(const Comparison& c, const Side& a, const Side& b, cons
     }
     rows.push_back(r);
   }
-  std::string out = "A: " + terminal_text(what(a, c.shape)) + "\n" +
-                    "B: " + terminal_text(what(b, c.shape)) + "\n\n" + aligned(rows, left);
+  std::string out = "A: " + terminal_text(what(a)) + "\n" + "B: " + terminal_text(what(b)) +
+                    "\n\n" + aligned(rows, left);
   const int64_t all_rows = c.rows_compared + c.rows_skipped;
   if (dist) {
     out +=
@@ -333,6 +494,9 @@ std::string format_json(const Comparison& c, const Side& a, const Side& b, const
   auto side = [&](const Side& s) {
     Json j = {{"file", s.name}};
     if (!s.m.key.empty()) j["key"] = s.m.key;
+    if (s.read_shape != c.shape) j["shape"] = s.read_shape;
+    if (s.layer) j["layer"] = *s.layer;
+    if (s.head) j["head"] = *s.head;
     return j;
   };
   out["a"] = side(a);
@@ -421,8 +585,9 @@ HeatmapData difference_figure(const Comparison& c, const Side& a, const Side& b,
   d.value_name = "B − A";
   d.title = req.title.empty() ? "B − A" : req.title;
   const std::string& key = a.m.key.empty() ? b.m.key : a.m.key;
+  const std::string picked = a.picked().size() >= b.picked().size() ? a.picked() : b.picked();
   d.subtitle = "A: " + a.name + ", B: " + b.name + " (" + (key.empty() ? "" : key + " ") +
-               shape_string(c.shape) + ")";
+               shape_string(c.shape) + (picked.empty() ? "" : ", " + picked) + ")";
   d.source = b.name;
   return d;
 }
@@ -457,12 +622,15 @@ int diff_command(const DiffRequest& req, Console& console) {
                 (req.format == Format::kJson ? "json" : "csv") +
                 " on stdout; drop --show, or draw the figure with --heatmap FILE");
   }
-  const Side a = read_side(req, req.a);
-  const Side b = read_side(req, req.b);
+  const auto [a, b] = read_sides(req);
   check_same_member(a, b);
   const MaskedBoth masked = masked_in_both(a, b);
-  const Comparison c = compare_matrices(a.m.values, b.m.values, a.name, b.name,
-                                        masked.flags.empty() ? nullptr : masked.flags.data());
+  Comparison c = compare_matrices(a.m.values, b.m.values, a.name, b.name,
+                                  masked.flags.empty() ? nullptr : masked.flags.data());
+  // --head H: the one head left is H.
+  if (req.head) {
+    for (MatrixComparison& m : c.matrices) m.head = *req.head;
+  }
 
   Names n;
   n.rows = labels_of(a.m.row_labels, b.m.row_labels, c.rows);
