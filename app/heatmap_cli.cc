@@ -135,7 +135,7 @@ Action add_heatmap(CLI::App& app) {
     std::string max_input_bytes, max_elements;
     bool quiet = false;
     std::string color = "auto";
-    std::string layer, stack = "batch", precision;
+    std::string layer, stack, precision;
   };
   auto f = std::make_shared<Flags>();
   HeatmapCommandRequest& req = f->req;
@@ -174,7 +174,8 @@ Action add_heatmap(CLI::App& app) {
       ->group(st);
   cmd->add_option("--stack", f->stack,
                   "what the first axis of a rank-4 array is: batch ([batch][heads][q][k]) or "
-                  "layers ([layers][heads][q][k]) (default batch); rank 5 is always "
+                  "layers ([layers][heads][q][k]) (default: as an attn result records it; "
+                  "layers with --layer; else batch, with a warning); rank 5 is always "
                   "[layers][batch][heads][q][k]")
       ->type_name("AXIS")
       ->group(st);
@@ -210,10 +211,7 @@ Action add_heatmap(CLI::App& app) {
     if (cmd->count("--precision") > 0) set_heatmap_flag(r.options, "--precision", f->precision);
     if (cmd->count("--tokens") > 0) check_path_flag("--tokens", r.tokens, PathFlag::kInput);
     if (cmd->count("--layer") > 0) r.layer = parse_int_flag("--layer", f->layer, 0, 1 << 20);
-    if (f->stack != "batch" && f->stack != "layers") {
-      throw_usage("--stack: expected batch or layers, got '" + f->stack + "'");
-    }
-    r.stack_layers = f->stack == "layers";
+    if (cmd->count("--stack") > 0) r.stack = parse_stack_flag(f->stack);
     if (r.show) r.terminal = terminal_style(parse_color_flag(f->color));
     r.quiet = f->quiet;
     StdConsole console;

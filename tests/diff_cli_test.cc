@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "attn/npy.h"
 #include "test_util.h"
 
 namespace attn {
@@ -308,6 +310,82 @@ TEST(DiffCli, LayerOfAStackOnEitherSide) {
   EXPECT_EQ(r.err, "attn: error: --layer 0: neither A (" + layer1 + ") [4][7][7] nor B (" + layer1 +
                        ") [4][7][7] is a stack of layers, [layers][batch][heads][q][k] (or "
                        "[layers][heads][q][k] with --stack layers)\n");
+}
+
+// A stack [layers][1][heads][q][k] squeezed to [layers][heads][q][k], as
+// np.stack of each layer's [heads][q][k] makes it.
+std::string squeezed(const std::string& stack, const std::string& name) {
+  Tensor<double> s = test::load_npy(stack);
+  const Shape& shape = s.shape();
+  s.reshape({shape[0], shape[2], shape[3], shape[4]});
+  const std::string path = temp_dir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << format_npy(s, DType::kF64);
+  return path;
+}
+
+// A rank-4 array is [batch][heads][q][k] or a squeezed stack
+// [layers][heads][q][k]. Nothing in a bare .npy says which: it is read as
+// the default, batch, and stderr says so (the numbers are the same; the
+// summary names the axis). --stack decides; beside a stack, --layer reads
+// it the way the two sides compare.
+TEST(DiffCli, RankFourReadingIsSaidOrChosen) {
+  const std::string stack = llama_stack();
+  const std::string a = squeezed(stack, "sq_a.npy");
+  const std::string b = squeezed(test::model("tiny-llama/attentions.npy"), "sq_b.npy");
+  test::Run r = run_attn({"diff", a, b});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "attn: warning: " + a + " and " + b +
+                       ": [2][4][7][7] read as [batch][heads][q][k]; --stack layers reads it as "
+                       "[layers][heads][q][k], a stack of layers\n");
+  EXPECT_NE(r.out.find("\nbatch  head  max |B-A|"), std::string::npos) << r.out;
+  EXPECT_EQ(run_attn({"diff", a, b, "-q"}).err, "");
+  EXPECT_EQ(run_attn({"diff", a, b, "--stack", "batch"}).err, "");
+  r = run_attn({"diff", a, b, "--stack", "layers"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("\nlayer  head  max |B-A|"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("overall: max |B-A| 2.753e-08 at layer 1, head 3,"), std::string::npos)
+      << r.out;
+  r = run_attn({"diff", a, b, "--stack", "layers", "-f", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["matrices"][7]["layer"], 1);
+  EXPECT_EQ(j["at"]["layer"], 1);
+  EXPECT_FALSE(j["at"].contains("batch"));
+  r = run_attn({"diff", a, b, "--stack", "layers", "-f", "csv"});
+  EXPECT_EQ(r.out.rfind("layer,head,max_abs_diff,", 0), 0u) << r.out;
+
+  // Beside a stack of batch 1, the squeezed stack is read as layers;
+  // beside one layer's [1][heads][q][k], the squeezed stack is the stack.
+  r = run_attn({"diff", stack, b, "--layer", "1", "-f", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  j = Json::parse(r.out);
+  EXPECT_EQ(j["b"]["layer"], 1);
+  EXPECT_LT(j["max_abs_diff"].get<double>(), 1e-6);
+  const std::string layer1 = temp_dir() + "/hf_layer1.npy";
+  ASSERT_EQ(
+      run_attn({"run", "--checkpoint", test::model("tiny-llama"), "--ids", "1,17,29,8,33,12,24",
+                "--layer", "1", "-q", "-o", "/dev/null", "--weights-out", layer1})
+          .code,
+      0);
+  r = run_attn({"diff", a, layer1, "--layer", "1", "-f", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = Json::parse(r.out);
+  EXPECT_EQ(j["a"]["layer"], 1);
+  EXPECT_FALSE(j["b"].contains("layer"));
+  EXPECT_LT(j["max_abs_diff"].get<double>(), 1e-12);
+  // Two squeezed stacks of one shape: --layer takes the layer of both.
+  r = run_attn({"diff", a, b, "--layer", "0", "-f", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Json::parse(r.out)["b"]["layer"], 0);
+  // --stack batch says it is no stack.
+  r = run_attn({"diff", a, b, "--layer", "0", "--stack", "batch"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("is a stack of layers"), std::string::npos) << r.err;
+  r = run_attn({"diff", a, b, "--stack", "heads"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "attn: error: --stack: expected batch or layers, got 'heads'\n");
 }
 
 TEST(DiffCli, ReadsStdinOnOneSideAndNpyAgainstJson) {

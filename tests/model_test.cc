@@ -477,6 +477,56 @@ TEST(StackCli, ChoicesAndMistakes) {
   EXPECT_EQ(sa, sb);
 }
 
+// A rank-4 array is [batch][heads][q][k] or a squeezed stack
+// [layers][heads][q][k]. What says which: an attn result's recorded axes,
+// --stack, --layer (only a stack has layers); else the default, batch,
+// which stderr names with the flag that reads the other way.
+TEST(StackCli, RankFourReadingIsSaidOrChosen) {
+  const std::string in = model("tiny-gpt2/attentions.npy");
+  const Tensor<double> s = load_npy5(in);
+  Tensor<double> four(Shape{2, 4, 7, 7}, s.values());
+  const std::string four_path = temp_dir() + "/squeezed.npy";
+  std::ofstream(four_path, std::ios::binary) << format_npy(four, DType::kF64);
+  const std::string out = temp_dir() + "/four.svg";
+  test::Run r = run_attn({"heatmap", four_path, "-o", out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "attn: warning: " + four_path +
+                       ": [2][4][7][7] drawn as [batch][heads][q][k]; --stack layers draws it as "
+                       "[layers][heads][q][k], a stack of layers\n");
+  EXPECT_NE(read_text(out).find(">batch 1, head 3<"), std::string::npos);
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--stack", "batch"}, {"-q"}, {"--stack", "layers"}}) {
+    std::vector<std::string> args = {"heatmap", four_path, "-o", out};
+    args.insert(args.end(), flags.begin(), flags.end());
+    r = run_attn(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err, "") << flags[0];
+  }
+  // --layer N: the array has layers.
+  const std::string a = temp_dir() + "/layer1a.svg", b = temp_dir() + "/layer1b.svg";
+  r = run_attn({"heatmap", four_path, "--layer", "1", "-o", a});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  ASSERT_EQ(run_attn({"heatmap", four_path, "--stack", "layers", "--layer", "1", "-o", b}).code, 0);
+  EXPECT_EQ(read_text(a), read_text(b));
+  r = run_attn({"heatmap", four_path, "--stack", "batch", "--layer", "1", "-o", a});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("not a stack of attention weights"), std::string::npos) << r.err;
+  // A first axis of 1 draws the same either way; a result says its axes.
+  Tensor<double> one(Shape{1, 4, 7, 7},
+                     Values<double>(s.values().begin(), s.values().begin() + 4 * 49));
+  const std::string one_path = temp_dir() + "/one_layer.npy";
+  std::ofstream(one_path, std::ios::binary) << format_npy(one, DType::kF64);
+  r = run_attn({"heatmap", one_path, "-o", out});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const std::string result = temp_dir() + "/multihead.json";
+  ASSERT_EQ(run_attn({"run", "--example", "multihead", "-w", "-f", "json", "-o", result}).code, 0);
+  r = run_attn({"heatmap", result, "-o", out});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
 }  // namespace
 }  // namespace attn
 

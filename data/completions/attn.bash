@@ -34,7 +34,8 @@ _attn_flags() {
         "--cell-size --labels-every --annotate --font --precision"
       ;;
     diff)
-      echo "-h --help -f --format --key --layer --head --tolerance --precision -q --quiet" \
+      echo "-h --help -f --format --key --layer --head --stack --tolerance --precision -q" \
+        "--quiet" \
         "--max-input-bytes --max-elements" \
         "--heatmap --show --title --vmin --vmax --max-size --color"
       ;;

@@ -183,8 +183,39 @@ void match_leading_ones(Side& a, Side& b) {
   shorter.m.axes.clear();
 }
 
+// Without --layer, what the first axis of the rank-4 sides is named in the
+// summary: "layers" as --stack or an attn result says (one side's word
+// goes for the other of its shape), else "batch", the default; `note`
+// names the sides read so by default, when the readings differ (a first
+// axis above 1). The numbers compared are the same either way.
+std::string first_axis(const Side& a, const Side& b, const DiffRequest& req, std::string& note) {
+  std::optional<bool> sa = stated_layers(a, req), sb = stated_layers(b, req);
+  const Shape &ta = a.m.values.shape(), &tb = b.m.values.shape();
+  if (!sa && ta == tb) sa = sb;
+  if (!sb && ta == tb) sb = sa;
+  std::vector<const Side*> unsaid;
+  if (!sa && ta[0] > 1) unsaid.push_back(&a);
+  if (!sb && tb[0] > 1) unsaid.push_back(&b);
+  if (!unsaid.empty()) {
+    note = unsaid[0]->name + (unsaid.size() > 1 ? " and " + unsaid[1]->name : "") + ": " +
+           shape_string(unsaid[0]->m.values.shape()) +
+           " read as [batch][heads][q][k]; --stack layers reads it as [layers][heads][q][k], a "
+           "stack of layers";
+  }
+  const bool layers =
+      (ta.size() == 4 && sa.value_or(false)) || (tb.size() == 4 && sb.value_or(false));
+  return layers ? "layer" : "batch";
+}
+
+// Both sides, with what --layer and --head took from each.
+struct Sides {
+  Side a, b;
+  std::string first_axis = "batch";  // what the summary calls the first axis of rank 4
+  std::string note;                  // a rank-4 reading taken by default; "" for none
+};
+
 // Reads both sides and takes what --layer and --head ask for from each.
-std::pair<Side, Side> read_sides(const DiffRequest& req) {
+Sides read_sides(const DiffRequest& req) {
   Side a = read_side(req, req.a, "A");
   Side b = read_side(req, req.b, "B");
   for (const Side* s : {&a, &b}) {
@@ -200,17 +231,22 @@ std::pair<Side, Side> read_sides(const DiffRequest& req) {
                   std::to_string(shape[0] - 1) + ")");
     }
   }
+  Sides out;
   if (req.layer) {
     const auto [la, lb] = layer_readings(a, b, req);
     if (la) take_layer(a, *req.layer);
     if (lb) take_layer(b, *req.layer);
+  } else if (a.m.values.rank() == 4 || b.m.values.rank() == 4) {
+    out.first_axis = first_axis(a, b, req, out.note);
   }
   if (req.head) {
     take_head(a, *req.head);
     take_head(b, *req.head);
   }
   match_leading_ones(a, b);
-  return {std::move(a), std::move(b)};
+  out.a = std::move(a);
+  out.b = std::move(b);
+  return out;
 }
 
 // Which cells are masked on both sides, and how that is known: both
@@ -310,7 +346,8 @@ std::vector<std::string> labels_of(const std::vector<std::string>& a,
 
 struct Names {
   std::vector<std::string> rows, cols;
-  bool attention = false;  // rows are queries and columns keys
+  bool attention = false;       // rows are queries and columns keys
+  std::string first = "batch";  // the first axis of rank 4: "batch", or "layer" for a stack
   std::string row(int64_t i) const {
     return rows.empty() ? std::to_string(i) : rows[static_cast<size_t>(i)];
   }
@@ -382,7 +419,7 @@ std::string format_table(const Comparison& c, const Side& a, const Side& b, cons
     header.push_back(title);
     left.push_back(is_left);
   };
-  if (batch) column("batch", false);
+  if (batch) column(n.first.c_str(), false);
   if (head) column("head", false);
   column("max |B-A|", false);
   column(n.attention ? "query" : "row", true);
@@ -453,7 +490,7 @@ std::string format_table(const Comparison& c, const Side& a, const Side& b, cons
   }
   if (c.matrices.size() > 1) {
     const MatrixComparison& m = c.matrices[c.max_matrix];
-    std::string at = batch ? "batch " + std::to_string(m.batch) + ", " : "";
+    std::string at = batch ? n.first + " " + std::to_string(m.batch) + ", " : "";
     if (head) at += "head " + std::to_string(m.head) + ", ";
     out += "overall: max |B-A| " + number(m.max_abs_diff, p) + " at " + at +
            (n.attention ? "query " : "row ") + terminal_text(n.row(m.max_row)) +
@@ -505,7 +542,7 @@ std::string format_json(const Comparison& c, const Side& a, const Side& b, const
   const MatrixComparison& top = c.matrices[c.max_matrix];
   out["max_abs_diff"] = json_number(top.max_abs_diff);
   Json at = json_position(n, top.max_row, top.max_col);
-  at["batch"] = top.batch;
+  at[n.first] = top.batch;
   at["head"] = top.head;
   at["a"] = json_number(top.a_at_max);
   at["b"] = json_number(top.b_at_max);
@@ -520,7 +557,7 @@ std::string format_json(const Comparison& c, const Side& a, const Side& b, const
   }
   Json list = Json::array();
   for (const MatrixComparison& m : c.matrices) {
-    Json j = {{"batch", m.batch}, {"head", m.head}};
+    Json j = {{n.first, m.batch}, {"head", m.head}};
     j["max_abs_diff"] = json_number(m.max_abs_diff);
     Json mat = json_position(n, m.max_row, m.max_col);
     mat["a"] = json_number(m.a_at_max);
@@ -551,7 +588,8 @@ std::string format_json(const Comparison& c, const Side& a, const Side& b, const
 
 std::string format_csv(const Comparison& c, const Names& n) {
   std::string out =
-      "batch,head,max_abs_diff,row,col,row_label,col_label,a,b,mean_abs_diff,kl_mean,kl_max,"
+      n.first +
+      ",head,max_abs_diff,row,col,row_label,col_label,a,b,mean_abs_diff,kl_mean,kl_max,"
       "kl_max_row,entropy_a,entropy_b,rows_compared,rows_skipped,cells_masked\n";
   auto num = [](double x) { return format_shortest(x); };
   for (const MatrixComparison& m : c.matrices) {
@@ -583,6 +621,7 @@ HeatmapData difference_figure(const Comparison& c, const Side& a, const Side& b,
     d.col_title = "keys";
   }
   d.value_name = "B − A";
+  if (n.first == "layer") d.batch_name = "layer";
   d.title = req.title.empty() ? "B − A" : req.title;
   const std::string& key = a.m.key.empty() ? b.m.key : a.m.key;
   const std::string picked = a.picked().size() >= b.picked().size() ? a.picked() : b.picked();
@@ -622,7 +661,8 @@ int diff_command(const DiffRequest& req, Console& console) {
                 (req.format == Format::kJson ? "json" : "csv") +
                 " on stdout; drop --show, or draw the figure with --heatmap FILE");
   }
-  const auto [a, b] = read_sides(req);
+  const Sides sides = read_sides(req);
+  const Side &a = sides.a, &b = sides.b;
   check_same_member(a, b);
   const MaskedBoth masked = masked_in_both(a, b);
   Comparison c = compare_matrices(a.m.values, b.m.values, a.name, b.name,
@@ -637,6 +677,7 @@ int diff_command(const DiffRequest& req, Console& console) {
   n.cols = labels_of(a.m.col_labels, b.m.col_labels, c.cols);
   const std::string& key = a.m.key.empty() ? b.m.key : a.m.key;
   n.attention = key == "weights" || key == "scores";
+  n.first = sides.first_axis;
 
   // Everything is rendered before anything is written.
   std::string figure, preview;
@@ -649,6 +690,7 @@ int diff_command(const DiffRequest& req, Console& console) {
   std::string summary = req.format == Format::kJson  ? format_json(c, a, b, n, req)
                         : req.format == Format::kCsv ? format_csv(c, n)
                                                      : format_table(c, a, b, n, masked, req);
+  if (!sides.note.empty() && !req.quiet) console.warn(sides.note);
   if (!h.empty()) write_file_atomic(h, figure);
   console.out(summary);
   if (req.show) console.out("\n" + preview);
