@@ -1,7 +1,9 @@
 // `attn diff A B` as a library call: two matrix files read as `attn heatmap`
-// reads its input (or two attn results written with -f json -w), compared
-// (attn/compare.h), the summary per batch entry and head written as a table,
-// JSON or CSV, and B − A drawn on a diverging scale centred on 0.
+// reads its input (or two attn results written with -f json -w; one layer
+// of a model's stack with --layer), compared (attn/compare.h) with the
+// cells masked on both sides left out, the summary per batch entry (or
+// layer) and head written as a table, JSON or CSV, and B − A drawn on a
+// diverging scale centred on 0, those cells hatched.
 #pragma once
 
 #include <optional>
