@@ -14,7 +14,7 @@ Action add_diff(CLI::App& app) {
   struct Flags {
     DiffRequest req;
     std::string format = "table", precision = "4", tolerance, max_input_bytes, max_elements;
-    std::string vmin, vmax, max_size;
+    std::string vmin, vmax, max_size, layer, head, stack;
     std::string color = "auto";
     bool quiet = false;
   };
@@ -39,12 +39,28 @@ Action add_diff(CLI::App& app) {
   cmd->add_option("--key", req.key,
                   "JSON documents: the member compared in both (default weights, else output)")
       ->type_name("NAME");
+  auto* st = "Stacks of a model's weights ([layers][batch][heads][q][k])";
+  cmd->add_option("--layer", f->layer,
+                  "compare layer N, 0-based, of each side that is a stack (of both, or of the "
+                  "stack beside one layer's weights) (default: none; a stack needs it)")
+      ->type_name("N")
+      ->group(st);
+  cmd->add_option("--head", f->head, "compare only head H, 0-based (default: every head)")
+      ->type_name("H")
+      ->group(st);
+  cmd->add_option("--stack", f->stack,
+                  "what the first axis of a rank-4 array is: batch ([batch][heads][q][k]) or "
+                  "layers ([layers][heads][q][k]) (default: as an attn result records it; with "
+                  "--layer, the reading under which A and B compare; else batch, with a warning)")
+      ->type_name("AXIS")
+      ->group(st);
   cmd->add_option("--tolerance", f->tolerance,
                   "exit with 1 when max |B - A| is above T (default: none, exit 0)")
       ->type_name("T");
   cmd->add_option("--precision", f->precision, "digits after the point in the table (default 4)")
       ->type_name("N");
-  cmd->add_flag("-q,--quiet", f->quiet, "quiet: no progress bar (errors are still printed)");
+  cmd->add_flag("-q,--quiet", f->quiet,
+                "quiet: no warnings and no progress bar (errors are still printed)");
   cmd->add_option("--max-input-bytes", f->max_input_bytes,
                   "largest input file (or stdin) to read, in bytes (default 2^30); reading "
                   "stops past it")
@@ -92,6 +108,10 @@ Action add_diff(CLI::App& app) {
       r.max_input_bytes = parse_max_input_bytes_flag(f->max_input_bytes);
     }
     if (cmd->count("--max-elements") > 0) r.max_elements = parse_max_elements_flag(f->max_elements);
+    if (cmd->count("--layer") > 0) r.layer = parse_int_flag("--layer", f->layer, 0, 1 << 20);
+    if (cmd->count("--head") > 0) r.head = parse_int_flag("--head", f->head, 0, 1 << 20);
+    if (cmd->count("--stack") > 0) r.stack = parse_stack_flag(f->stack);
+    r.quiet = f->quiet;
     if (cmd->count("--heatmap") > 0)
       check_path_flag("--heatmap", r.heatmap_path, PathFlag::kOutput);
     const bool drawn = !r.heatmap_path.empty() || r.show;

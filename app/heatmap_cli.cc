@@ -39,7 +39,10 @@ const DrawingFlag kDrawingFlags[] = {
      "X"},
     {"--normalize", "none (default), row or col: divide each row/column by its max |value|", "HOW"},
     {"--batch", "draw (or trace) only this batch entry, 0-based (default: every one)", "B"},
-    {"--head", "draw (or trace) only this head, 0-based (default: every head)", "H"},
+    {"--head",
+     "draw (or trace) only this head, 0-based; attn run's table, JSON, CSV and --weights-out "
+     "keep only its weights too (default: every head)",
+     "H"},
     {"--max-size",
      "longest side of the image in pixels (default 2048); larger matrices are "
      "downsampled",
@@ -72,13 +75,15 @@ void add_drawing_flags(CLI::App* cmd, FlagTexts& texts, const std::string& group
 bool narrows_trace(const std::string& flag) { return flag == "--batch" || flag == "--head"; }
 
 // The drawing options given on the command line; names the first one given
-// when nothing is drawn (`drawn` false), unless it narrows the trace.
+// when nothing is drawn (`drawn` false), unless it narrows the trace or,
+// in attn run (`run`), the result: --head keeps one head of the weights.
 HeatmapOptions drawing_options(const CLI::App* cmd, const FlagTexts& texts, bool drawn,
-                               bool trace = false) {
+                               bool trace = false, bool run = false) {
   HeatmapOptions o;
   for (const DrawingFlag& f : kDrawingFlags) {
     if (cmd->count(f.flag) == 0) continue;
-    if (!drawn && !(trace && narrows_trace(f.flag))) {
+    const bool narrows_result = run && std::string(f.flag) == "--head";
+    if (!drawn && !(trace && narrows_trace(f.flag)) && !narrows_result) {
       throw_usage(std::string(f.flag) + " needs --heatmap FILE or --show" +
                   (narrows_trace(f.flag) ? " (or --trace)" : ""));
     }
@@ -120,7 +125,7 @@ std::function<void(HeatmapRequest&, bool, ColorMode)> add_run_heatmap_flags(CLI:
       if (!h.wanted()) throw_usage("--of needs --heatmap FILE or --show");
       h.stage = parse_heatmap_stage_flag(f->of);
     }
-    h.options = drawing_options(run, f->texts, h.wanted(), trace);
+    h.options = drawing_options(run, f->texts, h.wanted(), trace, true);
     if (h.wanted() && run->count("--precision") > 0) {
       set_heatmap_flag(h.options, "--precision", run->get_option("--precision")->as<std::string>());
     }
@@ -135,7 +140,7 @@ Action add_heatmap(CLI::App& app) {
     std::string max_input_bytes, max_elements;
     bool quiet = false;
     std::string color = "auto";
-    std::string layer, stack = "batch", precision, summary;
+    std::string layer, stack, precision, summary;
   };
   auto f = std::make_shared<Flags>();
   HeatmapCommandRequest& req = f->req;
@@ -180,7 +185,8 @@ Action add_heatmap(CLI::App& app) {
       ->group(st);
   cmd->add_option("--stack", f->stack,
                   "what the first axis of a rank-4 array is: batch ([batch][heads][q][k]) or "
-                  "layers ([layers][heads][q][k]) (default batch); rank 5 is always "
+                  "layers ([layers][heads][q][k]) (default: as an attn result records it; "
+                  "layers with --layer; else batch, with a warning); rank 5 is always "
                   "[layers][batch][heads][q][k]")
       ->type_name("AXIS")
       ->group(st);
@@ -216,10 +222,7 @@ Action add_heatmap(CLI::App& app) {
     if (cmd->count("--precision") > 0) set_heatmap_flag(r.options, "--precision", f->precision);
     if (cmd->count("--tokens") > 0) check_path_flag("--tokens", r.tokens, PathFlag::kInput);
     if (cmd->count("--layer") > 0) r.layer = parse_int_flag("--layer", f->layer, 0, 1 << 20);
-    if (f->stack != "batch" && f->stack != "layers") {
-      throw_usage("--stack: expected batch or layers, got '" + f->stack + "'");
-    }
-    r.stack_layers = f->stack == "layers";
+    if (cmd->count("--stack") > 0) r.stack = parse_stack_flag(f->stack);
     if (cmd->count("--summary") > 0) r.summary = parse_head_stat(f->summary);
     if (r.show) r.terminal = terminal_style(parse_color_flag(f->color));
     r.quiet = f->quiet;

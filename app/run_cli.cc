@@ -303,6 +303,15 @@ Action add_run(CLI::App& app, const std::string& command_line) {
       req.trace.batch = req.heatmap.options.batch.value_or(-1);
       req.trace.head = req.heatmap.options.head.value_or(-1);
     }
+    if (run->count("--head") > 0) {
+      req.output.head = *req.heatmap.options.head;
+      // With no figure or trace to narrow, --head asks for that head's
+      // weights: the table (or JSON, CSV) shows them as -w would. A .npy
+      // file holds the output alone.
+      if (!req.heatmap.wanted() && !req.trace.enabled && extension(req.output_path) != "npy") {
+        req.output.weights = true;
+      }
+    }
     // A trace into a file is coloured only when asked for: always.
     const bool to_stdout = req.output_path.empty() || req.output_path == "-";
     req.trace.options.color = req.trace.options.format == TraceFormat::kText &&

@@ -315,6 +315,73 @@ TEST(Cli, WeightsOutFile) {
   EXPECT_EQ(read_text(w).substr(0, 35), "# weights [4][4]\n0.25,0.25,0.25,0.2");
 }
 
+// --head H without a figure: the table, JSON, CSV and --weights-out keep
+// head H of the weights (the head axis dropped, as w[:, H] in NumPy).
+TEST(Cli, HeadNarrowsTheResultToOneHead) {
+  const std::string all = run_attn({"run", "--example", "multihead", "-w"}).out;
+  auto r = run_attn({"run", "--example", "multihead", "--head", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("head 0"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("head 2"), std::string::npos) << r.out;
+  for (const char* b : {"0", "1"}) {
+    // The block of head 1 as the full table prints it.
+    const std::string caption = std::string("weights (batch ") + b + ", head 1)  [5][5]\n";
+    const size_t at = all.find(caption);
+    ASSERT_NE(at, std::string::npos) << all;
+    const std::string block = all.substr(at, all.find("\n\n", at) - at);
+    EXPECT_NE(r.out.find(block), std::string::npos) << r.out;
+  }
+
+  r = run_attn({"run", "--example", "multihead", "--head", "1", "-f", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto full =
+      nlohmann::json::parse(run_attn({"run", "--example", "multihead", "-w", "-f", "json"}).out);
+  EXPECT_EQ(j["weights_axes"], nlohmann::json::array({"batch", "queries", "keys"}));
+  ASSERT_EQ(j["weights"].size(), 2u);
+  EXPECT_EQ(j["weights"][1], full["weights"][1][1]);
+  EXPECT_EQ(j["output"], full["output"]);  // 2-D X: the output has no head axis
+
+  const std::string w = test::temp_dir() + "/head1.csv";
+  r = run_attn({"run", "--example", "multihead", "--head", "1", "-f", "csv", "--weights-out", w});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(read_text(w).substr(0, 28), "# weights [2][5][5]\n# index ");
+  EXPECT_NE(r.out.find("# weights [2][5][5]\n"), std::string::npos) << r.out;
+
+  r = run_attn({"run", "--example", "multihead", "--head", "4"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "attn: error: --head 4: out of range; the input has 4 heads (0 to 3)\n");
+  r = run_attn({"run", "--example", "multihead", "--head", "1", "--average-heads"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "attn: error: --head 1 and --average-heads: one head's weights or the mean of them "
+            "all; give one\n");
+  const std::string npy = test::temp_dir() + "/out.npy";
+  r = run_attn({"run", "--example", "multihead", "--head", "1", "-o", npy});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "attn: error: --head 1: -o " + npy +
+                       " holds the output, which has no head axis; write head 1's weights with "
+                       "--weights-out FILE.npy\n");
+}
+
+// Q, K and V of [batch][heads][len][d]: --head keeps that head's output too.
+TEST(Cli, HeadOfAFourDimensionalInputNarrowsItsOutput) {
+  const std::string q =
+      write_temp("q4.json", "[[[[1,0],[0,1],[1,1]],[[0,2],[1,0],[2,1]]]]");  // [1][2][3][2]
+  auto r = run_attn({"run", "--q", q, "--k", q, "--v", q, "-f", "json", "-w"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto full = nlohmann::json::parse(r.out);
+  r = run_attn({"run", "--q", q, "--k", q, "--v", q, "-f", "json", "--head", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["output"], nlohmann::json::array({full["output"][0][1]}));
+  EXPECT_EQ(j["weights"], nlohmann::json::array({full["weights"][0][1]}));
+  r = run_attn({"run", "--q", q, "--k", q, "--v", q, "--head", "0"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("output (batch 0, head 0)  [3][2]\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("head 1"), std::string::npos) << r.out;
+}
+
 TEST(Cli, ExamplesListAndShow) {
   auto l = run_attn({"examples"});
   EXPECT_EQ(l.code, 0);

@@ -246,6 +246,40 @@ TEST(Checkpoint, TokensBecomeTheLabels) {
   EXPECT_NE(r.out.find("Ġcat"), std::string::npos) << r.out;
 }
 
+// --weights-out of a checkpoint's layer is what transformers'
+// output_attentions[layer] is, [batch][heads][q][k] with a batch of one,
+// whether X came from --text, --ids or a 2-D --x; --head keeps the batch.
+TEST(Checkpoint, WeightsOutHasHuggingFacesBatchAxis) {
+  const std::string dir = model("tiny-llama");
+  const Tensor<double> hf = load_npy5(dir + "/attentions.npy");  // [2][1][4][7][7]
+  Tensor<double> layer1(Shape{1, 4, 7, 7});
+  std::copy(hf.data() + layer1.size(), hf.data() + 2 * layer1.size(), layer1.data());
+  const std::string text = out_npy(), ids = out_npy(), x = out_npy(), head = out_npy();
+  ASSERT_EQ(run_attn({"run", "--checkpoint", dir, "--text", "hello world", "--layer", "0",
+                      "--weights-out", text, "-o", "/dev/null"})
+                .code,
+            0);
+  EXPECT_EQ(load_npy(text).shape(), (Shape{1, 4, 3, 3}));
+  ASSERT_EQ(run_attn({"run", "--checkpoint", dir, "--ids", "1,17,29,8,33,12,24", "--layer", "1",
+                      "--weights-out", ids, "-o", "/dev/null"})
+                .code,
+            0);
+  ASSERT_EQ(run_attn({"run", "--checkpoint", dir, "--x", dir + "/x_layer1.npy", "--layer", "1",
+                      "--weights-out", x, "-o", "/dev/null"})
+                .code,
+            0);
+  for (const std::string& f : {ids, x}) {
+    const Tensor<double> w = load_npy(f);
+    ASSERT_EQ(w.shape(), layer1.shape()) << f;
+    EXPECT_LT(max_diff(w, layer1), 1e-6) << f;
+  }
+  ASSERT_EQ(run_attn({"run", "--checkpoint", dir, "--x", dir + "/x_layer1.npy", "--layer", "1",
+                      "--head", "2", "--weights-out", head, "-o", "/dev/null"})
+                .code,
+            0);
+  EXPECT_EQ(load_npy(head).shape(), (Shape{1, 7, 7}));  // w[:, 2]
+}
+
 TEST(Checkpoint, MistakesSayWhatWasLookedFor) {
   const std::string x = model("tiny-llama/x_layer0.npy");
   test::Run r = run_attn({"run", "--checkpoint", model("tiny-llama"), "--layer", "2", "--x", x});
@@ -445,6 +479,56 @@ TEST(StackCli, ChoicesAndMistakes) {
   sa.erase(sa.find("stack ["), sa.find(" [layers]") - sa.find("stack ["));
   sb.erase(sb.find("stack ["), sb.find(" [layers]") - sb.find("stack ["));
   EXPECT_EQ(sa, sb);
+}
+
+// A rank-4 array is [batch][heads][q][k] or a squeezed stack
+// [layers][heads][q][k]. What says which: an attn result's recorded axes,
+// --stack, --layer (only a stack has layers); else the default, batch,
+// which stderr names with the flag that reads the other way.
+TEST(StackCli, RankFourReadingIsSaidOrChosen) {
+  const std::string in = model("tiny-gpt2/attentions.npy");
+  const Tensor<double> s = load_npy5(in);
+  Tensor<double> four(Shape{2, 4, 7, 7}, s.values());
+  const std::string four_path = temp_dir() + "/squeezed.npy";
+  std::ofstream(four_path, std::ios::binary) << format_npy(four, DType::kF64);
+  const std::string out = temp_dir() + "/four.svg";
+  test::Run r = run_attn({"heatmap", four_path, "-o", out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "attn: warning: " + four_path +
+                       ": [2][4][7][7] drawn as [batch][heads][q][k]; --stack layers draws it as "
+                       "[layers][heads][q][k], a stack of layers\n");
+  EXPECT_NE(read_text(out).find(">batch 1, head 3<"), std::string::npos);
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--stack", "batch"}, {"-q"}, {"--stack", "layers"}}) {
+    std::vector<std::string> args = {"heatmap", four_path, "-o", out};
+    args.insert(args.end(), flags.begin(), flags.end());
+    r = run_attn(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err, "") << flags[0];
+  }
+  // --layer N: the array has layers.
+  const std::string a = temp_dir() + "/layer1a.svg", b = temp_dir() + "/layer1b.svg";
+  r = run_attn({"heatmap", four_path, "--layer", "1", "-o", a});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  ASSERT_EQ(run_attn({"heatmap", four_path, "--stack", "layers", "--layer", "1", "-o", b}).code, 0);
+  EXPECT_EQ(read_text(a), read_text(b));
+  r = run_attn({"heatmap", four_path, "--stack", "batch", "--layer", "1", "-o", a});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("not a stack of attention weights"), std::string::npos) << r.err;
+  // A first axis of 1 draws the same either way; a result says its axes.
+  Tensor<double> one(Shape{1, 4, 7, 7},
+                     Values<double>(s.values().begin(), s.values().begin() + 4 * 49));
+  const std::string one_path = temp_dir() + "/one_layer.npy";
+  std::ofstream(one_path, std::ios::binary) << format_npy(one, DType::kF64);
+  r = run_attn({"heatmap", one_path, "-o", out});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const std::string result = temp_dir() + "/multihead.json";
+  ASSERT_EQ(run_attn({"run", "--example", "multihead", "-w", "-f", "json", "-o", result}).code, 0);
+  r = run_attn({"heatmap", result, "-o", out});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
 }
 
 }  // namespace

@@ -78,6 +78,29 @@ TEST(NpyCli, WeightsOutWritesNpy) {
   expect_same(load(w), "expected_weights.npy", 1e-12);
 }
 
+// --weights-out keeps the batch axis of an input that has one (a batch of
+// one included), and writes [q][k] (or [heads][q][k]) for one without.
+TEST(NpyCli, WeightsOutKeepsTheInputsBatchAxis) {
+  const std::string x2 = test::write_temp("x2.json", "[[1,0],[0,1],[1,1]]");
+  const std::string x3 = test::write_temp("x3.json", "[[[1,0],[0,1],[1,1]]]");
+  const std::string q4 = test::write_temp("q4.json", "[[[[1,0],[0,1],[1,1]],[[0,2],[1,0],[2,1]]]]");
+  const std::vector<std::pair<std::vector<std::string>, Shape>> cases = {
+      {{"--x", x2}, {3, 3}},
+      {{"--x", x2, "--heads", "2"}, {2, 3, 3}},
+      {{"--x", x3}, {1, 3, 3}},
+      {{"--x", x3, "--heads", "2"}, {1, 2, 3, 3}},
+      {{"--q", q4, "--k", q4, "--v", q4}, {1, 2, 3, 3}},
+  };
+  for (const auto& [flags, shape] : cases) {
+    const std::string w = out_path("batch_axis");
+    std::vector<std::string> args = {"run", "-o", "/dev/null", "--weights-out", w};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const test::Run r = run_attn(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(load(w).values.shape(), shape) << flags[1];
+  }
+}
+
 TEST(NpyCli, EveryMatrixFlagTakesNpy) {
   const std::string a = out_path("qkv"), b = out_path("cross"), c = out_path("mask"),
                     d = out_path("bias");

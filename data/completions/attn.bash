@@ -34,8 +34,9 @@ _attn_flags() {
         "--cell-size --labels-every --annotate --token-style --font --precision"
       ;;
     diff)
-      echo "-h --help -f --format --key --tolerance --precision -q --quiet --max-input-bytes" \
-        "--max-elements" \
+      echo "-h --help -f --format --key --layer --head --stack --tolerance --precision -q" \
+        "--quiet" \
+        "--max-input-bytes --max-elements" \
         "--heatmap --show --title --vmin --vmax --max-size --color"
       ;;
     bench)

@@ -39,6 +39,9 @@ struct MatrixComparison {
   double kl_mean = 0, kl_max = 0;
   int64_t kl_max_row = -1;  // the first row with the largest KL; -1 when none
   double entropy_a = 0, entropy_b = 0;
+  // Cells masked on both sides: left out of the largest and mean |B − A|
+  // (a matrix of masked cells only has 0 for both).
+  int64_t cells_masked = 0;
 };
 
 struct Comparison {
@@ -51,6 +54,7 @@ struct Comparison {
   size_t max_matrix = 0;
   double mean_abs_diff = 0;
   int64_t rows_compared = 0, rows_skipped = 0;
+  int64_t cells_masked = 0;
 
   double max_abs_diff() const { return matrices.at(max_matrix).max_abs_diff; }
 };
@@ -74,8 +78,11 @@ double entropy(const double* p, int64_t n);
 
 // Compares A and B, which must have the same shape of rank 1 to 4 (a vector
 // is one row). A shape mismatch is an input error naming both files
-// (name_a, name_b) and both shapes.
+// (name_a, name_b) and both shapes. `masked_both` (optional, one flag per
+// cell of that shape, 1 = masked on both sides) leaves those cells out of
+// the largest and mean |B − A|; their difference is 0.
 Comparison compare_matrices(const Tensor<double>& a, const Tensor<double>& b,
-                            const std::string& name_a, const std::string& name_b);
+                            const std::string& name_a, const std::string& name_b,
+                            const uint8_t* masked_both = nullptr);
 
 }  // namespace attn

@@ -24,6 +24,9 @@ struct OutputOptions {
   bool weights = false;  // include the weights
   int precision = 4;     // digits after the point in tables
   bool color = false;    // ANSI styling in tables
+  // --head: only this head of the weights (and of a 4-D input's output,
+  // [batch][heads][q][d_v]), the head axis removed; -1 for every head.
+  int64_t head = -1;
 };
 
 // Dot products between rows (--similarity) of the query-side input and of
@@ -32,7 +35,14 @@ struct Similarity {
   Tensor<double> input, output;
 };
 
+// The result with only head `head` (in range) of its per-head tensors: the
+// weights, scores and masked flags, and the output of a 4-D input; the
+// head axis removed, as NumPy's w[:, head] does. Tensors without a head
+// axis (one head, or averaged) are kept as they are.
+Result one_head(const Problem& p, const Result& r, int64_t head);
+
 // The whole result document in the chosen format, ending with a newline.
+// With o.head, only that head (one_head); a table names it in its captions.
 // JSON and CSV carry `similarity` inside the document when given (a
 // "similarity" object; two more CSV blocks); the table leaves it to the caller.
 std::string format_result(const Problem& p, const Result& r, const OutputOptions& o,

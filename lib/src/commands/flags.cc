@@ -296,6 +296,13 @@ int parse_int_flag(const std::string& flag, const std::string& text, int lo, int
   return static_cast<int>(v);
 }
 
+std::string parse_stack_flag(const std::string& text) {
+  if (text != "batch" && text != "layers") {
+    bad("--stack", "expected batch or layers, got '" + message_text(text) + "'");
+  }
+  return text;
+}
+
 double parse_nonnegative_flag(const std::string& flag, const std::string& text) {
   const double v = number(flag, text);
   if (!(v >= 0 && std::isfinite(v))) {

@@ -36,6 +36,8 @@ DType parse_dtype_flag(const std::string& flag, const std::string& text);
 std::vector<std::string> split_list(const std::string& text);
 
 int parse_int_flag(const std::string& flag, const std::string& text, int lo, int hi);
+// --stack of attn heatmap and attn diff: "batch" or "layers".
+std::string parse_stack_flag(const std::string& text);
 // A finite number >= 0 (--tolerance).
 double parse_nonnegative_flag(const std::string& flag, const std::string& text);
 

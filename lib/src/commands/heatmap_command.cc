@@ -136,6 +136,33 @@ std::string flag_inputs_title(const RunRequest& req) {
   return title;
 }
 
+// Whether a rank-4 array without recorded axes is a stack of layers
+// [layers][heads][q][k]: --stack says, else --layer (only a stack has
+// layers to pick); else it is [batch][heads][q][k], the default, which a
+// warning names with the flag that reads it the other way when the readings
+// differ (a first axis above 1).
+bool rank4_layers(const HeatmapCommandRequest& req, const Shape& shape, const std::string& name,
+                  Console& console) {
+  if (!req.stack.empty()) return req.stack == "layers";
+  if (req.layer) return true;
+  if (shape[0] > 1 && !req.quiet) {
+    console.warn(name + ": " + shape_string(shape) +
+                 " drawn as [batch][heads][q][k]; --stack layers draws it as "
+                 "[layers][heads][q][k], a stack of layers");
+  }
+  return false;
+}
+
+// --layer or --stack layers on what is no stack.
+[[noreturn]] void not_a_stack(const HeatmapCommandRequest& req, const std::string& name,
+                              const Shape& shape) {
+  throw_usage(std::string(req.layer     ? "--layer"
+                          : req.summary ? "--summary"
+                                        : "--stack layers") +
+              ": " + name + " has shape " + shape_string(shape) +
+              ", not a stack of attention weights (rank 5, or rank 4 with --stack layers)");
+}
+
 }  // namespace
 
 int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
@@ -154,7 +181,7 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
   MatrixInput l;
   if (std::optional<MatrixInput> result =
           read_npz_result(req.input, req.key, req.max_input_bytes, req.max_elements)) {
-    if (req.layer || req.stack_layers || req.summary) {
+    if (req.layer || req.stack == "layers" || req.summary) {
       throw_usage(std::string(req.layer     ? "--layer"
                               : req.summary ? "--summary"
                                             : "--stack layers") +
@@ -162,19 +189,11 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
     }
     l = std::move(*result);
   } else if (std::optional<BinaryArray> a = view_binary_matrix(req.input, req.max_input_bytes)) {
-    if (a->shape.size() == 5 || (a->shape.size() == 4 && req.stack_layers)) {
+    if (a->shape.size() == 5 ||
+        (a->shape.size() == 4 && rank4_layers(req, a->shape, name, console))) {
       return draw_stack(req, std::move(*a), name, console);
     }
-    if (a->shape.size() == 5) {
-      throw_input(name, "a stack of rank 5 needs .npy, .npz or .safetensors");
-    }
-    if (req.layer || req.stack_layers || req.summary) {
-      throw_usage(std::string(req.layer     ? "--layer"
-                              : req.summary ? "--summary"
-                                            : "--stack layers") +
-                  ": " + name + " has shape " + shape_string(a->shape) +
-                  ", not a stack of attention weights (rank 5, or rank 4 with --stack layers)");
-    }
+    if (req.layer || req.stack == "layers" || req.summary) not_a_stack(req, name, a->shape);
     if (a->shape.size() > 4) {
       throw_input(name, "array of rank " + std::to_string(a->shape.size()) +
                             "; attn heatmap reads rank 1 to 4, and stacks of rank 5");
@@ -183,7 +202,11 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
   } else {
     l = read_text_matrix(req.input, req.key, name, req.max_input_bytes, req.progress, 5);
     const int64_t rank = l.values.rank();
-    if (rank == 5 || (rank == 4 && req.stack_layers)) {
+    const std::string place = l.key.empty() ? name : name + ": " + l.key;
+    // An attn result says what its axes are.
+    const bool layers = rank == 5 || (rank == 4 && l.axes.empty() &&
+                                      rank4_layers(req, l.values.shape(), place, console));
+    if (layers) {
       // A stack written as JSON (json.dump(np.stack(attentions).tolist())):
       // its numbers as the binary stacks are drawn.
       std::string cells(static_cast<size_t>(l.values.size()) * sizeof(double), '\0');
@@ -193,15 +216,10 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
       a.shape = l.values.shape();
       a.keep = FileBytes::from_string(std::move(cells));
       a.data = reinterpret_cast<const unsigned char*>(a.keep.view().data());
-      const std::string place = l.key.empty() ? name : name + ": " + l.key;
       return draw_stack(req, std::move(a), place, console, l.row_labels);
     }
-    if (req.layer || req.stack_layers || req.summary) {
-      throw_usage(std::string(req.layer     ? "--layer"
-                              : req.summary ? "--summary"
-                                            : "--stack layers") +
-                  ": " + name + " has shape " + shape_string(l.values.shape()) +
-                  ", not a stack of attention weights (rank 5, or rank 4 with --stack layers)");
+    if (req.layer || req.stack == "layers" || req.summary) {
+      not_a_stack(req, name, l.values.shape());
     }
   }
   if (l.values.size() == 0) {

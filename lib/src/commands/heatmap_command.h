@@ -25,10 +25,12 @@ struct HeatmapCommandRequest {
   std::string key_labels;   // column labels
   std::string tokens;       // --tokens FILE: labels of rows and columns
   // Stacks of attention weights (.npy, FILE.npz:NAME, FILE.safetensors:NAME):
-  // rank 5 is [layers][batch][heads][q][k]; rank 4 is [layers][heads][q][k]
-  // with stack_layers (--stack layers), else [batch][heads][q][k].
+  // rank 5 is [layers][batch][heads][q][k]. Rank 4 is [layers][heads][q][k]
+  // with --stack layers, or with --layer and no --stack; [batch][heads][q][k]
+  // with --stack batch, as an attn result records it, or else (the default,
+  // which a warning names when the first axis is above 1).
   std::optional<int64_t> layer;
-  bool stack_layers = false;
+  std::string stack;                // --stack: "batch", "layers", or "" when not given
   std::optional<HeadStat> summary;  // --summary: one cell per (layer, head)
   bool quiet = false;               // no warnings (a font without some label's glyphs)
   HeatmapOptions options;

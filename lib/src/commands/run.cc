@@ -298,6 +298,7 @@ void refuse_conflicting_flags(const RunRequest& req) {
       {!req.weights_out.empty(), "--weights-out"},
       {!req.heatmap.path.empty(), "--heatmap"},
       {req.heatmap.show, "--show"},
+      {req.output.head >= 0, "--head"},
   };
   for (const auto& [given, flag] : needs_result) {
     if (!given) continue;
@@ -327,6 +328,41 @@ void refuse_unwritable_outputs(const RunRequest& req) {
     throw_usage("-o " + req.output_path + ": a .npy file holds one array, the output; " +
                 "write the weights with --weights-out FILE.npy");
   }
+}
+
+// --head H narrows the result to one head: it must be one of the
+// problem's, not averaged away, and something written must have heads.
+void check_head(const RunRequest& req, const Problem& p) {
+  const int64_t h = req.output.head;
+  if (h < 0) return;
+  if (req.average_heads) {
+    throw_usage("--head " + std::to_string(h) +
+                " and --average-heads: one head's weights or the mean of them all; give one");
+  }
+  check_index("--head", h, p.heads, "head", "heads");
+  const bool per_head = p.four_d || !req.weights_out.empty() || req.output.weights ||
+                        req.heatmap.wanted() || req.trace.enabled;
+  if (!per_head) {
+    throw_usage("--head " + std::to_string(h) + ": -o " + req.output_path +
+                " holds the output, which has no head axis; write head " + std::to_string(h) +
+                "'s weights with --weights-out FILE.npy");
+  }
+}
+
+// The weights --weights-out writes: those of the result (of one head with
+// --head). A checkpoint's layer writes them as transformers'
+// output_attentions[layer], [batch][heads][q][k] (a batch of one when X
+// had no batch axis, and the head axis of a one-head model), so that the
+// file compares with Hugging Face's array as it is; other runs keep the
+// shape of their input's axes.
+Tensor<double> weights_out_tensor(const RunRequest& req, const Problem& p, const Result& r) {
+  Tensor<double> w = req.output.head < 0 ? *r.weights : *one_head(p, r, req.output.head).weights;
+  if (req.checkpoint.path.empty() || p.four_d) return w;
+  Shape s = w.shape();
+  if (!p.batched) s.insert(s.begin(), 1);
+  if (p.heads == 1 && !req.average_heads && req.output.head < 0) s.insert(s.begin() + 1, 1);
+  w.reshape(s);
+  return w;
 }
 
 // What compute() must keep for the outputs asked for.
@@ -433,6 +469,7 @@ int run_command(const RunRequest& req, Console& console) {
           "or --expect FILE");
     }
   }
+  check_head(req, p);
   const ComputeRequest creq = compute_request(req, expected);
   detail::check_run_limits(req, p, creq);
   TraceRecorder recorder;
@@ -442,7 +479,15 @@ int run_command(const RunRequest& req, Console& console) {
   // Render everything before writing anything, so an error cannot leave
   // half of the output behind.
   std::vector<TraceStep> extra;  // similarity, expected numbers: after the engine's steps
-  if (req.trace.similarity) extra = similarity_steps(p, r);
+  if (req.trace.similarity) {
+    extra = similarity_steps(p, r);
+    // --head: the similarity of that head's rows (4-D inputs have one a head).
+    const int64_t h = req.output.head;
+    extra.erase(
+        std::remove_if(extra.begin(), extra.end(),
+                       [h](const TraceStep& s) { return h >= 0 && s.head >= 0 && s.head != h; }),
+        extra.end());
+  }
   const Expected* shown_expected = expected ? &*expected : (p.expected ? &*p.expected : nullptr);
   if (req.trace.enabled && shown_expected && shown_expected->output) {
     append_expected_steps(p, r, *shown_expected, req.dtype, extra);
@@ -457,7 +502,8 @@ int run_command(const RunRequest& req, Console& console) {
   if (!req.weights_out.empty()) {
     // "-" has no extension to go by: CSV weights beside CSV output, else JSON.
     const bool csv = req.weights_out == "-" && req.output.format == Format::kCsv;
-    weights_text = format_matrix_file(*r.weights, r.dtype, csv ? "-.csv" : req.weights_out);
+    const std::string file = csv ? "-.csv" : req.weights_out;
+    weights_text = format_matrix_file(weights_out_tensor(req, p, r), r.dtype, file);
   }
   const RenderedHeatmap heatmap = render_run_heatmap(req, p, r);
   const auto [report, code] = check_report(req, p, r, expected);

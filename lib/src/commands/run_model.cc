@@ -72,6 +72,11 @@ int run_all_layers(const RunRequest& req, Console& console) {
                 " goes with one layer (--layer N); with --layer all write the stack with -o "
                 "FILE.npy and draw it with attn heatmap FILE.npy (the model view)");
   }
+  if (req.output.head >= 0 && !req.heatmap.wanted()) {
+    throw_usage("--head " + std::to_string(req.output.head) +
+                ": --layer all writes every head of every layer; draw one head with --heatmap "
+                "FILE --head H, or give the stack to attn heatmap FILE --head H");
+  }
   const bool npy = extension(req.output_path) == "npy";
   const bool json = req.output.format == Format::kJson || extension(req.output_path) == "json";
   // With only a figure asked for, nothing goes to stdout.

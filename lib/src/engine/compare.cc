@@ -26,20 +26,28 @@ double row_sum(const double* p, int64_t n) {
   return s;
 }
 
-// The statistics of one [rows][cols] matrix of A and B.
+// The statistics of one [rows][cols] matrix of A and B; `masked` (may be
+// null) flags the cells masked on both sides.
 MatrixComparison compare_one(const double* a, const double* b, double* diff, int64_t rows,
-                             int64_t cols) {
+                             int64_t cols, const uint8_t* masked) {
   MatrixComparison m;
   double sum_abs = 0, kl_sum = 0, h_a = 0, h_b = 0;
+  bool first = true;
   for (int64_t i = 0; i < rows; ++i) {
     const double* ar = a + i * cols;
     const double* br = b + i * cols;
     for (int64_t j = 0; j < cols; ++j) {
+      if (masked && masked[i * cols + j]) {
+        diff[i * cols + j] = 0;
+        ++m.cells_masked;
+        continue;
+      }
       const double d = cell_difference(ar[j], br[j]);
       diff[i * cols + j] = d;
       const double ad = std::fabs(d);
       sum_abs += ad;
-      if ((i == 0 && j == 0) || beats(ad, m.max_abs_diff)) {
+      if (first || beats(ad, m.max_abs_diff)) {
+        first = false;
         m.max_abs_diff = ad;
         m.max_row = i;
         m.max_col = j;
@@ -62,7 +70,8 @@ MatrixComparison compare_one(const double* a, const double* b, double* diff, int
     h_a += entropy(ar, cols);
     h_b += entropy(br, cols);
   }
-  m.mean_abs_diff = sum_abs / static_cast<double>(rows * cols);
+  const int64_t shown = rows * cols - m.cells_masked;
+  m.mean_abs_diff = shown > 0 ? sum_abs / static_cast<double>(shown) : 0.0;
   if (m.rows_compared == 0) {
     m.kl_mean = m.kl_max = m.entropy_a = m.entropy_b = kNaN;
   } else {
@@ -117,7 +126,8 @@ double entropy(const double* p, int64_t n) {
 }
 
 Comparison compare_matrices(const Tensor<double>& a, const Tensor<double>& b,
-                            const std::string& name_a, const std::string& name_b) {
+                            const std::string& name_a, const std::string& name_b,
+                            const uint8_t* masked_both) {
   if (a.shape() != b.shape()) {
     throw_input(name_a + " and " + name_b, "shapes differ: " + shape_string(a.shape()) + " in " +
                                                name_a + ", " + shape_string(b.shape()) + " in " +
@@ -146,11 +156,13 @@ Comparison compare_matrices(const Tensor<double>& a, const Tensor<double>& b,
   const int64_t cells = c.rows * c.cols;
   double sum_abs = 0;
   for (int64_t k = 0; k < c.batch * c.heads; ++k) {
-    MatrixComparison m = compare_one(a.data() + k * cells, b.data() + k * cells,
-                                     c.diff.data() + k * cells, c.rows, c.cols);
+    MatrixComparison m =
+        compare_one(a.data() + k * cells, b.data() + k * cells, c.diff.data() + k * cells, c.rows,
+                    c.cols, masked_both ? masked_both + k * cells : nullptr);
     m.batch = k / c.heads;
     m.head = k % c.heads;
-    sum_abs += m.mean_abs_diff * static_cast<double>(cells);
+    sum_abs += m.mean_abs_diff * static_cast<double>(cells - m.cells_masked);
+    c.cells_masked += m.cells_masked;
     c.rows_compared += m.rows_compared;
     c.rows_skipped += m.rows_skipped;
     if (k > 0 && beats(m.max_abs_diff, c.matrices[c.max_matrix].max_abs_diff)) {
@@ -158,7 +170,8 @@ Comparison compare_matrices(const Tensor<double>& a, const Tensor<double>& b,
     }
     c.matrices.push_back(m);
   }
-  c.mean_abs_diff = sum_abs / static_cast<double>(a.size());
+  const int64_t shown = a.size() - c.cells_masked;
+  c.mean_abs_diff = shown > 0 ? sum_abs / static_cast<double>(shown) : 0.0;
   return c;
 }
 

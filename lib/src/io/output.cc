@@ -8,6 +8,7 @@
 #include "attn/npz.h"
 #include "attn/number_text.h"
 #include "base/elide.h"
+#include "base/select_index.h"
 
 namespace attn {
 
@@ -171,14 +172,16 @@ void pad_right(std::string& out, const std::string& s, size_t width) {
 }
 
 // Prints a tensor whose last two axes are a matrix, one block per leading
-// index, with a caption naming the block.
+// index, with a caption naming the block; `head` >= 0 prints only the
+// blocks of that head (the leading axis named "head").
 void table_blocks(std::string& out, const std::string& name, const Tensor<double>& t,
                   const std::vector<std::string>& leading_names,
                   const std::vector<std::string>& rows, const std::vector<std::string>& cols,
-                  int precision, const Tensor<uint8_t>* masked) {
+                  int precision, const Tensor<uint8_t>* masked, int64_t head = -1) {
   const Shape& s = t.shape();
   const int64_t r = s[s.size() - 2], c = s[s.size() - 1];
   const int64_t blocks = t.size() / std::max<int64_t>(1, r * c);
+  bool first = true;
   for (int64_t b = 0; b < blocks; ++b) {
     std::string caption = name;
     int64_t rest = b;
@@ -187,6 +190,13 @@ void table_blocks(std::string& out, const std::string& name, const Tensor<double
       idx[a] = rest % s[a];
       rest /= s[a];
     }
+    bool shown = true;
+    for (size_t a = 0; a < idx.size(); ++a) {
+      if (head >= 0 && leading_names[a] == "head" && idx[a] != head) shown = false;
+    }
+    if (!shown) continue;
+    if (!first) out += "\n";
+    first = false;
     for (size_t a = 0; a < idx.size(); ++a) {
       caption += (a == 0 ? " (" : ", ") + leading_names[a] + " " + std::to_string(idx[a]);
       if (a + 1 == idx.size()) caption += ")";
@@ -195,7 +205,6 @@ void table_blocks(std::string& out, const std::string& name, const Tensor<double
     out += caption + "\n";
     out += format_table_matrix(t.data() + b * r * c, r, c, rows, cols, precision,
                                masked ? masked->data() + b * r * c : nullptr);
-    if (b + 1 < blocks) out += "\n";
   }
 }
 
@@ -207,7 +216,8 @@ std::string table_result(const Problem& p, const Result& r, const OutputOptions&
   if (p.batched) lead.push_back("batch");
   if (p.four_d) lead.push_back("head");
   std::vector<std::string> out_cols;
-  table_blocks(out, "output", r.output, lead, p.query_labels, out_cols, o.precision, nullptr);
+  table_blocks(out, "output", r.output, lead, p.query_labels, out_cols, o.precision, nullptr,
+               o.head);
   if (o.weights && r.weights) {
     out += "\n";
     std::vector<std::string> wlead;
@@ -219,12 +229,35 @@ std::string table_result(const Problem& p, const Result& r, const OutputOptions&
     const bool averaged = p.heads > 1 && wlead.size() == (p.batched ? 1u : 0u);
     const std::string name =
         averaged ? "weights, mean of " + std::to_string(p.heads) + " heads" : "weights";
-    table_blocks(out, name, *r.weights, wlead, p.query_labels, p.key_labels, o.precision, masked);
+    table_blocks(out, name, *r.weights, wlead, p.query_labels, p.key_labels, o.precision, masked,
+                 o.head);
   }
   return out;
 }
 
+// The index of the weights' head axis; -1 when they have none.
+int head_axis(const Problem& p, const Tensor<double>& weights) {
+  const std::vector<std::string> axes = weights_axes(p, weights);
+  const auto at = std::find(axes.begin(), axes.end(), "heads");
+  return at == axes.end() ? -1 : static_cast<int>(at - axes.begin());
+}
+
 }  // namespace
+
+Result one_head(const Problem& p, const Result& r, int64_t head) {
+  Result n;
+  n.output = p.four_d ? detail::select_index(r.output, 1, head) : r.output;
+  if (r.weights) {
+    const int axis = head_axis(p, *r.weights);
+    auto pick = [&](const auto& t) { return axis < 0 ? t : detail::select_index(t, axis, head); };
+    n.weights = pick(*r.weights);
+    if (r.scores) n.scores = pick(*r.scores);
+    if (r.masked) n.masked = pick(*r.masked);
+  }
+  n.fully_masked_rows = r.fully_masked_rows;
+  n.dtype = r.dtype;
+  return n;
+}
 
 void append_json_tensor(std::string& out, const Tensor<double>& t, DType dtype, int indent) {
   if (t.rank() == 0) {
@@ -339,6 +372,11 @@ std::string format_csv_tensor(const Tensor<double>& t, DType dtype, const std::s
 
 std::string format_result(const Problem& p, const Result& r, const OutputOptions& o,
                           const Similarity* similarity) {
+  if (o.head >= 0 && o.format != Format::kTable) {
+    OutputOptions every = o;
+    every.head = -1;
+    return format_result(p, one_head(p, r, o.head), every, similarity);
+  }
   switch (o.format) {
     case Format::kJson:
       return json_result(p, r, o, similarity);
@@ -359,6 +397,11 @@ std::string format_result(const Problem& p, const Result& r, const OutputOptions
 
 std::string format_result_npz(const Problem& p, const Result& r, const OutputOptions& o,
                               const Similarity* sim) {
+  if (o.head >= 0) {
+    OutputOptions every = o;
+    every.head = -1;
+    return format_result_npz(p, one_head(p, r, o.head), every, sim);
+  }
   // The members of the JSON result, under the same names; labels split in
   // two lists, strings as NumPy's '<U' arrays, masked cells as booleans.
   std::vector<std::pair<std::string, std::string>> members;
