@@ -8,11 +8,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "attn/attention.h"
+#include "attn/escape.h"
 #include "commands/examples.h"
+#include "commands/run.h"
 #include "test_util.h"
 
 namespace attn {
@@ -169,6 +172,347 @@ TEST(EmitPytorch, RefusesFlagsThatNeedTheResult) {
                            "--emit-pytorch", "--trace"});
   EXPECT_EQ(b.code, 2);
   EXPECT_EQ(b.err, "attn: error: --trace" + why + "\n");
+}
+
+// ---- tensors loaded from the files the run read --------------------------
+
+// The inputs of the cases below: matrices in every format attn reads, a
+// document that names its tensors' files, a checkpoint with a layer of
+// 64-wide projections (the tiny models' are under the size that loads).
+const char* kFixtures = R"PY(
+import json, os, struct, sys
+import numpy as np
+
+d = sys.argv[1]
+rng = np.random.default_rng(7)
+
+
+def path(*p):
+    return os.path.join(d, *p)
+
+
+def w(*shape):
+    return rng.standard_normal(shape) * 0.2
+
+
+def bf16(a):  # round to nearest even, as torch's .bfloat16() does
+    u = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype('<u2')
+
+
+def f32(a):
+    a = np.asarray(a, dtype='<f4')
+    return ('F32', a.shape, a.tobytes())
+
+
+def b16(a):
+    return ('BF16', np.shape(a), bf16(a).tobytes())
+
+
+def safetensors(file, tensors):
+    header, data = {}, b''
+    for name, (dtype, shape, raw) in tensors.items():
+        header[name] = {'dtype': dtype, 'shape': list(shape),
+                        'data_offsets': [len(data), len(data) + len(raw)]}
+        data += raw
+    h = json.dumps(header).encode()
+    h += b' ' * (-len(h) % 8)
+    with open(file, 'wb') as f:
+        f.write(struct.pack('<Q', len(h)) + h + data)
+
+
+for sub in ('sub', 'big-llama'):
+    os.makedirs(path(sub), exist_ok=True)
+np.save(path('x.npy'), rng.standard_normal((200, 200)))
+xf = np.asfortranarray(rng.standard_normal((200, 64)).astype(np.float32))
+np.save(path('xf.npy'), xf)
+np.save(path('sub', 'xf.npy'), xf)
+np.savez_compressed(path('qkv.npz'), q=rng.standard_normal((1, 2, 64, 32)),
+                    k=rng.standard_normal((1, 2, 64, 32)), v=rng.standard_normal((1, 2, 64, 32)))
+safetensors(path('x16.safetensors'), {'x_bf16': b16(rng.standard_normal((100, 64))),
+                                      'other': f32(w(2))})
+with open(path('xj.json'), 'w') as f:
+    json.dump(rng.standard_normal((80, 60)).tolist(), f)
+with open(path('labelled.csv'), 'w') as f:
+    f.write('token,' + ','.join('f%d' % j for j in range(48)) + '\n')
+    for i, row in enumerate(rng.standard_normal((100, 48))):
+        f.write('"tok, #%d",' % i + ','.join(repr(float(v)) for v in row) + '\n')
+with open(path('spaces.txt'), 'w') as f:
+    f.write('# written by hand\n')
+    for row in rng.standard_normal((90, 50)):
+        f.write('  '.join(repr(float(v)) for v in row) + '  # a row\n\n')
+masked = rng.random((200, 200)) < 0.3
+np.fill_diagonal(masked, False)
+with open(path('mask_words.csv'), 'w') as f:
+    for row in masked:
+        f.write(','.join('true' if m else 'false' for m in row) + '\n')
+
+safetensors(path('sub', 'w.safetensors'), {'wq': f32(w(64, 64)), 'wk': b16(w(64, 64)),
+                                           'wo': f32(w(64, 64)), 'bq': f32(w(64))})
+np.save(path('sub', 'x64.npy'), rng.standard_normal((200, 64)))
+np.save(path('sub', 'wv_heads.npy'), w(2, 64, 32))
+np.save(path('sub', 'wq_torch_heads.npy'), w(2, 32, 64).astype(np.float32))
+keep = (rng.random((200, 200)) > 0.3).astype(int)
+np.fill_diagonal(keep, 1)
+np.savetxt(path('sub', 'mask.csv'), keep, fmt='%d', delimiter=',')
+bias = rng.standard_normal((200, 200)) * 0.1
+bias[0, 5] = -np.inf
+np.save(path('sub', 'bias.npy'), bias)
+with open(path('sub', 'doc.json'), 'w') as f:
+    json.dump({'title': 'tensors in files', 'X': 'x64.npy', 'heads': 2,
+               'params': {'W_q': 'w.safetensors:wq', 'W_k': 'w.safetensors:wk',
+                          'W_v': 'wv_heads.npy', 'W_o': 'w.safetensors:wo',
+                          'b_q': 'w.safetensors:bq'},
+               'mask': 'mask.csv', 'mask_convention': 'keep', 'attn_bias': 'bias.npy'}, f)
+with open(path('sub', 'doc_torch.json'), 'w') as f:
+    json.dump({'X': 'xf.npy', 'heads': 2, 'params_layout': 'torch', 'scale': 0.125,
+               'causal': True,
+               'params': {'W_q': 'wq_torch_heads.npy', 'W_k': 'w.safetensors:wk',
+                          'W_v': 'w.safetensors:wq'}}, f)
+
+with open(path('big-llama', 'config.json'), 'w') as f:
+    json.dump({'model_type': 'llama', 'num_hidden_layers': 1, 'hidden_size': 64,
+               'num_attention_heads': 4, 'num_key_value_heads': 2, 'rope_theta': 10000.0}, f)
+p = 'model.layers.0.self_attn.'
+safetensors(path('big-llama', 'model.safetensors'),
+            {p + 'q_proj.weight': f32(w(64, 64)), p + 'k_proj.weight': f32(w(32, 64)),
+             p + 'v_proj.weight': f32(w(32, 64)), p + 'o_proj.weight': f32(w(64, 64))})
+np.save(path('big-llama', 'x.npy'), rng.standard_normal((10, 64)))
+)PY";
+
+// Runs each program (in the directory its run ran in) in one Python
+// process; PROG.out holds what it printed, or its traceback.
+const char* kDriver = R"PY(
+import contextlib, io, os, runpy, sys, traceback
+for line in open(sys.argv[1]).read().splitlines():
+    cwd, prog = line.split('\t')
+    os.chdir(cwd)
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+            runpy.run_path(prog, run_name='__main__')
+    except BaseException:
+        buf = io.StringIO(traceback.format_exc().replace('\n', ' | '))
+    open(prog + '.out', 'w').write(buf.getvalue())
+)PY";
+
+// Every cell of a and b ("output" and "weights") within 1e-12.
+void expect_same_numbers(const nlohmann::json& a, const nlohmann::json& b,
+                         const std::string& what) {
+  for (const char* key : {"output", "weights"}) {
+    std::vector<double> x, y;
+    flatten(a[key], x);
+    flatten(b[key], y);
+    ASSERT_EQ(x.size(), y.size()) << what << " " << key;
+    ASSERT_FALSE(x.empty()) << what << " " << key;
+    size_t bad = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (std::isnan(x[i]) || std::isnan(y[i])) {
+        bad += !(std::isnan(x[i]) && std::isnan(y[i]));
+      } else if (!(std::fabs(x[i] - y[i]) <= 1e-12 * std::max(1.0, std::fabs(y[i])))) {
+        if (++bad == 1) {
+          ADD_FAILURE() << what << " " << key << " at " << i << ": " << x[i] << " vs " << y[i];
+        }
+      }
+    }
+    EXPECT_EQ(bad, 0u) << what << " " << key;
+  }
+}
+
+struct Capture : Console {
+  std::string text;
+  void out(std::string_view t) override { text += t; }
+  void warn(std::string_view) override {}
+  void info(std::string_view) override {}
+};
+
+// Programs to run under PyTorch, each beside attn's own result of the run.
+class Programs {
+ public:
+  explicit Programs(std::string dir) : dir_(std::move(dir)) {}
+
+  // attn ARGS in dir (--emit-pytorch, and -f json --weights for the numbers).
+  std::string add_cli(const std::vector<std::string>& args) {
+    auto attn = [&](const std::vector<std::string>& extra, const std::string& name) {
+      std::string cmd = "cd " + test::quote(dir_) + " && " + test::quote(ATTN_BINARY);
+      for (const std::string& a : args) cmd += " " + test::quote(a);
+      for (const std::string& a : extra) cmd += " " + test::quote(a);
+      return test::run_redirected(cmd, name + ".stdout", name + ".stderr");
+    };
+    const std::string base = test::temp_dir() + "/load" + std::to_string(what_.size());
+    const test::Run program = attn({"--emit-pytorch"}, base + "p");
+    const test::Run numbers = attn({"-f", "json", "--weights"}, base + "n");
+    std::string what = "attn";
+    for (const std::string& a : args) what += " " + a;
+    EXPECT_EQ(program.code, 0) << what << ": " << program.err;
+    EXPECT_EQ(numbers.code, 0) << what << ": " << numbers.err;
+    add(what, program.out, numbers.out);
+    return program.out;
+  }
+
+  // The program of run_command(r) with every tensor read from a file
+  // loaded from it, against attn ARGS.
+  std::string add_request(RunRequest r, const std::vector<std::string>& args) {
+    r.emit_pytorch = true;
+    r.emit_load_from = 0;
+    Capture c;
+    EXPECT_EQ(run_command(r, c), 0);
+    const test::Run numbers = test::run_attn(args);
+    std::string what = "attn";
+    for (const std::string& a : args) what += " " + a;
+    EXPECT_EQ(numbers.code, 0) << what << ": " << numbers.err;
+    add(what + " (every tensor from its file)", c.text, numbers.out);
+    return c.text;
+  }
+
+  void run_and_compare() {
+    const std::string list = test::temp_dir() + "/load_list.txt";
+    {
+      std::ofstream f(list);
+      for (size_t i = 0; i < what_.size(); ++i) f << dir_ << "\t" << prog(i) << "\n";
+    }
+    const std::string driver = test::write_temp("load_driver.py", kDriver);
+    ASSERT_EQ(std::system(("/usr/bin/python3 " + driver + " " + list).c_str()), 0);
+    for (size_t i = 0; i < what_.size(); ++i) {
+      const std::string out = test::read_text(prog(i) + ".out");
+      nlohmann::json torch, attn;
+      try {
+        torch = nlohmann::json::parse(out);
+        attn = nlohmann::json::parse(numbers_[i]);
+      } catch (const std::exception&) {
+        ADD_FAILURE() << what_[i] << ": " << out;
+        continue;
+      }
+      expect_same_numbers(torch, attn, what_[i]);
+    }
+  }
+
+ private:
+  std::string prog(size_t i) const {
+    return test::temp_dir() + "/load" + std::to_string(i) + ".py";
+  }
+
+  void add(const std::string& what, const std::string& program, const std::string& numbers) {
+    std::ofstream(prog(what_.size())) << program;
+    what_.push_back(what);
+    numbers_.push_back(numbers);
+  }
+
+  std::string dir_;
+  std::vector<std::string> what_, numbers_;
+};
+
+std::string fixtures() {
+  const std::string dir = test::temp_dir() + "/loads";
+  const std::string script = test::write_temp("load_fixtures.py", kFixtures);
+  EXPECT_EQ(std::system(("/usr/bin/python3 " + script + " " + test::quote(dir)).c_str()), 0);
+  return dir;
+}
+
+TEST(EmitPytorch, LoadsLargeTensorsFromTheFilesTheRunRead) {
+  if (!torch_available()) {
+    GTEST_SKIP() << "Debian's python3-torch is not installed (apt-get install python3-torch); "
+                    "the --emit-pytorch cross-check did not run";
+  }
+  const std::string dir = fixtures();
+  // A file name is data: quotes, a backslash, a newline, non-ASCII text and
+  // a byte that is not UTF-8 at all.
+  const std::string hostile = "a'\"\"\"\nb\\ c\xC3\xA9 \xF0\x9F\x98\x80";
+  const std::string bytes = "raw\xFF";
+  for (const std::string& name : {hostile, bytes}) {
+    std::filesystem::create_directory(dir + "/" + name);
+    std::filesystem::copy_file(dir + "/x.npy", dir + "/" + name + "/x.npy");
+  }
+  Programs runs(dir);
+  const std::string npy = runs.add_cli({"run", "x.npy"});
+  // 200 x 200 numbers written out take 800 KB.
+  EXPECT_LT(npy.size(), 20000u);
+  EXPECT_NE(npy.find("\nX = npy('x.npy')[None]\n"), std::string::npos) << npy;
+  EXPECT_NE(npy.find("\nimport numpy as np\n"), std::string::npos);
+  const std::string fortran = runs.add_cli({"run", "--x", "xf.npy", "--heads", "2"});
+  EXPECT_NE(fortran.find("X = npy('xf.npy')[None]"), std::string::npos);
+  const std::string four_d =
+      runs.add_cli({"run", "--q", "qkv.npz:q", "--k", "qkv.npz:k", "--v", "qkv.npz:v"});
+  EXPECT_NE(four_d.find("Q_in = npz('qkv.npz', 'q')\n"), std::string::npos) << four_d;
+  const std::string csv = runs.add_cli({"run", "--x", "labelled.csv", "--causal"});
+  EXPECT_NE(csv.find("X = csv_matrix('labelled.csv', ',', True, True)[None]"), std::string::npos)
+      << csv;
+  runs.add_cli({"run", "--x", "spaces.txt"});
+  runs.add_cli({"run", "--x", "xj.json"});
+  runs.add_cli({"run", "x.npy", "--mask", "mask_words.csv"});
+  const std::string bf16 = runs.add_cli({"run", "--x", "x16.safetensors:x_bf16"});
+  EXPECT_NE(bf16.find("X = safetensors('x16.safetensors', 'x_bf16')[None]"), std::string::npos);
+  // A document's files, by the document's path as given and the name in it.
+  const std::string doc = runs.add_cli({"run", "sub/doc.json"});
+  for (const char* load :
+       {"X = npy('sub/x64.npy')[None]\n", "W_q = safetensors('sub/w.safetensors', 'wq')\n",
+        "W_v = npy('sub/wv_heads.npy').permute(1, 0, 2).reshape(64, 64)\n",
+        "mask = (1 - csv_matrix('sub/mask.csv', ',', False, False)).reshape(1, 1, 200, 200)",
+        "attn_bias = npy('sub/bias.npy').reshape(1, 1, 200, 200)\n"}) {
+    EXPECT_NE(doc.find(load), std::string::npos) << load << "\n" << doc;
+  }
+  const std::string torch_layout = runs.add_cli({"run", "sub/doc_torch.json"});
+  EXPECT_NE(torch_layout.find("W_q = npy('sub/wq_torch_heads.npy').reshape(64, 64)\n"),
+            std::string::npos)
+      << torch_layout;
+  const std::string layer =
+      runs.add_cli({"run", "--checkpoint", "big-llama", "--layer", "0", "--x", "big-llama/x.npy"});
+  EXPECT_NE(layer.find("W_q = safetensors('big-llama/model.safetensors', "
+                       "'model.layers.0.self_attn.q_proj.weight')\n"),
+            std::string::npos)
+      << layer;
+  runs.add_cli({"run", dir + "/x.npy"});
+  const std::string odd = runs.add_cli({"run", hostile + "/x.npy"});
+  EXPECT_NE(odd.find("X = npy(" + python_string_literal(hostile + "/x.npy") + ")"),
+            std::string::npos);
+  const std::string raw = runs.add_cli({"run", bytes + "/x.npy"});
+  EXPECT_NE(raw.find("X = npy(b'raw\\xff/x.npy')"), std::string::npos) << raw;
+  EXPECT_TRUE(is_valid_utf8(raw));
+  runs.run_and_compare();
+}
+
+// Every transform of a checkpoint's tensors, with the size from which
+// tensors load lowered to nothing: the tiny models' weights load from
+// their safetensors files and are cut, shifted and laid out as attn did.
+TEST(EmitPytorch, CheckpointLayersLoadTheirWeights) {
+  if (!torch_available()) {
+    GTEST_SKIP() << "Debian's python3-torch is not installed (apt-get install python3-torch); "
+                    "the --emit-pytorch cross-check did not run";
+  }
+  Programs runs(test::temp_dir());
+  struct Case {
+    const char* model;
+    int64_t layer;
+    bool from_x;  // --x x_layerN.npy, else --ids
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"tiny-llama", 1, true, "W_q = safetensors("},
+      {"tiny-gpt2", 1, true, "'h.1.attn.c_attn.weight')[..., 32:64]\n"},
+      {"tiny-gemma3", 0, false, "'model.layers.0.self_attn.q_norm.weight') + 1)\n"},
+      {"tiny-qwen3", 1, false, "'model.layers.1.self_attn.k_norm.weight')\n"},
+      {"tiny-llama-bf16", 1, false, "-of-00002.safetensors', 'model.layers.1.self_attn.q_proj"},
+      {"tiny-bert", 0, false, "b_v = safetensors("},
+  };
+  for (const Case& c : cases) {
+    RunRequest r;
+    r.checkpoint.path = test::model(c.model);
+    r.checkpoint.layer = c.layer;
+    std::vector<std::string> args = {
+        "run", "--checkpoint", r.checkpoint.path, "--layer", std::to_string(c.layer),
+        "-f",  "json",         "--weights"};
+    if (c.from_x) {
+      r.matrices.x =
+          test::model(std::string(c.model) + "/x_layer" + std::to_string(c.layer) + ".npy");
+      args.insert(args.end(), {"--x", r.matrices.x});
+    } else {
+      r.checkpoint.ids = {2, 17, 29, 8, 33};
+      args.insert(args.end(), {"--ids", "2,17,29,8,33"});
+    }
+    const std::string program = runs.add_request(r, args);
+    EXPECT_NE(program.find(c.expect), std::string::npos) << c.model << "\n" << program;
+  }
+  runs.run_and_compare();
 }
 
 }  // namespace

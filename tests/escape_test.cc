@@ -79,6 +79,16 @@ TEST(Escape, PythonStringLiteral) {
   EXPECT_EQ(python_string_literal("t\"\"\"\nx"), "'t\"\"\"\\nx'");
 }
 
+// A path is text when it can be (the same literal as any string), else
+// its bytes, exactly: U+FFFD would name another file.
+TEST(Escape, PythonPathLiteral) {
+  EXPECT_EQ(python_path_literal("dir/x.npy"), "'dir/x.npy'");
+  EXPECT_EQ(python_path_literal("a'b\\c\nd \xC3\xA9"), "'a\\'b\\\\c\\nd \xC3\xA9'");
+  EXPECT_EQ(python_path_literal("raw\xFF/it's\\\n\xC3\xA9.npy"),
+            "b'raw\\xff/it\\'s\\\\\\x0a\\xc3\\xa9.npy'");
+  EXPECT_TRUE(is_valid_utf8(python_path_literal("\xFF\xFE\x80")));
+}
+
 // The escapes Python 3's repr() writes: each code point for which
 // str.isprintable() is False, as \xNN, \uNNNN or \UNNNNNNNN (lower case).
 TEST(Escape, PythonStringLiteralEscapesWhatReprEscapes) {
@@ -336,6 +346,28 @@ TEST(Escape, PythonStringLiteralMatchesPythonRepr) {
                        std::to_string(escaped) + "\n");
   EXPECT_GT(sample.size(), 12000u);
   EXPECT_GT(escaped, 9000u);
+}
+
+// Python reads each path literal back as the same bytes (a str through the
+// file system's encoding, as open() takes it).
+TEST(Escape, PythonPathLiteralNamesTheSameBytes) {
+  if (!python_available()) GTEST_SKIP() << "/usr/bin/python3 is not installed";
+  std::string all;
+  for (int c = 1; c < 256; ++c) all += static_cast<char>(c);
+  const std::vector<std::string> paths = {"x.npy", "a'\"\"\"\nb\\ c\xC3\xA9/\xF0\x9F\x98\x80",
+                                          "raw\xFF/x", all};
+  std::string lines;
+  for (const std::string& p : paths) lines += python_path_literal(p) + "\n";
+  const std::string file = write_temp("path_literals.txt", lines);
+  auto r = python(
+      "import ast, os, sys\n"
+      "for line in open(sys.argv[1], encoding='utf-8').read().splitlines():\n"
+      "    sys.stdout.buffer.write(os.fsencode(ast.literal_eval(line)) + b'\\0')\n",
+      {file});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::string want;
+  for (const std::string& p : paths) want += p + '\0';
+  EXPECT_EQ(r.out, want);
 }
 
 // A self-attention document with the given title (also in its description

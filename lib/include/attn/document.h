@@ -14,14 +14,17 @@
 #include "attn/json_tensor.h"
 #include "attn/options.h"
 #include "attn/tensor.h"
+#include "attn/tensor_origin.h"
 
 namespace attn {
 
 // A tensor read from a document or a file, with its place for messages:
-// "in.json: X", "x.csv".
+// "in.json: X", "x.csv", and the file it came from (none when its numbers
+// were written in the document or computed).
 struct Input {
   Tensor<double> tensor;
   std::string place;
+  std::optional<TensorOrigin> origin = std::nullopt;
 };
 
 struct NamedInput {
@@ -69,11 +72,11 @@ const std::vector<std::string>& param_keys();
 
 // Reads the tensor a document names by a string where it would hold the
 // numbers ("W_q": "w.npy", "K": "kv.safetensors:k"): given the reference,
-// the place for messages and how the cells are checked. The caller decides
-// which files a document may name (attn run: files in the document's
-// directory).
-using TensorFileReader = std::function<Tensor<double>(const std::string& reference,
-                                                      const std::string& place, CellKind kind)>;
+// the place for messages and how the cells are checked, the tensor and
+// its origin (the document sets the place). The caller decides which files
+// a document may name (attn run: files in the document's directory).
+using TensorFileReader =
+    std::function<Input(const std::string& reference, const std::string& place, CellKind kind)>;
 
 // Reads a document from JSON text. Throws attn::Error (kInput); a file
 // reference without a `files` reader is an input error.

@@ -3,16 +3,26 @@
 // `attn run --format json --weights` does, so attn can be cross-checked in
 // one paste. Runs shaped like nn.MultiheadAttention use it (weights copied
 // in); everything else is written with torch.nn.functional operations.
+// Large tensors read from files are loaded from them (with NumPy), small
+// ones written out, so the program stays short next to a checkpoint.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "attn/problem.h"
 
 namespace attn {
 
+// Tensors of at least this many values that the run read from a file
+// (p.origins) are loaded from that file by the program; smaller ones, and
+// every tensor written in the document or computed, are written out.
+constexpr int64_t kLoadFromFiles = 4096;
+
 // The program for p. `command` is quoted in its docstring. The program
 // reports the weights averaged over heads when average_heads is set.
-std::string emit_pytorch(const Problem& p, const std::string& command, bool average_heads);
+// `load_from` is the size from which tensors are loaded (tests lower it).
+std::string emit_pytorch(const Problem& p, const std::string& command, bool average_heads,
+                         int64_t load_from = kLoadFromFiles);
 
 }  // namespace attn

@@ -34,6 +34,13 @@ bool is_valid_utf8(std::string_view s);
 // \UNNNNNNNN, as repr() writes it, so the source reads as what it does.
 std::string python_string_literal(std::string_view s);
 
+// A Python 3 expression for a file path, as open() and np.load() take it:
+// python_string_literal(path) when the path is valid UTF-8; otherwise a
+// bytes literal b'...' with the path's bytes exactly (a file name need not
+// be text), printable ASCII as it is but for \ and ', every other byte as
+// \xNN.
+std::string python_path_literal(std::string_view path);
+
 // Text for LaTeX, in running text or inside \text{...}: the ten special
 // characters \ { } $ & # ^ _ % ~ are escaped, < > | get their text-mode
 // commands (OT1 fonts print other glyphs for them), control characters

@@ -6,6 +6,7 @@
 // a JSON document, and --weights-out.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "attn/progress.h"
 #include "attn/safetensors.h"
 #include "attn/tensor.h"
+#include "attn/tensor_origin.h"
 
 namespace attn {
 
@@ -32,6 +34,9 @@ struct MatrixData {
   // A binary file's float dtype narrower than float64 ("f32", "f16",
   // "bf16"; "" otherwise): what a check's default tolerance allows for.
   std::string stored;
+  // The file and tensor it was read from; none for stdin, a pipe or a
+  // device, which cannot be read again.
+  std::optional<TensorOrigin> origin;
 };
 
 // A path with a tensor chosen in it: "m.safetensors:model.layers.0.w" is

@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,8 +38,10 @@ struct Masks {
   Tensor<uint8_t> key_padding;      // [Bk][Lk], Bk in {1,B}; empty if none
   std::vector<int64_t> valid_lens;  // [B][Lq] flattened; empty if none
   bool causal = false;
-  bool keep_convention = false;  // the input's masks said true = takes part (flipped above)
-  Tensor<double> bias;           // like mask; empty if none
+  // The document's mask and key_padding_mask said 1 = keep (mask_convention
+  // keep): mask and key_padding hold their complement.
+  bool flipped = false;
+  Tensor<double> bias;  // like mask; empty if none
   // Sliding window: query i sees keys i - left .. i + right (-1: unbounded).
   bool window = false;
   int64_t window_left = -1, window_right = -1;
@@ -118,6 +121,12 @@ struct Problem {
   std::vector<std::string> query_labels, key_labels;  // empty if not given
   std::string title, description, source_text;
   std::optional<Expected> expected;
+
+  // The files the document's tensors were read from, by their name in the
+  // document ("X", "K", "W_q", "mask", "attn_bias", ...), each with its
+  // shape as the document held it; tensors written in the document or
+  // computed have none. --emit-pytorch loads large tensors from them.
+  std::map<std::string, TensorOrigin> origins;
 
   int64_t head_dim_q() const { return d_q / heads; }
   int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }

@@ -166,6 +166,25 @@ std::string python_string_literal(std::string_view s) {
   return out;
 }
 
+std::string python_path_literal(std::string_view path) {
+  if (is_valid_utf8(path)) return python_string_literal(path);
+  std::string out = "b'";
+  for (const char ch : path) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\\' || c == '\'') {
+      out += '\\';
+      out += ch;
+    } else if (c >= 0x20 && c < 0x7F) {
+      out += ch;
+    } else {
+      out += "\\x";
+      append_hex(out, c, 2);
+    }
+  }
+  out += '\'';
+  return out;
+}
+
 std::string latex_text(std::string_view s) {
   std::string out;
   for_each_code_point(s, [&](char32_t c, std::string_view bytes, bool) {

@@ -457,7 +457,9 @@ int run_command(const RunRequest& req, Console& console) {
   detail::apply_flags(req, doc);
   const Problem p = build_problem(std::move(doc));
   if (req.emit_pytorch) {
-    write_output(req, console, emit_pytorch(p, req.command_line, req.average_heads));
+    write_output(req, console,
+                 emit_pytorch(p, req.command_line, req.average_heads,
+                              req.emit_load_from.value_or(kLoadFromFiles)));
     return 0;
   }
   std::optional<Expected> expected;

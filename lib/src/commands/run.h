@@ -98,7 +98,11 @@ struct RunRequest {
   int64_t max_elements = kDefaultMaxElements;       // --max-elements: largest tensor allowed
   int64_t max_input_bytes = kDefaultMaxInputBytes;  // --max-input-bytes: largest file read
   TraceRequest trace;
-  bool emit_pytorch = false;              // print a PyTorch program instead of the result
+  bool emit_pytorch = false;  // print a PyTorch program instead of the result
+  // The program loads tensors of at least this many values that were read
+  // from files from them; unset: emit_pytorch's kLoadFromFiles (no flag
+  // sets it; tests lower it).
+  std::optional<int64_t> emit_load_from;
   std::string command_line = "attn run";  // as typed, for programs and traces
   ProgressSink* progress = nullptr;       // reports reading and computing; may be null
 };

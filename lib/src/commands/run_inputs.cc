@@ -76,7 +76,7 @@ void refuse_double_stdin(const RunRequest& req) {
 TensorFileReader document_files(const RunRequest& req) {
   const std::string doc_path = req.input;
   return [&req, doc_path](const std::string& reference, const std::string& place,
-                          CellKind kind) -> Tensor<double> {
+                          CellKind kind) -> Input {
     const TensorReference ref = split_tensor_reference(reference);
     const std::string& rel = ref.path;
     auto refuse = [&](const std::string& why) {
@@ -109,9 +109,13 @@ TensorFileReader document_files(const RunRequest& req) {
     // only a regular file: a FIFO would block, a device never end.
     struct stat st {};
     if (::stat(rf.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) refuse("is not a regular file");
-    return read_matrix(TensorReference{rf, ref.tensor}, kind, {}, req.max_input_bytes,
-                       req.max_elements)
-        .values;
+    MatrixData m = read_matrix(TensorReference{rf, ref.tensor}, kind, {}, req.max_input_bytes,
+                               req.max_elements);
+    // A program that loads it again names it as the run found it, from the
+    // directory attn ran in (the document's directory as given, then the
+    // reference), not by the resolved path.
+    if (m.origin) m.origin->path = full;
+    return Input{std::move(m.values), place, std::move(m.origin)};
   };
 }
 
@@ -185,7 +189,7 @@ InputDocument load_document(const RunRequest& req) {
   InputDocument doc;
   doc.source = name;
   doc.settings_place = name;
-  doc.X = Input{std::move(m.values), name};
+  doc.X = Input{std::move(m.values), name, std::move(m.origin)};
   if (!m.row_labels.empty()) {
     doc.labels = LabelSet{m.row_labels, m.row_labels, true, name};
   }
@@ -317,7 +321,7 @@ void apply_flags(const RunRequest& req, InputDocument& doc) {
   for (const Slot& s : slots) {
     if (s.path->empty()) continue;
     MatrixData md = read_input_matrix(req, *s.path, s.kind);
-    *s.target = Input{std::move(md.values), display_name(*s.path)};
+    *s.target = Input{std::move(md.values), display_name(*s.path), std::move(md.origin)};
     if (!md.row_labels.empty()) (s.query_side ? query_labels : key_labels) = md.row_labels;
     if (s.target == &doc.mask || s.target == &doc.attn_bias) {
       if (!md.column_labels.empty()) key_labels = md.column_labels;

@@ -308,7 +308,7 @@ std::string heads_split_words(const Problem& p) {
 }
 
 std::string convention_flag(const Problem& p) {
-  return p.masks.keep_convention ? "--mask-convention block" : "--mask-convention keep";
+  return p.masks.flipped ? "--mask-convention block" : "--mask-convention keep";
 }
 
 const std::vector<Mistake>& mistakes() {
@@ -440,7 +440,7 @@ const std::vector<Mistake>& mistakes() {
        }),
        convention_flag,
        [](const Problem& p) {
-         const bool keep = p.masks.keep_convention;
+         const bool keep = p.masks.flipped;
          return std::string(
                     "The expected numbers read the mask the other way round: true "
                     "means ") +

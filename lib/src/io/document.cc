@@ -287,7 +287,9 @@ class Reader {
       }
       const std::string place = place_path(source_, path);
       files_read_.push_back(ref);
-      return Input{files_(ref, place, kind), place + " (" + message_text(ref) + ")"};
+      Input in = files_(ref, place, kind);
+      in.place = place + " (" + message_text(ref) + ")";
+      return in;
     }
     return Input{json_to_tensor(v, source_, path, kind), place_path(source_, path)};
   }

@@ -58,6 +58,19 @@ std::string safetensors_stored(ElementType t) {
   }
 }
 
+// The origin of a tensor read from `path`, when it is a regular file that
+// can be opened again (not stdin, a pipe or a device).
+std::optional<TensorOrigin> origin_of(const std::string& path, TensorOrigin::Format format,
+                                      const std::string& tensor = "") {
+  struct stat st {};
+  if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  TensorOrigin o;
+  o.format = format;
+  o.path = path;
+  o.tensor = tensor;
+  return o;
+}
+
 }  // namespace
 
 MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind kind,
@@ -72,6 +85,7 @@ MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind
         throw_input(name, "expected a JSON array (a matrix), got " + json::type_name(v.type()));
       }
       out.values = json_to_tensor(v, name, "", kind);
+      out.origin = origin_of(path, TensorOrigin::Format::kJson);
       return out;
     }
     case MatrixFormat::kCsv: {
@@ -79,12 +93,19 @@ MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind
       out.values = std::move(m.values);
       out.row_labels = std::move(m.row_labels);
       out.column_labels = std::move(m.column_labels);
+      out.origin = origin_of(path, TensorOrigin::Format::kCsv);
+      if (out.origin) {
+        out.origin->delimiter = m.delimiter;
+        out.origin->header = !out.column_labels.empty();
+        out.origin->label_column = !out.row_labels.empty();
+      }
       return out;
     }
     case MatrixFormat::kNpy: {
       NpyArray a = parse_npy(text, name, kind, max_elements);
       out.values = std::move(a.values);
       out.stored = npy_stored(a.dtype);
+      out.origin = origin_of(path, TensorOrigin::Format::kNpy);
       return out;
     }
     case MatrixFormat::kSafetensors:
@@ -195,6 +216,7 @@ MatrixData read_matrix(const TensorReference& ref, CellKind kind, const Progress
     const SafetensorsEntry& e = pick_tensor(f, ref);
     out.values = f.read(e, kind, max_bytes, max_elements);
     out.stored = safetensors_stored(e.type);
+    out.origin = origin_of(ref.path, TensorOrigin::Format::kSafetensors, e.name);
     return out;
   }
   if (ext == "npz") {
@@ -204,6 +226,7 @@ MatrixData read_matrix(const TensorReference& ref, CellKind kind, const Progress
                            display_name(ref.path) + ":" + message_text(member), kind, max_elements);
     out.values = std::move(n.values);
     out.stored = npy_stored(n.dtype);
+    out.origin = origin_of(ref.path, TensorOrigin::Format::kNpz, member);
     return out;
   }
   if (!ref.tensor.empty()) {
@@ -219,6 +242,7 @@ MatrixData read_matrix(const TensorReference& ref, CellKind kind, const Progress
     NpyArray n = parse_npy(bytes.view(), display_name(spec), kind, max_elements);
     out.values = std::move(n.values);
     out.stored = npy_stored(n.dtype);
+    out.origin = origin_of(spec, TensorOrigin::Format::kNpy);
     bytes.check_intact(display_name(spec));
     return out;
   }

@@ -51,15 +51,23 @@ std::string arch_names() {
   return s;
 }
 
-// Columns [from, from + n) of a [rows][cols] matrix, or elements of a vector.
-Tensor<double> columns(const Tensor<double>& t, int64_t from, int64_t n) {
+// Columns [from, from + n) of a [rows][cols] matrix, or elements of a
+// vector; its origin says so.
+Input columns(const Input& in, int64_t from, int64_t n) {
+  const Tensor<double>& t = in.tensor;
+  Input out{Tensor<double>(), in.place, in.origin};
+  if (out.origin) {
+    out.origin->first_column = from;
+    out.origin->columns = n;
+  }
   if (t.rank() == 1) {
-    return Tensor<double>(Shape{n}, Values<double>(t.data() + from, t.data() + from + n));
+    out.tensor = Tensor<double>(Shape{n}, Values<double>(t.data() + from, t.data() + from + n));
+    return out;
   }
   const int64_t rows = t.dim(0), cols = t.dim(1);
-  Tensor<double> out(Shape{rows, n});
+  out.tensor = Tensor<double>(Shape{rows, n});
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < n; ++c) out[r * n + c] = t[r * cols + from + c];
+    for (int64_t c = 0; c < n; ++c) out.tensor[r * n + c] = t[r * cols + from + c];
   }
   return out;
 }
@@ -98,7 +106,8 @@ class LayerReader {
     return tensors_.find_suffix(s);
   }
 
-  Tensor<double> need(const std::string& pattern) {
+  // The tensor, with its file as its origin.
+  Input need(const std::string& pattern) {
     const auto name = name_of(pattern);
     if (!name) {
       std::string s = pattern;
@@ -108,15 +117,16 @@ class LayerReader {
                                                      " layer; is the architecture right?");
     }
     read_ += (read_.empty() ? "" : ", ") + *name;
-    return tensors_.read(*name);
+    return Input{tensors_.read(*name), "", tensors_.origin(*name)};
   }
 
   void maybe(const std::string& pattern, const char* param) {
     if (name_of(pattern)) put(param, need(pattern));
   }
 
-  void put(const char* param, Tensor<double> t) {
-    out_.params.push_back(NamedInput{param, Input{std::move(t), std::string(param)}});
+  void put(const char* param, Input in) {
+    in.place = param;
+    out_.params.push_back(NamedInput{param, std::move(in)});
   }
 
   int64_t field(const char* key, int64_t fallback = 0, bool required = true) {
@@ -205,7 +215,8 @@ class LayerReader {
     note("rms_norm_eps");
     s.qk_norm = config_.positive("rms_norm_eps", 1e-6);
     for (const auto& [pattern, param] : {std::pair{q, "q_norm"}, std::pair{k, "k_norm"}}) {
-      Tensor<double> w = need(pattern);
+      Input in = need(pattern);
+      Tensor<double>& w = in.tensor;
       if (w.rank() != 1 || w.dim(0) != head_dim) {
         throw_input(display_name(req_.checkpoint),
                     std::string(param) + " has shape " + shape_string(w.shape()) +
@@ -215,8 +226,9 @@ class LayerReader {
       // does it in float32: the same one addition.
       if (arch_.name == std::string("gemma3_text")) {
         for (int64_t i = 0; i < w.size(); ++i) w[i] = 1.0 + w[i];
+        if (in.origin) in.origin->add = 1;
       }
-      put(param, std::move(w));
+      put(param, std::move(in));
     }
   }
 
@@ -398,25 +410,27 @@ class LayerReader {
       s.scale = Scale{ScaleKind::kValue, f};
     }
     // c_attn is GPT-2's Conv1D: [in][3·out] in math layout, Q, K, V side by side.
-    const Tensor<double> w = need("h.N.attn.c_attn.weight");
+    const Input wi = need("h.N.attn.c_attn.weight");
+    const Tensor<double>& w = wi.tensor;
     if (w.rank() != 2 || w.dim(0) != hidden || w.dim(1) != 3 * hidden) {
       throw_input(display_name(req_.checkpoint),
                   "c_attn.weight has shape " + shape_string(w.shape()) + "; expected [" +
                       std::to_string(hidden) + "][" + std::to_string(3 * hidden) + "] (n_embd)");
     }
-    put("W_q", columns(w, 0, hidden));
-    put("W_k", columns(w, hidden, hidden));
-    put("W_v", columns(w, 2 * hidden, hidden));
+    put("W_q", columns(wi, 0, hidden));
+    put("W_k", columns(wi, hidden, hidden));
+    put("W_v", columns(wi, 2 * hidden, hidden));
     if (name_of("h.N.attn.c_attn.bias")) {
-      const Tensor<double> b = need("h.N.attn.c_attn.bias");
+      const Input bi = need("h.N.attn.c_attn.bias");
+      const Tensor<double>& b = bi.tensor;
       if (b.rank() != 1 || b.dim(0) != 3 * hidden) {
         throw_input(display_name(req_.checkpoint), "c_attn.bias has shape " +
                                                        shape_string(b.shape()) + "; expected [" +
                                                        std::to_string(3 * hidden) + "]");
       }
-      put("b_q", columns(b, 0, hidden));
-      put("b_k", columns(b, hidden, hidden));
-      put("b_v", columns(b, 2 * hidden, hidden));
+      put("b_q", columns(bi, 0, hidden));
+      put("b_k", columns(bi, hidden, hidden));
+      put("b_v", columns(bi, 2 * hidden, hidden));
     }
     put("W_o", need("h.N.attn.c_proj.weight"));
     maybe("h.N.attn.c_proj.bias", "b_o");

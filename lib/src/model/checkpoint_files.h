@@ -18,6 +18,7 @@
 #include "attn/json.h"
 #include "attn/number_text.h"
 #include "attn/safetensors.h"
+#include "attn/tensor_origin.h"
 
 namespace attn::detail {
 
@@ -128,6 +129,15 @@ class Tensors {
     return file->view(*entry);
   }
 
+  // Where the tensor is: its file, as opened, and its name.
+  TensorOrigin origin(const std::string& name) const {
+    TensorOrigin o;
+    o.format = TensorOrigin::Format::kSafetensors;
+    o.path = paths_.at(where_.at(name).first);
+    o.tensor = name;
+    return o;
+  }
+
   // "model.safetensors:model.norm.weight", for messages.
   std::string place(const std::string& name) const {
     return where_.at(name).first->name() + ":" + message_text(name);
@@ -146,6 +156,7 @@ class Tensors {
   void add_as(const std::string& path, const std::string& key) {
     auto f = std::make_shared<SafetensorsFile>(SafetensorsFile::open(path));
     for (const SafetensorsEntry& e : f->tensors()) where_[e.name] = {f.get(), &e};
+    paths_[f.get()] = path;
     opened_[key] = f;
   }
 
@@ -153,6 +164,7 @@ class Tensors {
   int64_t max_elements_;
   std::map<std::string, std::shared_ptr<SafetensorsFile>> opened_;
   std::map<std::string, std::pair<const SafetensorsFile*, const SafetensorsEntry*>> where_;
+  std::map<const SafetensorsFile*, std::string> paths_;  // as opened
 };
 
 // config.json fields with their place in messages.

@@ -58,7 +58,7 @@ void resolve_masks(const InputDocument& doc, Problem& p) {
   Masks& m = p.masks;
   const bool keep =
       doc.settings.mask_convention.value_or(MaskConvention::kBlock) == MaskConvention::kKeep;
-  m.keep_convention = keep;
+  m.flipped = keep;
   if (p.variant == Variant::kBiattention) {
     for (const auto* in : {&doc.mask, &doc.valid_lens, &doc.attn_bias}) {
       if (*in) throw_input((*in)->place, "biattention accepts key_padding_mask only");

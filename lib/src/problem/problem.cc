@@ -338,11 +338,37 @@ void resolve_labels(const InputDocument& doc, Problem& p) {
   p.key_labels = l.keys;
 }
 
+// The origins of the document's tensors read from files, with their
+// shapes as the document holds them.
+void keep_origins(const InputDocument& doc, Problem& p) {
+  const std::pair<const char*, const std::optional<Input>*> inputs[] = {
+      {"X", &doc.X},
+      {"Y", &doc.Y},
+      {"Q", &doc.Q},
+      {"K", &doc.K},
+      {"V", &doc.V},
+      {"mask", &doc.mask},
+      {"attn_bias", &doc.attn_bias},
+      {"key_padding_mask", &doc.key_padding_mask},
+      {"valid_lens", &doc.valid_lens}};
+  auto keep = [&](const std::string& name, const Input& in) {
+    if (!in.origin) return;
+    TensorOrigin o = *in.origin;
+    o.shape = in.tensor.shape();
+    p.origins[name] = std::move(o);
+  };
+  for (const auto& [name, in] : inputs) {
+    if (*in) keep(name, **in);
+  }
+  for (const NamedInput& n : doc.params) keep(n.name, n.input);
+}
+
 // The problem of `doc`; `own`, when set, is `doc` itself, given up: its
 // inputs are moved into the problem instead of copied.
 Problem build(const InputDocument& doc, InputDocument* own) {
   Problem p;
   p.source = doc.source;
+  keep_origins(doc, p);
   resolve_settings(doc, p);
   resolve_inputs(doc, own, p);
   detail::resolve_positions(doc, p);

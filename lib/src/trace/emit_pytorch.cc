@@ -2,10 +2,14 @@
 // batch axis, weights in math layout (the torch layout is shown through
 // F.linear), masks already combined from the document's forms. That keeps
 // the program short; the golden tests check attn's reading of documents
-// against PyTorch separately.
+// against PyTorch separately. A large tensor read from a file is loaded
+// from it instead (p.origins), and brought to the Problem's form by the
+// same steps in PyTorch: a batch axis, per-head weights joined, a mask
+// broadcast to rank 4.
 #include "attn/emit_pytorch.h"
 
 #include <cmath>
+#include <map>
 
 #include "attn/escape.h"
 #include "attn/number_text.h"
@@ -73,6 +77,194 @@ std::string num(double v) {
   return s;
 }
 
+// A tensor the program loads from the file the run read it from: the
+// expression that gives it as the document held it, and that shape.
+struct Load {
+  std::string expr;
+  Shape shape;
+  TensorOrigin::Format format;
+};
+using Loads = std::map<std::string, Load>;  // by the tensor's name in the document
+
+std::string py_ints(const Shape& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out;
+}
+
+// The expression that reads the tensor and repeats what attn did to it.
+std::string load_expr(const TensorOrigin& o) {
+  const std::string path = python_path_literal(o.path);
+  std::string e;
+  switch (o.format) {
+    case TensorOrigin::Format::kNpy:
+      e = "npy(" + path + ")";
+      break;
+    case TensorOrigin::Format::kNpz:
+      e = "npz(" + path + ", " + python_string_literal(o.tensor) + ")";
+      break;
+    case TensorOrigin::Format::kSafetensors:
+      e = "safetensors(" + path + ", " + python_string_literal(o.tensor) + ")";
+      break;
+    case TensorOrigin::Format::kCsv:
+      e = "csv_matrix(" + path + ", " + python_string_literal(std::string(1, o.delimiter)) + ", " +
+          (o.header ? "True" : "False") + ", " + (o.label_column ? "True" : "False") + ")";
+      break;
+    case TensorOrigin::Format::kJson:
+      e = "json_tensor(" + path + ")";
+      break;
+  }
+  if (o.columns >= 0) {
+    e += "[..., " + std::to_string(o.first_column) + ":" +
+         std::to_string(o.first_column + o.columns) + "]";
+  }
+  if (o.add != 0) e = "(" + e + " + " + num(o.add) + ")";
+  return e;
+}
+
+// The tensors p read from files that the program loads: those of at least
+// load_from values. Valid lengths are always written out (one per query).
+Loads loads_of(const Problem& p, int64_t load_from) {
+  Loads loads;
+  for (const auto& [name, o] : p.origins) {
+    if (name == "valid_lens" || shape_size(o.shape) < load_from) continue;
+    loads[name] = Load{load_expr(o), o.shape, o.format};
+  }
+  return loads;
+}
+
+const Load* loaded(const Loads& l, const std::string& name) {
+  const auto it = l.find(name);
+  return it == l.end() ? nullptr : &it->second;
+}
+
+// `var = ...` of an input with its batch axis: loaded, with the axis of 1
+// attn adds to an unbatched input, or written out.
+std::string input_line(const Loads& l, const std::string& var, const std::string& name,
+                       const Tensor<double>& t) {
+  if (const Load* ld = loaded(l, name)) {
+    return var + " = " + ld->expr + (ld->shape.size() == 2 ? "[None]" : "") + "\n";
+  }
+  return py_tensor(var, t.data(), t.shape());
+}
+
+// `var = ...` of a weight matrix, in math layout [in][out] or, with
+// `torch`, transposed ([out][in]): loaded from its file (per-head weights
+// joined so head h owns block h, as attn joins them) or written out from
+// `math`.
+std::string matrix_line(const Problem& p, const Loads& l, const std::string& var,
+                        const std::string& name, const MatrixR& math, bool torch) {
+  const Load* ld = loaded(l, name);
+  if (!ld) return torch ? py_matrix(var, math.transpose()) : py_matrix(var, math);
+  const bool given_torch = p.params_layout == ParamsLayout::kTorch;
+  std::string e = ld->expr;
+  if (ld->shape.size() == 3) {
+    const int64_t h = ld->shape[0], a = ld->shape[1], b = ld->shape[2];
+    e += given_torch ? ".reshape(" + std::to_string(h * a) + ", " + std::to_string(b) + ")"
+                     : ".permute(1, 0, 2).reshape(" + std::to_string(a) + ", " +
+                           std::to_string(h * b) + ")";
+  }
+  if (given_torch != torch) e += ".T";
+  return var + " = " + e + "\n";
+}
+
+// `var = ...` of a vector: loaded (a per-head [heads][d] one flattened) or
+// written out.
+std::string vector_line(const Loads& l, const std::string& var, const std::string& name,
+                        const Eigen::VectorXd& v) {
+  if (const Load* ld = loaded(l, name)) {
+    return var + " = " + ld->expr + (ld->shape.size() == 2 ? ".reshape(-1)" : "") + "\n";
+  }
+  return py_vector(var, v);
+}
+
+// A loaded mask or bias in the problem's shape: broadcast axes of 1 put
+// in, 1 - it for a mask given with 1 = keep.
+std::string scores_expr(const Load& ld, const Shape& shape, bool flip) {
+  return (flip ? "(1 - " + ld.expr + ")" : ld.expr) + ".reshape(" + py_ints(shape) + ")";
+}
+
+// The readers the loads need, in plain NumPy.
+std::string loaders(const Loads& loads, int64_t load_from) {
+  if (loads.empty()) return "";
+  bool used[5] = {};
+  for (const auto& [name, l] : loads) used[static_cast<int>(l.format)] = true;
+  std::string s = "# Tensors of " + std::to_string(load_from) +
+                  " values or more are loaded from the files the run read, by\n"
+                  "# the same paths (relative ones from the directory attn ran in).\n";
+  if (used[static_cast<int>(TensorOrigin::Format::kNpy)]) {
+    s += "def npy(path):  # any dtype, byte order or Fortran order\n"
+         "    return torch.from_numpy(np.ascontiguousarray(np.load(path), dtype=np.float64))\n\n\n";
+  }
+  if (used[static_cast<int>(TensorOrigin::Format::kNpz)]) {
+    s += "def npz(path, name):  # one array of np.savez's archive\n"
+         "    with np.load(path) as archive:\n"
+         "        return torch.from_numpy(np.ascontiguousarray(archive[name], "
+         "dtype=np.float64))\n\n\n";
+  }
+  if (used[static_cast<int>(TensorOrigin::Format::kSafetensors)]) {
+    s += "def safetensors(path, name):\n"
+         "    \"\"\"One tensor of a .safetensors file, with json and NumPy alone: an 8-byte\n"
+         "    little-endian header length, the JSON header, then the tensors' bytes.\"\"\"\n"
+         "    with open(path, 'rb') as f:\n"
+         "        n = int.from_bytes(f.read(8), 'little')\n"
+         "        entry = json.loads(f.read(n))[name]\n"
+         "        begin, end = entry['data_offsets']\n"
+         "        f.seek(8 + n + begin)\n"
+         "        raw = np.frombuffer(f.read(end - begin), dtype=np.uint8)\n"
+         "    dtype = entry['dtype']\n"
+         "    if dtype == 'BF16':  # the upper half of a float32\n"
+         "        cells = (raw.view('<u2').astype(np.uint32) << 16).view(np.float32)\n"
+         "    elif dtype == 'F8_E5M2':  # the upper half of a float16\n"
+         "        cells = (raw.astype(np.uint16) << 8).view(np.float16)\n"
+         "    elif dtype == 'F8_E4M3':  # e4m3fn: no infinities; 0x7f and 0xff are NaN\n"
+         "        e, m = (raw >> 3) & 15, (raw & 7) / 8.0\n"
+         "        cells = np.where(e == 0, m * 2.0**-6, (1 + m) * np.exp2(e - 7.0))\n"
+         "        cells = np.where(raw & 0x80, -cells, cells)\n"
+         "        cells[(raw & 0x7F) == 0x7F] = np.nan\n"
+         "    else:\n"
+         "        cells = raw.view({'F64': '<f8', 'F32': '<f4', 'F16': '<f2', 'I64': '<i8',\n"
+         "                          'I32': '<i4', 'I16': '<i2', 'I8': 'i1', 'U64': '<u8',\n"
+         "                          'U32': '<u4', 'U16': '<u2', 'U8': 'u1', 'BOOL': '?'}[dtype])\n"
+         "    return torch.from_numpy(cells.astype(np.float64).reshape(entry['shape']))\n\n\n";
+  }
+  if (used[static_cast<int>(TensorOrigin::Format::kCsv)]) {
+    s += "def csv_matrix(path, delimiter, header, labels):\n"
+         "    \"\"\"A CSV matrix as attn reads it: '#' starts a comment, blank lines are\n"
+         "    skipped, the header row and the label column (where attn found them) are\n"
+         "    left out, true/false are 1/0.\"\"\"\n"
+         "    rows = []\n"
+         "    with open(path, encoding='utf-8-sig', newline='') as f:\n"
+         "        for line in f.read().split('\\n'):\n"
+         "            line = line[:-1] if line.endswith('\\r') else line\n"
+         "            quoted = False\n"
+         "            for i, c in enumerate(line if '#' in line else ''):\n"
+         "                quoted = quoted != (c == '\"')\n"
+         "                if c == '#' and not quoted:\n"
+         "                    line = line[:i]\n"
+         "                    break\n"
+         "            if not line.strip(' \\t'):\n"
+         "                continue\n"
+         "            if delimiter == ' ':\n"
+         "                cells = re.findall(r'\"(?:[^\"]|\"\")*\"|[^ \\t]+', line)\n"
+         "            else:\n"
+         "                cells = next(csv.reader([line], delimiter=delimiter, "
+         "skipinitialspace=True))\n"
+         "            rows.append(cells[1:] if labels else cells)\n"
+         "    words = {'true': 1.0, 'false': 0.0}\n"
+         "    return t([[float(words.get(c.strip(), c)) for c in row]\n"
+         "              for row in rows[1 if header else 0:]])\n\n\n";
+  }
+  if (used[static_cast<int>(TensorOrigin::Format::kJson)]) {
+    s += "def json_tensor(path):  # a nested array; \"inf\", \"-inf\", \"nan\", true, false\n"
+         "    def cells(x):\n"
+         "        return [cells(e) for e in x] if isinstance(x, list) else float(x)\n\n"
+         "    with open(path, encoding='utf-8-sig') as f:\n"
+         "        return t(cells(json.load(f)))\n\n\n";
+  }
+  return s;
+}
+
 bool mha_shaped(const Problem& p) {
   const Params& w = p.params;
   if (p.variant != Variant::kScaledDot || p.scale.kind != ScaleKind::kSqrtDk) return false;
@@ -94,15 +286,20 @@ bool mha_shaped(const Problem& p) {
 // The docstring holds fixed text only. The command line and the input's
 // title come from outside attn (file names, the document), so they are
 // Python string literals: a title holding """ or a newline stays data.
-std::string header(const Problem& p, const std::string& command) {
+std::string header(const Problem& p, const std::string& command, const Loads& loads) {
+  bool csv = false;
+  for (const auto& [name, l] : loads) csv |= l.format == TensorOrigin::Format::kCsv;
   std::string s =
       "#!/usr/bin/env python3\n"
       "\"\"\"Recomputes an attn run (COMMAND) with PyTorch in float64.\n\n"
       "Generated by attn --emit-pytorch. Prints {\"output\": ..., \"weights\": ...} like\n"
       "`attn run --format json --weights`, so the numbers can be compared. The\n"
       "input's title (TITLE) goes to stderr, so stdout holds only the JSON.\n"
-      "\"\"\"\nimport json\nimport math\nimport sys\n\nimport torch\nimport torch.nn.functional as "
-      "F\n\n"
+      "\"\"\"\n" +
+      std::string(csv ? "import csv\n" : "") + "import json\nimport math\n" +
+      (csv ? "import re\n" : "") + "import sys\n\n" +
+      (loads.empty() ? "" : "import numpy as np\n") +
+      "import torch\nimport torch.nn.functional as F\n\n"
       "COMMAND = " +
       python_string_literal(command) +
       "\n"
@@ -115,18 +312,17 @@ std::string header(const Problem& p, const std::string& command) {
   return s;
 }
 
-std::string inputs(const Problem& p) {
+std::string inputs(const Problem& p, const Loads& l) {
   std::string s = "# Inputs, with a leading batch axis";
   s += p.batched ? ".\n" : " of 1 (attn adds it to unbatched input).\n";
-  const Tensor<double>& q = p.query_in;
-  s += py_tensor(p.query_name == "X" ? "X" : "Q_in", q.data(), q.shape());
+  s += input_line(l, p.query_name == "X" ? "X" : "Q_in", p.query_name, p.query_in);
   if (p.mode == Mode::kCross || p.variant == Variant::kBiattention) {
-    if (p.mode == Mode::kCross) s += py_tensor("Y", p.key_in.data(), p.key_in.shape());
+    if (p.mode == Mode::kCross) s += input_line(l, "Y", "Y", p.key_in);
     if (p.mode == Mode::kSelf) s += "Y = X\n";
   } else if (p.mode == Mode::kQkv) {
-    s += py_tensor("K_in", p.key_in.data(), p.key_in.shape());
+    s += input_line(l, "K_in", "K", p.key_in);
     if (p.value_name == "V") {
-      s += py_tensor("V_in", p.value_in.data(), p.value_in.shape());
+      s += input_line(l, "V_in", "V", p.value_in);
     } else {
       s += "V_in = K_in  # no V given: V = K\n";
     }
@@ -137,7 +333,7 @@ std::string inputs(const Problem& p) {
 
 // The boolean mask [B][H][Lq][Lk] (True = may not attend) from every mask
 // kind, and the additive bias.
-std::string masks(const Problem& p) {
+std::string masks(const Problem& p, const Loads& l) {
   const Masks& m = p.masks;
   std::string s;
   s += "B, H, Lq, Lk = " + std::to_string(p.batch) + ", " + std::to_string(p.heads) + ", " +
@@ -145,13 +341,22 @@ std::string masks(const Problem& p) {
   if (!m.any()) return s + "\n";
   s += "masked = torch.zeros(B, H, Lq, Lk, dtype=torch.bool)  # True: may not attend\n";
   if (!m.mask.empty()) {
-    std::vector<double> d(m.mask.values().begin(), m.mask.values().end());
-    s += "mask = t(" + py_list(d.data(), m.mask.shape(), 9) + ").bool()  # [B|1][H|1][q][k]\n";
+    if (const Load* ld = loaded(l, "mask")) {
+      s +=
+          "mask = " + scores_expr(*ld, m.mask.shape(), m.flipped) + ".bool()  # [B|1][H|1][q][k]\n";
+    } else {
+      std::vector<double> d(m.mask.values().begin(), m.mask.values().end());
+      s += "mask = t(" + py_list(d.data(), m.mask.shape(), 9) + ").bool()  # [B|1][H|1][q][k]\n";
+    }
     s += "masked |= mask\n";
   }
   if (!m.key_padding.empty()) {
-    std::vector<double> d(m.key_padding.values().begin(), m.key_padding.values().end());
-    s += "key_padding_mask = t(" + py_list(d.data(), m.key_padding.shape(), 21) + ").bool()\n";
+    if (const Load* ld = loaded(l, "key_padding_mask")) {
+      s += "key_padding_mask = " + scores_expr(*ld, m.key_padding.shape(), m.flipped) + ".bool()\n";
+    } else {
+      std::vector<double> d(m.key_padding.values().begin(), m.key_padding.values().end());
+      s += "key_padding_mask = t(" + py_list(d.data(), m.key_padding.shape(), 21) + ").bool()\n";
+    }
     s += "masked |= key_padding_mask[:, None, None, :]\n";
   }
   if (!m.valid_lens.empty()) {
@@ -183,24 +388,29 @@ std::string masks(const Problem& p) {
     }
   }
   if (!m.bias.empty()) {
-    s += py_tensor("attn_bias", m.bias.data(), m.bias.shape());
+    if (const Load* ld = loaded(l, "attn_bias")) {
+      s += "attn_bias = " + scores_expr(*ld, m.bias.shape(), false) + "\n";
+    } else {
+      s += py_tensor("attn_bias", m.bias.data(), m.bias.shape());
+    }
   }
   s += "\n";
   return s;
 }
 
-std::string projection(const std::string& out, const std::string& in,
-                       const std::optional<MatrixR>& W, const std::optional<Eigen::VectorXd>& b,
-                       const char* w_name, const char* b_name, ParamsLayout layout) {
+std::string projection(const Problem& p, const Loads& l, const std::string& out,
+                       const std::string& in, const std::optional<MatrixR>& W,
+                       const std::optional<Eigen::VectorXd>& b, const char* w_name,
+                       const char* b_name) {
   if (!W) return out + " = " + in + "\n";
   std::string s;
-  if (layout == ParamsLayout::kTorch) {
-    s += py_matrix(w_name, W->transpose());
-    if (b) s += py_vector(b_name, *b);
+  if (p.params_layout == ParamsLayout::kTorch) {
+    s += matrix_line(p, l, w_name, w_name, *W, true);
+    if (b) s += vector_line(l, b_name, b_name, *b);
     s += out + " = F.linear(" + in + ", " + w_name + (b ? std::string(", ") + b_name : "") + ")\n";
   } else {
-    s += py_matrix(w_name, *W);
-    if (b) s += py_vector(b_name, *b);
+    s += matrix_line(p, l, w_name, w_name, *W, false);
+    if (b) s += vector_line(l, b_name, b_name, *b);
     s += out + " = " + in + " @ " + w_name + (b ? std::string(" + ") + b_name : "") + "\n";
   }
   return s;
@@ -275,21 +485,23 @@ std::string output_code(const Problem& p, bool average_heads) {
   return s;
 }
 
-std::string mha_program(const Problem& p) {
+std::string mha_program(const Problem& p, const Loads& l) {
   const Params& w = p.params;
   const int64_t E = w.W_q->cols();
   const bool same_dims = p.key_in.dim(2) == E && p.value_in.dim(2) == E;
   std::string s =
       "# nn.MultiheadAttention with attn's weights copied in (math layout W is [in][out],\n"
       "# nn.Linear stores W.T).\n";
-  s += py_matrix("W_q", *w.W_q) + py_matrix("W_k", *w.W_k) + py_matrix("W_v", *w.W_v);
+  s += matrix_line(p, l, "W_q", "W_q", *w.W_q, false) +
+       matrix_line(p, l, "W_k", "W_k", *w.W_k, false) +
+       matrix_line(p, l, "W_v", "W_v", *w.W_v, false);
   auto bias = [&](const char* n, const std::optional<Eigen::VectorXd>& b, int64_t len) {
-    if (b) return py_vector(n, *b);
+    if (b) return vector_line(l, n, n, *b);
     return std::string(n) + " = torch.zeros(" + std::to_string(len) + ")\n";
   };
   s += bias("b_q", w.b_q, E) + bias("b_k", w.b_k, E) + bias("b_v", w.b_v, E);
   if (w.W_o) {
-    s += py_matrix("W_o", *w.W_o);
+    s += matrix_line(p, l, "W_o", "W_o", *w.W_o, false);
   } else {
     s += "W_o = torch.eye(" + std::to_string(E) + ")  # no W_o: identity\n";
   }
@@ -383,7 +595,7 @@ std::string rope_code(const Problem& p) {
   return s;
 }
 
-std::string generic_program(const Problem& p) {
+std::string generic_program(const Problem& p, const Loads& l) {
   const Params& w = p.params;
   std::string s;
   const bool additive = p.variant == Variant::kAdditive;
@@ -400,9 +612,9 @@ std::string generic_program(const Problem& p) {
       if (!w.W_q && !w.W_k && !w.W_v) {
         s += "Q, K, V = " + qsrc + ", " + ksrc + ", " + vsrc + "  # no projections\n";
       } else {
-        s += projection("Q", qsrc, w.W_q, w.b_q, "W_q", "b_q", p.params_layout);
-        s += projection("K", ksrc, w.W_k, w.b_k, "W_k", "b_k", p.params_layout);
-        s += projection("V", vsrc, w.W_v, w.b_v, "W_v", "b_v", p.params_layout);
+        s += projection(p, l, "Q", qsrc, w.W_q, w.b_q, "W_q", "b_q");
+        s += projection(p, l, "K", ksrc, w.W_k, w.b_k, "W_k", "b_k");
+        s += projection(p, l, "V", vsrc, w.W_v, w.b_v, "W_v", "b_v");
       }
     }
     if (p.grouped()) {
@@ -419,9 +631,9 @@ std::string generic_program(const Problem& p) {
   if (p.qk_norm > 0) {
     const int64_t d = p.head_dim_q();
     s += "\n# Q/K norm: an RMSNorm of each head's rows (Qwen 3, Gemma 3), before RoPE.\n";
-    s += w.q_norm ? py_vector("q_norm", *w.q_norm)
+    s += w.q_norm ? vector_line(l, "q_norm", "q_norm", *w.q_norm)
                   : "q_norm = torch.ones(" + std::to_string(d) + ", dtype=torch.float64)\n";
-    s += w.k_norm ? py_vector("k_norm", *w.k_norm)
+    s += w.k_norm ? vector_line(l, "k_norm", "k_norm", *w.k_norm)
                   : "k_norm = torch.ones(" + std::to_string(d) + ", dtype=torch.float64)\n";
     s += "\n\ndef rms_norm(x, weight, eps=" + num(p.qk_norm) +
          "):\n"
@@ -445,13 +657,14 @@ std::string generic_program(const Problem& p) {
       s += "s = q @ k.transpose(-2, -1)\n";
       break;
     case Variant::kAdditive:
-      s += py_matrix("Wa_q", *w.additive_W_q) + py_matrix("Wa_k", *w.additive_W_k) +
-           py_vector("w_v", *w.w_v);
+      s += matrix_line(p, l, "Wa_q", "W_q", *w.additive_W_q, false) +
+           matrix_line(p, l, "Wa_k", "W_k", *w.additive_W_k, false) +
+           vector_line(l, "w_v", "w_v", *w.w_v);
       s += "s = torch.tanh((q @ Wa_q)[..., :, None, :] + (k @ Wa_k)[..., None, :, :]) @ w_v"
            "  # Bahdanau / d2l\n";
       break;
     case Variant::kSingleLayer:
-      s += py_vector("w", *w.w);
+      s += vector_line(l, "w", "w", *w.w);
       s += "s = F.leaky_relu((q[..., :, None, :] - k[..., None, :, :]) @ w, 0.01)\n";
       break;
     case Variant::kBiattention:
@@ -505,18 +718,19 @@ std::string generic_program(const Problem& p) {
   } else {
     s += "output = heads.transpose(1, 2).reshape(B, Lq, -1)  # concatenate heads\n";
     if (w.W_o) {
-      s += projection("output", "output", w.W_o, w.b_o, "W_o", "b_o", p.params_layout);
+      s += projection(p, l, "output", "output", w.W_o, w.b_o, "W_o", "b_o");
     } else if (w.b_o) {
-      s += py_vector("b_o", *w.b_o) + "output = output + b_o\n";
+      s += vector_line(l, "b_o", "b_o", *w.b_o) + "output = output + b_o\n";
     }
   }
   return s;
 }
 
-std::string biattention_program(const Problem& p) {
+std::string biattention_program(const Problem& p, const Loads& l) {
   const Params& w = p.params;
-  std::string s = py_vector("w_in", *w.w_in) + py_vector("w_mem", *w.w_mem) +
-                  py_vector("dot_scale", *w.dot_scale);
+  std::string s = vector_line(l, "w_in", "w_in", *w.w_in) +
+                  vector_line(l, "w_mem", "w_mem", *w.w_mem) +
+                  vector_line(l, "dot_scale", "dot_scale", *w.dot_scale);
   s += "# BiDAF-style attention: S_ij = x_i·w_in + y_j·w_mem + (x_i ⊙ dot_scale)·y_j\n";
   s += "s = (X @ w_in)[:, :, None] + (Y @ w_mem)[:, None, :] + (X * dot_scale) @ Y.transpose(1, "
        "2)\n";
@@ -537,16 +751,19 @@ std::string biattention_program(const Problem& p) {
 
 }  // namespace
 
-std::string emit_pytorch(const Problem& p, const std::string& command, bool average_heads) {
-  std::string s = header(p, command);
-  s += inputs(p);
-  s += masks(p);
+std::string emit_pytorch(const Problem& p, const std::string& command, bool average_heads,
+                         int64_t load_from) {
+  const Loads l = loads_of(p, load_from);
+  std::string s = header(p, command, l);
+  s += loaders(l, load_from);
+  s += inputs(p, l);
+  s += masks(p, l);
   if (p.variant == Variant::kBiattention) {
-    s += biattention_program(p);
+    s += biattention_program(p, l);
   } else if (mha_shaped(p)) {
-    s += mha_program(p);
+    s += mha_program(p, l);
   } else {
-    s += generic_program(p);
+    s += generic_program(p, l);
   }
   s += output_code(p, average_heads);
   return s;
