@@ -465,8 +465,16 @@ void check_writers(const std::string& title, const std::vector<std::string>& lab
     require(text.find('>') == std::string::npos, "svg: raw '>' in character data");
   }
   // The page: strings only inside its JSON block, which holds no '<' (so
-  // nothing in it ends the script) and gives the labels back.
-  const std::string html = render_html(d, HeatmapOptions{});
+  // nothing in it ends the script) and gives the labels back, as shown
+  // (--token-style readable, the default) and as given (raw).
+  HeatmapOptions raw;
+  raw.token_style = TokenStyle::kRaw;
+  const std::string readable_page = render_html(d, HeatmapOptions{});
+  require(is_valid_utf8(readable_page), "html: invalid UTF-8");
+  const std::vector<std::string> shown = shown_tokens(d.row_labels, TokenStyle::kReadable);
+  require(shown.size() == d.row_labels.size(), "tokens: a label lost");
+  for (const std::string& s : shown) require(is_valid_utf8(sanitize_utf8(s)), "tokens: bad text");
+  const std::string html = render_html(d, raw);
   require(is_valid_utf8(html), "html: invalid UTF-8");
   const std::string open = "<script type=\"application/json\" id=\"attn-data\">";
   const size_t start = html.find(open) + open.size();
