@@ -101,6 +101,23 @@ TEST(ModelGrid, TokensLabelTheFirstPanelsWhenTheyFitAndTheSizeHolds) {
   }
 }
 
+// 64 layers × 64 heads: the figure stays within --max-size, the names of
+// the heads are thinned to every 5th (and the mean), every layer named.
+TEST(ModelGrid, SixtyFourBySixtyFourStaysWithinTheSize) {
+  const std::string svg = temp_dir() + "/mv64.svg";
+  const test::Run r = run_attn({"heatmap", causal_stack(64, 64, 8), "-o", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string s = read_text(svg);
+  const size_t w = s.find("width=\""), h = s.find("height=\"");
+  ASSERT_NE(w, std::string::npos);
+  EXPECT_LE(std::stoi(s.substr(w + 7)), 2048);
+  EXPECT_LE(std::stoi(s.substr(h + 8)), 2048);
+  EXPECT_EQ(count(s, ">H5<"), 1u);
+  EXPECT_EQ(count(s, ">H6<"), 0u);
+  EXPECT_EQ(count(s, ">mean<"), 1u);
+  EXPECT_EQ(count(s, ">L63<"), 1u);
+}
+
 TEST(ModelGrid, AStackWithoutExactZerosIsNotMasked) {
   Tensor<double> s({2, 1, 2, 4, 4}, 0.25);
   s[3] = 0.0;  // one zero right of the diagonal is not a causal mask

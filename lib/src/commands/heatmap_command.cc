@@ -72,10 +72,19 @@ StackChoice stack_choice(const Shape& shape, std::optional<int64_t> layer, const
   // One panel keeps its cells for the renderer (which fits them to
   // --max-size); a grid of panels needs far fewer per panel.
   c.max_side = c.layer && c.head ? 4096 : 256;
+  const int64_t layers = c.layer ? 1 : shape[0], heads = c.head ? 1 : shape[2];
+  const int64_t panels = layers * (heads + (heads > 1 ? 1 : 0));
+  // Every panel's cells are held while the figure is drawn: at most 2^24
+  // of them in all (128 MB), so 64 layers × 64 heads keep 64 × 64 each.
+  // No figure shows more: --max-size 16384 over 64 panels a side leaves
+  // 256 pixels a panel.
+  if (panels > 1) {
+    int64_t side = 4;
+    while ((side + 1) * (side + 1) * panels <= (int64_t{1} << 24)) ++side;
+    c.max_side = std::min(c.max_side, side);
+  }
   if (extension(path) == "html") {
     // A page holds every panel's numbers: all of them within its bound.
-    const int64_t layers = c.layer ? 1 : shape[0], heads = c.head ? 1 : shape[2];
-    const int64_t panels = layers * (heads + (heads > 1 ? 1 : 0));
     c.max_side =
         std::min<int64_t>({c.max_side, static_cast<int64_t>(o.max_size), html_panel_side(panels)});
   }

@@ -479,7 +479,17 @@ Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const Pan
   s.texts.push_back(
       text((grid_left + grid_right) / 2, title_bottom, "heads", Anchor::kMiddle, "axis", kSoft));
   const int names_y = title_bottom + kPitch;
+  // Names where they fit: every head's and layer's, else every 2nd, 5th,
+  // 10th, ... (and the mean always).
+  const int64_t head_step = nice_step(static_cast<double>(col_name_w + 8) /
+                                      static_cast<double>(chosen.panel_w + chosen.gap));
+  const int64_t layer_step =
+      nice_step(static_cast<double>(kTextH + 4) / static_cast<double>(chosen.panel_h + chosen.gap));
   for (int j = 0; j < C; ++j) {
+    const bool mean = plan.refs[static_cast<size_t>(j)].head < 0;
+    const bool crowds_mean = j + 1 < C && plan.refs[static_cast<size_t>(C - 1)].head < 0 &&
+                             panel_x(C - 1) - panel_x(j) < col_name_w + 8;
+    if (!mean && (j % head_step != 0 || (head_step > 1 && crowds_mean))) continue;
     TextItem t = text(panel_x(j) + chosen.panel_w / 2, names_y,
                       fit_text(col_names[static_cast<size_t>(j)],
                                std::max(chosen.panel_w + chosen.gap, col_name_w), kScale, true),
@@ -493,6 +503,7 @@ Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const Pan
   s.texts.push_back(layers);
   const int names_right = kMargin + kTextH + 10 + row_name_w;
   for (int i = 0; i < L; ++i) {
+    if (i % layer_step != 0) continue;
     TextItem t = text(names_right, panel_y(i) + chosen.panel_h / 2 - kTextH / 2,
                       row_names[static_cast<size_t>(i)], Anchor::kEnd, "caption");
     t.bold = true;
