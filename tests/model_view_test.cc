@@ -228,3 +228,24 @@ TEST(HeadSummary, DrawnFromAStackFileAndRefusedForAMatrix) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+// The mean of the heads is drawn for weights (average_attn_weights), not
+// for scores: a mean of logits before the softmax is not a map.
+TEST(ModelGrid, NoMeanOfHeadsForScores) {
+  const std::string w = test::temp_dir() + "/mh_weights.svg",
+                    s = test::temp_dir() + "/mh_scores.svg";
+  test::Run r =
+      test::run_attn({"run", "--example", "multihead", "-o", "/dev/null", "--heatmap", w});
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = test::run_attn(
+      {"run", "--example", "multihead", "-o", "/dev/null", "--heatmap", s, "--of", "scores"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(test::read_text(w).find("mean of heads"), std::string::npos);
+  EXPECT_EQ(test::read_text(s).find("mean of heads"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace attn

@@ -128,7 +128,9 @@ HeatmapData heatmap_from_result(const Problem& p, const Result& r, HeatmapStage 
   const bool batched = p.batched || p.four_d;
   set_dims(d, t->shape(), batched, t->rank() == 4 || !batched);
   d.col_labels = p.key_labels;
-  d.head_average = d.heads > 1;
+  // The mean of the heads' weights is PyTorch's average_attn_weights; a
+  // mean of scores (logits before the softmax) is not a map of anything.
+  d.head_average = d.heads > 1 && stage == HeatmapStage::kWeights;
   d.zero_based = stage == HeatmapStage::kWeights;
   if (stage == HeatmapStage::kWeights && !p.sinks.empty()) add_sink_column(d);
   return d;
