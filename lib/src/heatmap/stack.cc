@@ -67,24 +67,41 @@ void read_panel(const BinaryArray& a, int64_t offset, int64_t q, int64_t k, int6
   a.keep.release(a.data + offset * size, static_cast<size_t>(q * k * size));
 }
 
+// The stack's axes and the layers, heads and batch entry chosen, checked
+// (`what` names the work in the message for an empty stack).
+struct Picked {
+  int64_t L, B, H, Q, K;
+  int64_t b, l0, nl, h0, nh;
+};
+
+Picked pick(const BinaryArray& a, const StackChoice& c, const std::string& source,
+            const char* function, const char* what) {
+  if (a.shape.size() != 5) {
+    throw_internal(std::string(function) + ": rank " + std::to_string(a.shape.size()));
+  }
+  Picked p{a.shape[0], a.shape[1], a.shape[2], a.shape[3], a.shape[4], 0, 0, 0, 0, 0};
+  if (shape_size(a.shape) == 0) {
+    throw_input(source, std::string("nothing to ") + what + ": the stack is empty (shape " +
+                            shape_string(a.shape) + ")");
+  }
+  check_choice("--layer", c.layer, p.L, "layer");
+  check_choice("--batch", c.batch, p.B, "batch entry");
+  check_choice("--head", c.head, p.H, "head");
+  p.b = c.batch.value_or(0);
+  p.l0 = c.layer.value_or(0);
+  p.nl = c.layer ? 1 : p.L;
+  p.h0 = c.head.value_or(0);
+  p.nh = c.head ? 1 : p.H;
+  return p;
+}
+
 }  // namespace
 
 HeatmapData heatmap_from_stack(const BinaryArray& a, const StackChoice& c,
                                const std::string& source) {
-  if (a.shape.size() != 5) {
-    throw_internal("heatmap_from_stack: rank " + std::to_string(a.shape.size()));
-  }
-  const int64_t L = a.shape[0], B = a.shape[1], H = a.shape[2], Q = a.shape[3], K = a.shape[4];
-  if (shape_size(a.shape) == 0) {
-    throw_input(source,
-                "nothing to draw: the stack is empty (shape " + shape_string(a.shape) + ")");
-  }
-  check_choice("--layer", c.layer, L, "layer");
-  check_choice("--batch", c.batch, B, "batch entry");
-  check_choice("--head", c.head, H, "head");
-  const int64_t b = c.batch.value_or(0);
-  const int64_t l0 = c.layer.value_or(0), nl = c.layer ? 1 : L;
-  const int64_t h0 = c.head.value_or(0), nh = c.head ? 1 : H;
+  const Picked pk = pick(a, c, source, "heatmap_from_stack", "draw");
+  const int64_t B = pk.B, H = pk.H, Q = pk.Q, K = pk.K, b = pk.b;
+  const int64_t l0 = pk.l0, nl = pk.nl, h0 = pk.h0, nh = pk.nh;
   const int64_t f = std::max<int64_t>(1, (std::max(Q, K) + c.max_side - 1) / c.max_side);
   const int64_t rq = (Q + f - 1) / f, rk = (K + f - 1) / f;
 
@@ -170,18 +187,9 @@ HeadStat parse_head_stat(const std::string& text) {
 
 HeatmapData head_summary(const BinaryArray& a, const StackChoice& c, HeadStat stat,
                          const std::string& source) {
-  if (a.shape.size() != 5) throw_internal("head_summary: rank " + std::to_string(a.shape.size()));
-  const int64_t L = a.shape[0], B = a.shape[1], H = a.shape[2], Q = a.shape[3], K = a.shape[4];
-  if (shape_size(a.shape) == 0) {
-    throw_input(source,
-                "nothing to summarise: the stack is empty (shape " + shape_string(a.shape) + ")");
-  }
-  check_choice("--layer", c.layer, L, "layer");
-  check_choice("--batch", c.batch, B, "batch entry");
-  check_choice("--head", c.head, H, "head");
-  const int64_t b = c.batch.value_or(0);
-  const int64_t l0 = c.layer.value_or(0), nl = c.layer ? 1 : L;
-  const int64_t h0 = c.head.value_or(0), nh = c.head ? 1 : H;
+  const Picked pk = pick(a, c, source, "head_summary", "summarise");
+  const int64_t B = pk.B, H = pk.H, Q = pk.Q, K = pk.K, b = pk.b;
+  const int64_t l0 = pk.l0, nl = pk.nl, h0 = pk.h0, nh = pk.nh;
   const int64_t shift = std::max<int64_t>(K - Q, 0);
   const int size = element_size(a.type);
   auto values = std::make_shared<std::vector<double>>(static_cast<size_t>(nl * nh), 0.0);
