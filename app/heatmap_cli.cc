@@ -34,9 +34,13 @@ const DrawingFlag kDrawingFlags[] = {
      "attention weights, else the data's minimum)",
      "X"},
     {"--vmax",
-     "value drawn in the top colour, or auto for the data's maximum (default: 1 for "
-     "attention weights, else the data's maximum)",
+     "value drawn in the top colour, auto for the data's maximum, or qP for its P-th "
+     "percentile, as q99 (default: 1 for attention weights, else the data's maximum)",
      "X"},
+    {"--ignore-first",
+     "leave the first column (the first token, an attention sink) out when choosing the colour "
+     "range; its cells are drawn clipped",
+     nullptr},
     {"--normalize", "none (default), row or col: divide each row/column by its max |value|", "HOW"},
     {"--batch", "draw (or trace) only this batch entry, 0-based (default: every one)", "B"},
     {"--head",
@@ -67,6 +71,13 @@ using FlagTexts = std::map<std::string, std::string>;
 
 void add_drawing_flags(CLI::App* cmd, FlagTexts& texts, const std::string& group) {
   for (const DrawingFlag& f : kDrawingFlags) {
+    if (!f.type) {  // a switch
+      const std::string flag = f.flag;
+      cmd->add_flag_callback(
+             flag, [&texts, flag] { texts[flag] = "true"; }, f.help)
+          ->group(group);
+      continue;
+    }
     cmd->add_option(f.flag, texts[f.flag], f.help)->group(group)->type_name(f.type);
   }
 }

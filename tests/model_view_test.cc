@@ -249,3 +249,37 @@ TEST(ModelGrid, NoMeanOfHeadsForScores) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+// --vmax qP and --ignore-first choose the colour range from the values
+// drawn, and the colour bar says so; bad percentiles are refused.
+TEST(ColorRange, PercentileAndFirstColumn) {
+  const std::string stack = causal_stack(1, 1, 32), svg = test::temp_dir() + "/q.svg";
+  test::Run r = test::run_attn({"heatmap", stack, "--vmax", "q90", "-o", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(test::read_text(svg).find("top at the 90th percentile"), std::string::npos);
+  r = test::run_attn({"heatmap", stack, "--ignore-first", "-o", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(test::read_text(svg).find("range without the first column"), std::string::npos);
+  for (const char* bad : {"q0", "q100.5", "q-1", "qx"}) {
+    r = test::run_attn({"heatmap", stack, "--vmax", bad, "-o", svg});
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.err.find("--vmax: "), std::string::npos) << r.err;
+  }
+  // The percentile is NumPy's: of 0, 1, ..., 100 the 90th is 90.
+  HeatmapOptions o;
+  set_heatmap_flag(o, "--vmax", "q90");
+  std::vector<double> v(101);
+  for (int i = 0; i <= 100; ++i) v[static_cast<size_t>(i)] = i;
+  HeatmapData d;
+  d.values = v.data();
+  d.rows = 1;
+  d.cols = 101;
+  const std::string drawn = render_svg(d, o);
+  EXPECT_NE(drawn.find(">90<"), std::string::npos);  // the range's top end
+}
+
+}  // namespace
+}  // namespace attn

@@ -25,13 +25,13 @@ _attn_flags() {
         "--max-input-bytes" \
         "--emit-pytorch --title --description --color --heatmap --show" \
         "--of --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
-        "--cell-size --labels-every --annotate --token-style --font"
+        "--cell-size --labels-every --annotate --ignore-first --token-style --font"
       ;;
     heatmap)
       echo "-h --help -o --output --show --key --title --labels --key-labels --tokens --layer" \
         "--stack --summary -q --quiet" \
         "--max-input-bytes --max-elements --color --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
-        "--cell-size --labels-every --annotate --token-style --font --precision"
+        "--cell-size --labels-every --annotate --ignore-first --token-style --font --precision"
       ;;
     diff)
       echo "-h --help -f --format --key --layer --head --stack --tolerance --precision -q" \

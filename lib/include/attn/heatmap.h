@@ -92,6 +92,13 @@ struct HeatmapOptions {
   // vmin_auto / vmax_auto (--vmin/--vmax auto): the data's end even for weights.
   std::optional<double> vmin, vmax;
   bool vmin_auto = false, vmax_auto = false;
+  // --vmax qP: the top colour at the P-th percentile of the values drawn
+  // (0 < P <= 100), so that a few large weights (a sink column, row 0's 1)
+  // do not leave the rest dark.
+  std::optional<double> vmax_quantile;
+  // --ignore-first: the first column (the first token, a sink) is left out
+  // when the colour range is chosen (its cells are drawn, clipped).
+  bool ignore_first = false;
   Normalize normalize = Normalize::kNone;  // divide each row/column by its max |value|
   std::optional<int64_t> batch, head;      // draw only this batch / head
   int max_size = 2048;                     // longest side of the image, pixels
@@ -109,8 +116,8 @@ constexpr int kMaxCellSize = 256;
 
 // Sets the option of `flag` ("--colormap", "--vmin", "--vmax", "--normalize",
 // "--batch", "--head", "--max-size", "--reduce", "--cell-size",
-// "--labels-every", "--annotate", "--precision", "--font", "--token-style")
-// from its text.
+// "--labels-every", "--annotate", "--precision", "--font", "--token-style",
+// "--ignore-first" with "true") from its text.
 // Throws a usage error naming the flag (an input error for a --font file
 // that is not a font).
 void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::string& text);

@@ -84,7 +84,19 @@ void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::strin
     o.vmin = o.vmin_auto ? std::nullopt : std::optional<double>(finite_number(flag, text));
   } else if (flag == "--vmax") {
     o.vmax_auto = text == "auto";
-    o.vmax = o.vmax_auto ? std::nullopt : std::optional<double>(finite_number(flag, text));
+    o.vmax_quantile.reset();
+    if (!text.empty() && (text[0] == 'q' || text[0] == 'Q')) {
+      const double q = finite_number(flag, text.substr(1));
+      if (!(q > 0 && q <= 100)) {
+        bad(flag, "the percentile in '" + text + "' must be above 0 and at most 100 (q99)");
+      }
+      o.vmax_quantile = q;
+      o.vmax.reset();
+    } else {
+      o.vmax = o.vmax_auto ? std::nullopt : std::optional<double>(finite_number(flag, text));
+    }
+  } else if (flag == "--ignore-first") {
+    o.ignore_first = text == "true";
   } else if (flag == "--normalize") {
     o.normalize = choice<Normalize>(flag, text, kNormalizeNames,
                                     {Normalize::kNone, Normalize::kRow, Normalize::kCol});

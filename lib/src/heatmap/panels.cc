@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "attn/error.h"
+#include "attn/number_text.h"
 
 namespace attn::heatmap {
 
@@ -159,12 +160,32 @@ void reduce_into(const Source& s, int64_t rows, int64_t cols, int64_t f, Reduce 
 // The colour range and colormap (see HeatmapOptions).
 void choose_range(const HeatmapData& d, const HeatmapOptions& o, Panels& p) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  std::vector<double> shown;  // for a percentile
   for (const Panel& panel : p.panels) {
     for (size_t i = 0; i < panel.values.size(); ++i) {
       if (panel.state[i] != kValue || !std::isfinite(panel.values[i])) continue;
+      if (o.ignore_first && p.shown_cols > 1 && static_cast<int64_t>(i) % p.shown_cols == 0) {
+        continue;
+      }
       lo = std::min(lo, panel.values[i]);
       hi = std::max(hi, panel.values[i]);
+      if (o.vmax_quantile) shown.push_back(panel.values[i]);
     }
+  }
+  // The range's top from the data, not 1, for weights.
+  const bool top_from_data = o.vmax_quantile || o.ignore_first;
+  if (o.vmax_quantile && !shown.empty()) {
+    // NumPy's percentile (linear between the two nearest ranks).
+    const double at = *o.vmax_quantile / 100 * static_cast<double>(shown.size() - 1);
+    const size_t k = static_cast<size_t>(std::floor(at));
+    std::nth_element(shown.begin(), shown.begin() + static_cast<std::ptrdiff_t>(k), shown.end());
+    double v = shown[k];
+    if (k + 1 < shown.size()) {
+      const double next =
+          *std::min_element(shown.begin() + static_cast<std::ptrdiff_t>(k) + 1, shown.end());
+      v += (at - static_cast<double>(k)) * (next - v);
+    }
+    hi = v;
   }
   if (lo > hi) lo = hi = 0;  // nothing to show
   const bool is_signed = lo < 0;
@@ -175,7 +196,7 @@ void choose_range(const HeatmapData& d, const HeatmapOptions& o, Panels& p) {
   } else {
     // Weights: 0 to 1 unless the data's ends are asked for (or pass them).
     if (d.zero_based && !o.vmin_auto && lo > 0) lo = 0;
-    if (d.zero_based && !o.vmax_auto && lo >= 0) hi = std::max(hi, 1.0);
+    if (d.zero_based && !o.vmax_auto && !top_from_data && lo >= 0) hi = std::max(hi, 1.0);
     if (diverging(p.colormap) && !o.vmin && !o.vmax && !o.vmin_auto && !o.vmax_auto) {
       const double m = std::max(std::fabs(lo), std::fabs(hi));
       lo = -m;
@@ -275,6 +296,9 @@ Panels build_panels(const HeatmapData& d, const HeatmapOptions& o, const PanelPl
   }
   choose_range(d, o, p);
   p.scale_name = d.value_name;
+  if (o.vmax_quantile)
+    p.scale_name += "; top at the " + format_shortest(*o.vmax_quantile) + "th percentile";
+  if (o.ignore_first) p.scale_name += "; range without the first column";
   if (o.normalize == Normalize::kRow) p.scale_name += " / row max";
   if (o.normalize == Normalize::kCol) p.scale_name += " / column max";
   if (factor > 1) {
