@@ -129,7 +129,7 @@ TEST(Help, RunStatesTheDefaultOfEveryOption) {
   const std::regex no_default(
       R"(^  (-h,--help|--example|--x|--y|--q|--k|--v|--mask|--bias|--key-padding-mask|--valid-lens|)"
       R"(-w,--weights|--out-dir|--weights-out|--trace|--similarity|--average-heads|--check|)"
-      R"(--expect|-q,--quiet|--emit-pytorch|--heatmap|--show|--vmin|--vmax) )");
+      R"(--expect|-q,--quiet|--emit-pytorch|--heatmap|--show|--vmin|--vmax|--ignore-first) )");
   int with_default = 0;
   for (const std::string& line : option_lines(h.out)) {
     if (std::regex_search(line, no_default)) continue;
