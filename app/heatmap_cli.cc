@@ -37,6 +37,10 @@ const DrawingFlag kDrawingFlags[] = {
      "value drawn in the top colour, auto for the data's maximum, or qP for its P-th "
      "percentile, as q99 (default: 1 for attention weights, else the data's maximum)",
      "X"},
+    {"--color-scale",
+     "how values map to colours: linear (default), log (ends above 0), or power:G, the range's "
+     "fraction to the power G (G < 1 spreads small values, as power:0.5)",
+     "SCALE"},
     {"--ignore-first",
      "leave the first column (the first token, an attention sink) out when choosing the colour "
      "range; its cells are drawn clipped",

@@ -268,6 +268,30 @@ TEST(ColorRange, PercentileAndFirstColumn) {
     EXPECT_EQ(r.code, 2) << bad;
     EXPECT_NE(r.err.find("--vmax: "), std::string::npos) << r.err;
   }
+  // Log and power scales: the colour bar says which; bad ones are refused.
+  r = test::run_attn({"heatmap", stack, "--color-scale", "log", "-o", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(test::read_text(svg).find("weights (log scale)"), std::string::npos);
+  r = test::run_attn({"heatmap", stack, "--color-scale", "power:0.5", "-o", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(test::read_text(svg).find("(power scale, gamma 0.5)"), std::string::npos);
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"--color-scale", "power:0"},
+                                              {"--color-scale", "power:-1"},
+                                              {"--color-scale", "sqrt"},
+                                              {"--color-scale", "log", "--vmin", "0"}}) {
+    std::vector<std::string> args = {"heatmap", stack, "-o", svg};
+    args.insert(args.end(), bad.begin(), bad.end());
+    r = test::run_attn(args);
+    EXPECT_EQ(r.code, 2) << bad[1];
+    EXPECT_NE(r.err.find("--color-scale"), std::string::npos) << r.err;
+  }
+  ColorNorm log{0.001, 1, ColorScale::kLog, 1};
+  EXPECT_DOUBLE_EQ(log.fraction(1), 1.0);
+  EXPECT_NEAR(log.fraction(0.01), 1 / 3.0, 1e-15);
+  EXPECT_LT(log.fraction(0), 0.0);  // the bottom colour
+  EXPECT_TRUE(std::isnan(log.fraction(std::nan(""))));
+  ColorNorm power{0, 4, ColorScale::kPower, 0.5};
+  EXPECT_DOUBLE_EQ(power.fraction(1), 0.5);  // (1/4)^0.5
   // The percentile is NumPy's: of 0, 1, ..., 100 the 90th is 90.
   HeatmapOptions o;
   set_heatmap_flag(o, "--vmax", "q90");

@@ -25,13 +25,13 @@ _attn_flags() {
         "--max-input-bytes" \
         "--emit-pytorch --title --description --color --heatmap --show" \
         "--of --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
-        "--cell-size --labels-every --annotate --ignore-first --token-style --font"
+        "--cell-size --labels-every --annotate --color-scale --ignore-first --token-style --font"
       ;;
     heatmap)
       echo "-h --help -o --output --show --key --title --labels --key-labels --tokens --layer" \
         "--stack --summary -q --quiet" \
         "--max-input-bytes --max-elements --color --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
-        "--cell-size --labels-every --annotate --ignore-first --token-style --font --precision"
+        "--cell-size --labels-every --annotate --color-scale --ignore-first --token-style --font --precision"
       ;;
     diff)
       echo "-h --help -f --format --key --layer --head --stack --tolerance --precision -q" \
@@ -72,6 +72,7 @@ _attn_values() {
     --reduce) echo "mean max" ;;
     --annotate) echo "auto always never" ;;
     --token-style) echo "readable marker raw" ;;
+    --color-scale) echo "linear log power:0.5" ;;
     --color) echo "auto always never" ;;
     --stack) echo "batch layers" ;;
     --summary) echo "entropy first previous self distance" ;;

@@ -79,6 +79,20 @@ enum class TokenStyle { kReadable, kMarker, kRaw };
 const std::vector<std::string>& token_style_names();
 std::vector<std::string> shown_tokens(const std::vector<std::string>& labels, TokenStyle style);
 
+// How values map to colours between the range's ends (--color-scale):
+// linearly, by their logarithm (ends above 0; values at or below 0 take the
+// bottom colour), or as the fraction t raised to gamma (power:G; G < 1
+// spreads the small values, as matplotlib's PowerNorm).
+enum class ColorScale { kLinear, kLog, kPower };
+struct ColorNorm {
+  double lo = 0, hi = 1;
+  ColorScale scale = ColorScale::kLinear;
+  double gamma = 1;
+  // Where v lies from the bottom colour (0) to the top one (1); outside the
+  // range it passes the ends (callers clip), NaN stays NaN.
+  double fraction(double v) const;
+};
+
 enum class Annotate { kAuto, kAlways, kNever };
 std::string_view name(Annotate a);
 const std::vector<std::string>& annotate_names();
@@ -99,6 +113,8 @@ struct HeatmapOptions {
   // --ignore-first: the first column (the first token, a sink) is left out
   // when the colour range is chosen (its cells are drawn, clipped).
   bool ignore_first = false;
+  ColorScale color_scale = ColorScale::kLinear;
+  double gamma = 1;                        // of ColorScale::kPower
   Normalize normalize = Normalize::kNone;  // divide each row/column by its max |value|
   std::optional<int64_t> batch, head;      // draw only this batch / head
   int max_size = 2048;                     // longest side of the image, pixels
@@ -117,7 +133,7 @@ constexpr int kMaxCellSize = 256;
 // Sets the option of `flag` ("--colormap", "--vmin", "--vmax", "--normalize",
 // "--batch", "--head", "--max-size", "--reduce", "--cell-size",
 // "--labels-every", "--annotate", "--precision", "--font", "--token-style",
-// "--ignore-first" with "true") from its text.
+// "--ignore-first" with "true", "--color-scale") from its text.
 // Throws a usage error naming the flag (an input error for a --font file
 // that is not a font).
 void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::string& text);

@@ -152,6 +152,25 @@ const Rgb* colormap_lut(Colormap c) {
   return viridis.data();
 }
 
+}  // namespace attn::heatmap
+
+namespace attn {
+
+double ColorNorm::fraction(double v) const {
+  if (scale == ColorScale::kLog) {
+    if (std::isnan(v)) return v;
+    if (!(v > 0)) return -1;
+    return (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo));
+  }
+  const double t = heatmap::range_fraction(v, lo, hi);
+  if (scale == ColorScale::kPower && t > 0) return std::pow(t, gamma);
+  return t;
+}
+
+}  // namespace attn
+
+namespace attn::heatmap {
+
 Rgb missing_color() { return {150, 150, 150}; }
 
 Rgb text_color_on(Rgb bg) {

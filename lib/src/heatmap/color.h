@@ -11,6 +11,14 @@ constexpr int kLutSize = 256;
 // The 256 colours of a colormap, from bottom (index 0) to top (255).
 const Rgb* colormap_lut(Colormap c);
 
+// Index into the table for a fraction of the range, 0 to 1 (clipped).
+inline int lut_index_of(double t) {
+  if (!(t > 0)) return 0;  // also catches NaN, which callers draw separately
+  if (t >= 1) return kLutSize - 1;
+  return static_cast<int>(t * (kLutSize - 1) + 0.5);
+}
+inline int lut_index(const ColorNorm& n, double v) { return lut_index_of(n.fraction(v)); }
+
 // Index into the table for a value, given the colour range [lo, hi]; values
 // outside the range take the end colours.
 // Where v lies in [lo, hi], 0 to 1, computed on halves: v - lo and hi - lo
@@ -20,10 +28,7 @@ inline double range_fraction(double v, double lo, double hi) {
 }
 
 inline int lut_index(double v, double lo, double hi) {
-  const double t = range_fraction(v, lo, hi);
-  if (!(t > 0)) return 0;  // also catches NaN, which callers draw separately
-  if (t >= 1) return kLutSize - 1;
-  return static_cast<int>(t * (kLutSize - 1) + 0.5);
+  return lut_index_of(range_fraction(v, lo, hi));
 }
 
 // A NaN cell: a neutral gray, unhatched, unlike a masked cell.

@@ -151,6 +151,10 @@ std::string write_html(const HeatmapData& d, const HeatmapOptions& o) {
       block == 1 ? text_list(shown_tokens(d.col_labels, o.token_style)) : json::array();
   data["lo"] = p.lo;
   data["hi"] = p.hi;
+  data["color_scale"] = p.scale == ColorScale::kLog     ? "log"
+                        : p.scale == ColorScale::kPower ? "power"
+                                                        : "linear";
+  data["gamma"] = p.gamma;
   // Values in the cells as in the PNG: its digits, and --annotate.
   data["decimals"] = value_decimals(p, o);
   data["annotate"] = std::string(name(o.annotate));

@@ -142,8 +142,19 @@ const char* const kEnd = R"page(<script>
     ink.push(D.lut_ink.charAt(i) === '1' ? '#fff' : '#000');
   }
   var maskedFill = hexRgb(D.masked_fill.substr(1)), missing = hexRgb(D.missing.substr(1));
-  function lutIndex(v) {
+  // Where v lies from the bottom colour (0) to the top (1): ColorNorm's
+  // fraction (heatmap.h), linear, log or power.
+  function frac(v) {
+    if (D.color_scale === 'log') {
+      if (v !== v) return v;
+      if (!(v > 0)) return -1;
+      return (Math.log(v) - Math.log(D.lo)) / (Math.log(D.hi) - Math.log(D.lo));
+    }
     var t = (v / 2 - D.lo / 2) / (D.hi / 2 - D.lo / 2);
+    return D.color_scale === 'power' && t > 0 ? Math.pow(t, D.gamma) : t;
+  }
+  function lutIndex(v) {
+    var t = frac(v);
     if (!(t > 0)) return 0;
     if (t >= 1) return 255;
     return Math.floor(t * 255 + 0.5);
@@ -286,7 +297,13 @@ const char* const kEnd = R"page(<script>
     var w = C * cell, h = R * cell, barH = Math.max(h, 160);
     var barX = x0 + w + 26;
     var lo = D.lo, hi = D.hi, ticks = [lo, hi], tstep = niceStep((hi - lo) / 5);
-    for (var t = Math.ceil(lo / tstep) * tstep; t < hi; t += tstep) ticks.push(t);
+    if (D.color_scale === 'log') {
+      var e0 = Math.ceil(Math.log10(lo)), e1 = Math.floor(Math.log10(hi));
+      var every = Math.max(1, Math.floor((e1 - e0 + 1 + 5) / 6));
+      for (var e = e0; e <= e1; e += every) ticks.push(Math.pow(10, e));
+    } else {
+      for (var t = Math.ceil(lo / tstep) * tstep; t < hi; t += tstep) ticks.push(t);
+    }
     var tickW = 0;
     ticks.forEach(function (t) { tickW = Math.max(tickW, g.measureText(tickText(t)).width); });
     var width = Math.ceil(barX + 14 + 6 + tickW + 26), height = Math.max(y0 + h, y0 + barH) + 26;
@@ -363,7 +380,7 @@ const char* const kEnd = R"page(<script>
     g.fillStyle = '#333';
     g.textAlign = 'left';
     ticks.forEach(function (t, n) {
-      var y = y0 + Math.round((hi / 2 - t / 2) / (hi / 2 - lo / 2) * (barH - 1));
+      var y = y0 + Math.round((D.color_scale === 'linear' ? (hi / 2 - t / 2) / (hi / 2 - lo / 2) : 1 - frac(t)) * (barH - 1));
       if (n > 1 && (y - y0 < 14 || y0 + barH - 1 - y < 14)) return;
       g.fillRect(barX + 14, y, 4, 1);
       g.fillText(tickText(t), barX + 20, y);
@@ -415,12 +432,12 @@ const char* const kEnd = R"page(<script>
     s.appendChild(bg);
     s.appendChild(lines);
     s.appendChild(texts);
-    var v = values(k), range = D.hi / 2 - D.lo / 2;
+    var v = values(k);
     for (var q = 0; q < R; ++q) {
       for (var c = 0; c < C; ++c) {
         var at = q * C + c;
         if (state(k, at) !== 0) continue;
-        var t = Math.min(1, (v[at] / 2 - D.lo / 2) / range);
+        var t = Math.min(1, frac(v[at]));
         if (!(t > 0.002)) continue;
         var line = svg('line', { x1: lw + 4, y1: pad + (q + 0.5) * rowH, x2: lw + span - 4, y2: pad + (c + 0.5) * rowH, 'stroke-opacity': t.toFixed(3) });
         line.dataset.q = q;

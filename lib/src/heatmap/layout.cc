@@ -64,8 +64,11 @@ void add_colorbar(Scene& s, const Panels& p, const HeatmapData& d, int x, int y,
                   int tick_x) {
   (void)d;
   s.bars.push_back({x, y, kBarWidth, h, p.colormap});
+  const ColorNorm norm = p.norm();
   auto y_of = [&](double v) {
-    const double t = (p.hi / 2 - v / 2) / (p.hi / 2 - p.lo / 2);  // halves: see range_fraction
+    const double t = p.scale == ColorScale::kLinear
+                         ? (p.hi / 2 - v / 2) / (p.hi / 2 - p.lo / 2)  // halves: see range_fraction
+                         : 1 - norm.fraction(v);
     return y + static_cast<int>(std::lround(t * (h - 1)));
   };
   auto tick = [&](double v, std::string label) {
@@ -75,6 +78,19 @@ void add_colorbar(Scene& s, const Panels& p, const HeatmapData& d, int x, int y,
   };
   tick(p.hi, end_text(p.hi));
   tick(p.lo, end_text(p.lo));
+  if (p.scale == ColorScale::kLog) {
+    // Decades (every 2nd, 3rd, ... when there are many).
+    const int e0 = static_cast<int>(std::ceil(std::log10(p.lo))),
+              e1 = static_cast<int>(std::floor(std::log10(p.hi)));
+    const int every = std::max(1, (e1 - e0 + 1 + 5) / 6);
+    for (int e = e0; e <= e1; e += every) {
+      const double v = std::pow(10.0, e);
+      const int ty = y_of(v);
+      if (ty - y < kPitch + 8 || y + h - 1 - ty < kPitch + 8) continue;  // crowds an end label
+      tick(v, end_text(v));
+    }
+    return;
+  }
   const Ticks ticks = colorbar_ticks(p.lo, p.hi, 5);
   for (double v : ticks.values) {
     const int ty = y_of(v);
@@ -289,8 +305,9 @@ CellGrid panel_grid(const HeatmapData& d, const Panels& p, const Panel& panel, c
   grid.cols = p.shown_cols;
   grid.state = panel.state;
   grid.colors.resize(panel.values.size());
+  const ColorNorm norm = p.norm();
   for (size_t i = 0; i < panel.values.size(); ++i) {
-    grid.colors[i] = panel.state[i] == kValue    ? lut[lut_index(panel.values[i], p.lo, p.hi)]
+    grid.colors[i] = panel.state[i] == kValue    ? lut[lut_index(norm, panel.values[i])]
                      : panel.state[i] == kMasked ? masked_fill_color()
                                                  : missing_color();
   }

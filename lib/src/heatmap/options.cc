@@ -95,6 +95,20 @@ void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::strin
     } else {
       o.vmax = o.vmax_auto ? std::nullopt : std::optional<double>(finite_number(flag, text));
     }
+  } else if (flag == "--color-scale") {
+    o.gamma = 1;
+    if (text == "linear") {
+      o.color_scale = ColorScale::kLinear;
+    } else if (text == "log") {
+      o.color_scale = ColorScale::kLog;
+    } else if (text.rfind("power:", 0) == 0) {
+      const double g = finite_number(flag, text.substr(6));
+      if (!(g > 0)) bad(flag, "the gamma of '" + text + "' must be above 0 (power:0.5)");
+      o.color_scale = ColorScale::kPower;
+      o.gamma = g;
+    } else {
+      bad(flag, "expected linear, log or power:G (G > 0, as power:0.5), got '" + text + "'");
+    }
   } else if (flag == "--ignore-first") {
     o.ignore_first = text == "true";
   } else if (flag == "--normalize") {

@@ -160,7 +160,8 @@ void reduce_into(const Source& s, int64_t rows, int64_t cols, int64_t f, Reduce 
 // The colour range and colormap (see HeatmapOptions).
 void choose_range(const HeatmapData& d, const HeatmapOptions& o, Panels& p) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  std::vector<double> shown;  // for a percentile
+  double least_positive = std::numeric_limits<double>::infinity();  // a log scale's bottom
+  std::vector<double> shown;                                        // for a percentile
   for (const Panel& panel : p.panels) {
     for (size_t i = 0; i < panel.values.size(); ++i) {
       if (panel.state[i] != kValue || !std::isfinite(panel.values[i])) continue;
@@ -169,6 +170,7 @@ void choose_range(const HeatmapData& d, const HeatmapOptions& o, Panels& p) {
       }
       lo = std::min(lo, panel.values[i]);
       hi = std::max(hi, panel.values[i]);
+      if (panel.values[i] > 0) least_positive = std::min(least_positive, panel.values[i]);
       if (o.vmax_quantile) shown.push_back(panel.values[i]);
     }
   }
@@ -222,6 +224,20 @@ void choose_range(const HeatmapData& d, const HeatmapOptions& o, Panels& p) {
     // Widening 1.7e308 by half of itself overflows: the range stays finite.
     lo = std::max(lo, std::numeric_limits<double>::lowest());
     hi = std::min(hi, std::numeric_limits<double>::max());
+  }
+  p.scale = o.color_scale;
+  p.gamma = o.gamma;
+  if (o.color_scale == ColorScale::kLog) {
+    // The logarithm needs ends above 0: the bottom at the least positive
+    // value drawn unless --vmin gives one.
+    if (o.vmin && !(*o.vmin > 0)) {
+      throw_usage("--color-scale log: --vmin " + format_shortest(*o.vmin) + " must be above 0");
+    }
+    if (!o.vmin) lo = least_positive;
+    if (!(hi > 0) || !std::isfinite(lo)) {
+      throw_input(d.source, "--color-scale log: no value above 0 to draw");
+    }
+    if (!(hi > lo)) hi = lo * 10;
   }
   p.lo = lo;
   p.hi = hi;
@@ -299,6 +315,10 @@ Panels build_panels(const HeatmapData& d, const HeatmapOptions& o, const PanelPl
   if (o.vmax_quantile)
     p.scale_name += "; top at the " + format_shortest(*o.vmax_quantile) + "th percentile";
   if (o.ignore_first) p.scale_name += "; range without the first column";
+  if (o.color_scale == ColorScale::kLog) p.scale_name += " (log scale)";
+  if (o.color_scale == ColorScale::kPower) {
+    p.scale_name += " (power scale, gamma " + format_shortest(o.gamma) + ")";
+  }
   if (o.normalize == Normalize::kRow) p.scale_name += " / row max";
   if (o.normalize == Normalize::kCol) p.scale_name += " / column max";
   if (factor > 1) {

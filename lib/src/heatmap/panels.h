@@ -46,6 +46,9 @@ struct Panels {
   int grid_rows = 1, grid_cols = 1;
   std::vector<Panel> panels;
   double lo = 0, hi = 1;  // colour range
+  ColorScale scale = ColorScale::kLinear;
+  double gamma = 1;
+  ColorNorm norm() const { return ColorNorm{lo, hi, scale, gamma}; }
   Colormap colormap = Colormap::kViridis;
   bool any_masked = false, any_missing = false;
   std::string scale_name;  // names the colorbar: "weights", "weights / row max"

@@ -73,7 +73,7 @@ std::string cell(const heatmap::Panels& p, const Rgb* lut, double v, uint8_t sta
   if (!color) {
     if (state == kMasked) return std::string(static_cast<size_t>(w), 'x');
     if (state == kMissing) return std::string(static_cast<size_t>(w), '?');
-    const int i = heatmap::lut_index(v, p.lo, p.hi);
+    const int i = heatmap::lut_index(p.norm(), v);
     const int k = (i * (kRampSize - 1) + (heatmap::kLutSize - 1) / 2) / (heatmap::kLutSize - 1);
     return std::string(static_cast<size_t>(w), kRamp[k]);
   }
@@ -83,7 +83,7 @@ std::string cell(const heatmap::Panels& p, const Rgb* lut, double v, uint8_t sta
   }
   if (state == kMissing)
     return sgr_bg(heatmap::missing_color()) + std::string(static_cast<size_t>(w), ' ');
-  return sgr_bg(lut[heatmap::lut_index(v, p.lo, p.hi)]) + std::string(static_cast<size_t>(w), ' ');
+  return sgr_bg(lut[heatmap::lut_index(p.norm(), v)]) + std::string(static_cast<size_t>(w), ' ');
 }
 
 }  // namespace
