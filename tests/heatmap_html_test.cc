@@ -410,5 +410,23 @@ TEST(HtmlPage, ModelViewChoosesLayerAndHead) {
   EXPECT_EQ(mean["errors"], json::array()) << mean.dump();
 }
 
+// A head summary's page: hovering a cell names the layer and head and draws
+// that head's weights in the tooltip; the head view is left out.
+TEST(HtmlPage, HeadSummaryShowsTheHeadOnHover) {
+  const std::string dir = test::temp_dir();
+  auto r = run_attn({"heatmap", source_path("data/models/tiny-llama/attentions.npy"), "--summary",
+                     "previous", "-o", dir + "/summary.html"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json data = page_data(read_text(dir + "/summary.html"));
+  EXPECT_EQ(data["pattern_rows"], 7);
+  EXPECT_EQ(data["pattern_cols"], 7);
+  DRIVE(got, dir + "/summary.html", {"--cell", "1,2"});
+  EXPECT_EQ(got["errors"], json::array()) << got.dump();
+  const std::string tip = got["tooltip"].get<std::string>();
+  EXPECT_EQ(tip.rfind("layer\t1\nhead\t2\nweight on the previous token\t", 0), 0u) << tip;
+  EXPECT_NE(tip.find("the head's weights (colours from 0 to its largest)"), std::string::npos)
+      << tip;
+}
+
 }  // namespace
 }  // namespace attn

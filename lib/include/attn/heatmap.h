@@ -168,6 +168,12 @@ struct HeatmapData {
   // column) rather than read from a result: values and masked point here.
   std::shared_ptr<const std::vector<double>> owned_values;
   std::shared_ptr<const std::vector<uint8_t>> owned_masked;
+  // What each cell stands for, drawn on hover in the HTML page (a head
+  // summary's cells are heads): pattern_rows x pattern_cols values per
+  // cell, cell after cell; empty for none.
+  std::shared_ptr<const std::vector<double>> cell_patterns;
+  int64_t pattern_rows = 0, pattern_cols = 0;
+  std::string pattern_title;  // "the head's weights, 8x8 block means"
 };
 
 // The stage `stage` of a computed result, named with the problem's labels

@@ -179,6 +179,14 @@ std::string write_html(const HeatmapData& d, const HeatmapOptions& o) {
   data["batches"] = d.batch;
   data["heads"] = d.heads;
   data["encoding"] = f32 ? "f32" : "f64";
+  // A head summary's cells are heads: their patterns, drawn on hover.
+  const bool patterns = d.cell_patterns && d.pattern_rows > 0 && plan.refs.size() == 1 &&
+                        p.factor == 1 &&
+                        static_cast<int64_t>(d.cell_patterns->size()) ==
+                            d.rows * d.cols * d.pattern_rows * d.pattern_cols;
+  data["pattern_rows"] = patterns ? d.pattern_rows : 0;
+  data["pattern_cols"] = patterns ? d.pattern_cols : 0;
+  data["pattern_title"] = sanitize_utf8(d.pattern_title);
   data["states"] = states;
 
   std::string out = html_page_start();
@@ -193,6 +201,16 @@ std::string write_html(const HeatmapData& d, const HeatmapOptions& o) {
   out += "<script type=\"text/plain\" id=\"attn-values\">";
   out += encode_values(p, f32);
   out += "</script>\n";
+  if (patterns) {
+    Panels pat;
+    Panel all;
+    all.values = *d.cell_patterns;
+    all.state.assign(all.values.size(), kValue);
+    pat.panels.push_back(std::move(all));
+    out += "<script type=\"text/plain\" id=\"attn-patterns\">";
+    out += encode_values(pat, true);
+    out += "</script>\n";
+  }
   if (states) {
     out += "<script type=\"text/plain\" id=\"attn-states\">";
     out += encode_states(p);

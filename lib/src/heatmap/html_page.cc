@@ -43,6 +43,8 @@ figcaption { font-weight: 600; font-size: 14px; margin-bottom: 6px; }
 #tooltip td { padding: 1px 0; overflow-wrap: anywhere; }
 #tooltip tr.value td { font-weight: 650; font-variant-numeric: tabular-nums; }
 #tooltip .caption { font-weight: 600; margin-bottom: 3px; }
+#tooltip .pattern { margin-top: 6px; }
+#tooltip .pattern canvas { display: block; image-rendering: pixelated; border: 1px solid #ccc; }
 #headview svg { display: block; }
 #headview text { font-size: 13px; fill: #333; cursor: default; }
 #headview text.active { font-weight: 700; fill: #000; }
@@ -131,6 +133,26 @@ const char* const kEnd = R"page(<script>
     return out;
   }
   function state(k, i) { return states ? states[k * N + i] : 0; }
+  // A head summary's cell: the head's weights, small, in the tooltip.
+  var PR = D.pattern_rows, PC = D.pattern_cols;
+  var patterns = PR ? new DataView(bytes(document.getElementById('attn-patterns').textContent).buffer) : null;
+  function drawPattern(i) {
+    var box = el('div', 'pattern'), scale = Math.max(2, Math.floor(120 / Math.max(PR, PC)));
+    box.appendChild(el('div', 'caption', D.pattern_title + ' (colours from 0 to its largest)'));
+    var c = el('canvas'), g = c.getContext('2d'), base = i * PR * PC, top = 0, r, k;
+    c.width = PC * scale;
+    c.height = PR * scale;
+    for (k = 0; k < PR * PC; ++k) top = Math.max(top, patterns.getFloat32(4 * (base + k), true));
+    for (r = 0; r < PR; ++r) {
+      for (k = 0; k < PC; ++k) {
+        var v = patterns.getFloat32(4 * (base + r * PC + k), true), t = top > 0 ? v / top : 0;
+        g.fillStyle = css(lut[Math.max(0, Math.min(255, Math.round(t * 255)))]);
+        g.fillRect(k * scale, r * scale, scale, scale);
+      }
+    }
+    box.appendChild(c);
+    return box;
+  }
 
   // Colours: the PNG's table and range (lut_index in heatmap/color.h).
   function hexRgb(h) {
@@ -407,6 +429,10 @@ const char* const kEnd = R"page(<script>
     box.textContent = '';
     links = [];
     tokens = [];
+    if (PR) {
+      note(box, 'Not drawn: the cells are ' + D.row_title + ' and ' + D.col_title + ', not query and key tokens; hover a cell for its head\'s weights.');
+      return;
+    }
     if (D.factor !== 1) {
       note(box, 'Not drawn: the panel shows blocks of ' + D.factor + '\u00d7' + D.factor + ' cells, not single ' + D.row_title + ' and ' + D.col_title + '.');
       return;
@@ -502,6 +528,7 @@ const char* const kEnd = R"page(<script>
     row(table, D.scale_name, s === 1 ? 'masked' : fmt(v), 'value');
     if (many) row(table, 'block', D.reduce + ' of ' + D.factor + '\u00d7' + D.factor + ' cells');
     tip.appendChild(table);
+    if (patterns) tip.appendChild(drawPattern(i));
     tip.hidden = false;
     var tw = tip.offsetWidth, th = tip.offsetHeight;
     var x = px + 16 + tw > window.innerWidth ? px - 16 - tw : px + 16;

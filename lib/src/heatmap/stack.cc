@@ -194,6 +194,11 @@ HeatmapData head_summary(const BinaryArray& a, const StackChoice& c, HeadStat st
   const int size = element_size(a.type);
   auto values = std::make_shared<std::vector<double>>(static_cast<size_t>(nl * nh), 0.0);
   std::vector<double> row(static_cast<size_t>(K));
+  // Each head's weights in at most 24 x 24 block means, for the page's hover.
+  const int64_t f = std::max<int64_t>(1, (std::max(Q, K) + 23) / 24);
+  const int64_t pr = (Q + f - 1) / f, pc = (K + f - 1) / f;
+  auto patterns =
+      std::make_shared<std::vector<double>>(static_cast<size_t>(nl * nh * pr * pc), 0.0);
   for (int64_t l = 0; l < nl; ++l) {
     for (int64_t h = 0; h < nh; ++h) {
       const int64_t offset = (((l0 + l) * B + b) * H + (h0 + h)) * Q * K;
@@ -201,6 +206,11 @@ HeatmapData head_summary(const BinaryArray& a, const StackChoice& c, HeadStat st
       int64_t rows = 0;
       for (int64_t i = 0; i < Q; ++i) {
         decode_cells(a.data + (offset + i * K) * size, a.type, K, row.data());
+        double* pattern = patterns->data() + ((l * nh + h) * pr + i / f) * pc;
+        for (int64_t j = 0; j < K; ++j) {
+          const int64_t cells = std::min(f, Q - (i / f) * f) * std::min(f, K - (j / f) * f);
+          pattern[j / f] += row[static_cast<size_t>(j)] / static_cast<double>(cells);
+        }
         double total = 0;
         for (double w : row) total += w;
         if (total == 0) continue;  // fully masked
@@ -240,6 +250,12 @@ HeatmapData head_summary(const BinaryArray& a, const StackChoice& c, HeadStat st
   d.values = values->data();
   d.rows = nl;
   d.cols = nh;
+  d.cell_patterns = patterns;
+  d.pattern_rows = pr;
+  d.pattern_cols = pc;
+  d.pattern_title = f == 1 ? "the head's weights"
+                           : "the head's weights, " + std::to_string(f) + "×" + std::to_string(f) +
+                                 " block means";
   d.source = source;
   d.row_title = "layers";
   d.col_title = "heads";
