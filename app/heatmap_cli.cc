@@ -55,7 +55,9 @@ const DrawingFlag kDrawingFlags[] = {
      "longest side of the image in pixels (default 2048); larger matrices are "
      "downsampled",
      "PX"},
-    {"--reduce", "mean (default) or max: how downsampled blocks are merged", "HOW"},
+    {"--reduce",
+     "mean (default; max in a stack's model view) or max: how downsampled blocks are merged",
+     "HOW"},
     {"--cell-size", "pixels per cell, 1 to 256 (default: the largest that fits --max-size)", "PX"},
     {"--labels-every", "label every Nth row and column (default: every label that fits)", "N"},
     {"--annotate", "write the values in the cells: auto (default: when they fit), always or never",

@@ -13,6 +13,7 @@
 #include "attn/error.h"
 #include "attn/heatmap.h"
 #include "attn/npy.h"
+#include "shell_util.h"
 #include "test_util.h"
 
 namespace attn {
@@ -303,6 +304,54 @@ TEST(ColorRange, PercentileAndFirstColumn) {
   d.cols = 101;
   const std::string drawn = render_svg(d, o);
   EXPECT_NE(drawn.find(">90<"), std::string::npos);  // the range's top end
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// The gallery of docs/heatmaps.md: the script runs, and every figure is
+// within the size it is designed for.
+TEST(Gallery, TheScriptDrawsEveryFigureWithinItsSize) {
+  if (test::sh("/usr/bin/python3 -c 'import numpy' 2>/dev/null").code != 0) {
+    GTEST_SKIP() << "/usr/bin/python3 lacks NumPy (apt-get install python3-numpy): "
+                    "scripts/make_gallery.sh not run";
+  }
+  const std::string out = test::temp_dir() + "/gallery";
+  const test::Shell r =
+      test::sh("bash " + test::quote(test::source_path("scripts/make_gallery.sh")) + " " +
+               test::quote(ATTN_BINARY) + " " + test::quote(out));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  auto png_size = [](const std::string& bytes, size_t at) {
+    return (static_cast<unsigned char>(bytes[at]) << 24) |
+           (static_cast<unsigned char>(bytes[at + 1]) << 16) |
+           (static_cast<unsigned char>(bytes[at + 2]) << 8) |
+           static_cast<unsigned char>(bytes[at + 3]);
+  };
+  for (const char* name :
+       {"model_view_12x12_slide.png", "model_view_12x12_column.png", "layer3_head5.png",
+        "model_view_32x32_slide.png", "summary_previous_32x32_slide.png",
+        "summary_first_32x32_column.png", "causal_1024_slide.png"}) {
+    const std::string bytes = read_text(out + "/" + name);
+    ASSERT_GT(bytes.size(), 24u) << name;
+    const unsigned limit = std::string(name).find("column") != std::string::npos ||
+                                   std::string(name) == "layer3_head5.png"
+                               ? 700
+                               : 1920;
+    EXPECT_LE(png_size(bytes, 16), limit) << name;
+    EXPECT_LE(png_size(bytes, 20), limit) << name;
+  }
+  for (const char* name :
+       {"model_view_12x12.svg", "model_view_32x32.svg", "summary_entropy_32x32.svg"}) {
+    const std::string svg = read_text(out + "/" + name);
+    std::string why;
+    EXPECT_TRUE(test::well_formed_xml(svg, &why)) << name << ": " << why;
+    EXPECT_LT(svg.size(), 4u << 20) << name;  // panels embedded as images, not rectangles
+  }
+  EXPECT_NE(read_text(out + "/summary_previous_32x32.html").find("attn-patterns"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -119,6 +119,7 @@ struct HeatmapOptions {
   std::optional<int64_t> batch, head;      // draw only this batch / head
   int max_size = 2048;                     // longest side of the image, pixels
   Reduce reduce = Reduce::kMean;           // how blocks are merged when downsampling
+  bool reduce_given = false;               // --reduce was given (a model view's default is max)
   std::optional<int> cell_size;            // pixels a cell; default: the largest that fits
   std::optional<int64_t> labels_every;     // label every Nth row/column; default: all that fit
   Annotate annotate = Annotate::kAuto;     // values in the cells: when they fit

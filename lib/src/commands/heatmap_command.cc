@@ -68,7 +68,10 @@ StackChoice stack_choice(const Shape& shape, std::optional<int64_t> layer, const
   c.layer = layer;
   c.batch = o.batch;
   c.head = o.head;
-  c.reduce = o.reduce;
+  // A grid of small panels merges blocks by their maximum unless --reduce
+  // says otherwise: a mean thins a one-cell line (a previous-token head's
+  // diagonal) to 1/f of itself, and the grid goes dark.
+  c.reduce = o.reduce_given || (c.layer && c.head) ? o.reduce : Reduce::kMax;
   // One panel keeps its cells for the renderer (which fits them to
   // --max-size); a grid of panels needs far fewer per panel.
   c.max_side = c.layer && c.head ? 4096 : 256;
@@ -127,6 +130,7 @@ int draw_stack(const HeatmapCommandRequest& req, BinaryArray a, const std::strin
   HeatmapOptions o = req.options;
   o.batch.reset();  // chosen above
   o.head.reset();
+  o.reduce = c.reduce;
   return draw(req, d, o, console);
 }
 
@@ -347,6 +351,7 @@ RenderedHeatmap render_stack_heatmap(const RunRequest& req, const Tensor<double>
   HeatmapOptions o = h.options;
   o.batch.reset();  // chosen above
   o.head.reset();
+  o.reduce = c.reduce;
   if (!h.path.empty()) {
     out.file = render_heatmap_file(d, o, figure_kind(h.path));
     out.warning = missing_glyph_warning(d, o);

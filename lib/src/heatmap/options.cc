@@ -122,6 +122,7 @@ void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::strin
     o.max_size = static_cast<int>(integer(flag, text, kMinMaxSize, kLargestMaxSize));
   } else if (flag == "--reduce") {
     o.reduce = choice<Reduce>(flag, text, kReduceNames, {Reduce::kMean, Reduce::kMax});
+    o.reduce_given = true;
   } else if (flag == "--cell-size") {
     o.cell_size = static_cast<int>(integer(flag, text, 1, kMaxCellSize));
   } else if (flag == "--labels-every") {

@@ -21,15 +21,18 @@ namespace heatmap {
 
 namespace {
 
-// Beyond this many cells a grid is embedded as an image: rectangles would
-// make a file of hundreds of megabytes that no viewer opens.
+// Beyond this many cells a grid is embedded as an image, and so is every
+// grid of a figure with more than kMaxFigureRectCells cells in all (a model
+// view of 32 x 32 heads): rectangles would make a file of tens or hundreds
+// of megabytes that viewers open slowly or not at all.
 constexpr int64_t kMaxRectCells = kMaxTipCells;
+constexpr int64_t kMaxFigureRectCells = 4 * kMaxTipCells;
 
 std::string num(int v) { return std::to_string(v); }
 
-void write_grid(std::string& out, const CellGrid& g) {
+void write_grid(std::string& out, const CellGrid& g, bool as_image) {
   const int w = g.cell_w - g.gap, h = g.cell_h - g.gap;
-  if (g.rows * g.cols > kMaxRectCells) {
+  if (!g.legend && (as_image || g.rows * g.cols > kMaxRectCells)) {
     Canvas c(static_cast<int>(g.cols) * g.cell_w, static_cast<int>(g.rows) * g.cell_h,
              Rgb{255, 255, 255}, g.x, g.y);
     draw_grid(c, g);
@@ -114,7 +117,9 @@ std::string write_svg(const Scene& s) {
     out += "<rect x=\"" + num(r.x) + "\" y=\"" + num(r.y) + "\" width=\"" + num(r.w) +
            "\" height=\"" + num(r.h) + "\" fill=\"" + hex(r.color) + "\"/>\n";
   }
-  for (const CellGrid& g : s.grids) write_grid(out, g);
+  int64_t cells = 0;
+  for (const CellGrid& g : s.grids) cells += g.legend ? 0 : g.rows * g.cols;
+  for (const CellGrid& g : s.grids) write_grid(out, g, cells > kMaxFigureRectCells);
   for (size_t b = 0; b < s.bars.size(); ++b) {
     const ColorbarItem& bar = s.bars[b];
     out += "<rect class=\"colorbar\" x=\"" + num(bar.x) + "\" y=\"" + num(bar.y) + "\" width=\"" +
