@@ -20,6 +20,38 @@ namespace attn::cli {
 
 namespace {
 
+// "0-5,11": indices and inclusive ranges, each once, in the order given
+// (at most 65536 of them).
+std::vector<int64_t> parse_index_list(const char* flag, const std::string& text) {
+  std::vector<int64_t> out;
+  auto bad = [&](const std::string& why) {
+    throw_usage(std::string(flag) + " " + text + ": " + why +
+                "; expected indices and ranges, as 0-5,11");
+  };
+  auto number = [&](const std::string& s) -> int64_t {
+    if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) {
+      bad("'" + s + "' is not an index");
+    }
+    return std::stoll(s);
+  };
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string part = text.substr(at, comma - at);
+    const size_t dash = part.find('-');
+    const int64_t first = number(part.substr(0, dash));
+    const int64_t last = dash == std::string::npos ? first : number(part.substr(dash + 1));
+    if (last < first) bad("the range " + part + " runs backwards");
+    for (int64_t i = first; i <= last; ++i) {
+      if (std::find(out.begin(), out.end(), i) != out.end()) bad(std::to_string(i) + " twice");
+      if (out.size() >= 65536) bad("more than 65536 indices");
+      out.push_back(i);
+    }
+    at = comma + 1;
+  }
+  return out;
+}
+
 struct DrawingFlag {
   const char* flag;
   const char* help;
@@ -157,7 +189,7 @@ Action add_heatmap(CLI::App& app) {
     std::string max_input_bytes, max_elements;
     bool quiet = false;
     std::string color = "auto";
-    std::string layer, stack, precision, summary;
+    std::string layer, stack, precision, summary, layers, heads;
   };
   auto f = std::make_shared<Flags>();
   HeatmapCommandRequest& req = f->req;
@@ -193,6 +225,16 @@ Action add_heatmap(CLI::App& app) {
                   "draw only this layer of a stack, 0-based (default: every layer, the model "
                   "view)")
       ->type_name("N")
+      ->group(st);
+  cmd->add_option("--layers", f->layers,
+                  "draw only these layers of a stack: indices and ranges, as 0-5,11 (default: "
+                  "every layer)")
+      ->type_name("LIST")
+      ->group(st);
+  cmd->add_option("--heads", f->heads,
+                  "draw only these heads of a stack: indices and ranges, as 0,3,8-11 (default: "
+                  "every head)")
+      ->type_name("LIST")
       ->group(st);
   cmd->add_option("--summary", f->summary,
                   "one cell per layer and head: entropy, or the mean weight on the first token, "
@@ -241,6 +283,14 @@ Action add_heatmap(CLI::App& app) {
     if (cmd->count("--layer") > 0) r.layer = parse_int_flag("--layer", f->layer, 0, 1 << 20);
     if (cmd->count("--stack") > 0) r.stack = parse_stack_flag(f->stack);
     if (cmd->count("--summary") > 0) r.summary = parse_head_stat(f->summary);
+    if (cmd->count("--layers") > 0) {
+      if (cmd->count("--layer") > 0) throw_usage("give --layer N or --layers LIST, not both");
+      r.layers = parse_index_list("--layers", f->layers);
+    }
+    if (cmd->count("--heads") > 0) {
+      if (cmd->count("--head") > 0) throw_usage("give --head H or --heads LIST, not both");
+      r.heads = parse_index_list("--heads", f->heads);
+    }
     if (r.show) r.terminal = terminal_style(parse_color_flag(f->color));
     r.quiet = f->quiet;
     StdConsole console;

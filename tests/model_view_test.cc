@@ -119,6 +119,33 @@ TEST(ModelGrid, SixtyFourBySixtyFourStaysWithinTheSize) {
   EXPECT_EQ(count(s, ">L63<"), 1u);
 }
 
+// --layers and --heads keep some rows and columns, named as the stack
+// numbers them; bad lists are refused in one line.
+TEST(ModelGrid, LayersAndHeadsPickRowsAndColumns) {
+  const std::string stack = causal_stack(12, 12, 8), svg = temp_dir() + "/pick.svg";
+  test::Run r = run_attn({"heatmap", stack, "--layers", "0-2,11", "--heads", "0,5,7", "-o", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string s = read_text(svg);
+  for (const char* name : {">L0<", ">L2<", ">L11<", ">H0<", ">H5<", ">H7<", ">mean<"}) {
+    EXPECT_EQ(count(s, name), 1u) << name;
+  }
+  EXPECT_EQ(count(s, ">L3<"), 0u);
+  EXPECT_NE(s.find("layers 0,1,2,11, heads 0,5,7"), std::string::npos);
+  EXPECT_NE(s.find("L11 H7: "), std::string::npos);  // a cell's tooltip names the real ones
+  EXPECT_NE(s.find("mean: of the heads drawn"), std::string::npos);
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"--layers", "3-1"},
+                                              {"--layers", "12"},
+                                              {"--heads", "1,1"},
+                                              {"--heads", "x"},
+                                              {"--layers", "1", "--layer", "2"}}) {
+    std::vector<std::string> args = {"heatmap", stack, "-o", svg};
+    args.insert(args.end(), bad.begin(), bad.end());
+    r = run_attn(args);
+    EXPECT_EQ(r.code, 2) << bad[0] << " " << bad[1];
+    EXPECT_NE(r.err.find(bad[0]), std::string::npos) << r.err;
+  }
+}
+
 TEST(ModelGrid, AStackWithoutExactZerosIsNotMasked) {
   Tensor<double> s({2, 1, 2, 4, 4}, 0.25);
   s[3] = 0.0;  // one zero right of the diagonal is not a causal mask

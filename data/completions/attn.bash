@@ -29,7 +29,7 @@ _attn_flags() {
       ;;
     heatmap)
       echo "-h --help -o --output --show --key --title --labels --key-labels --tokens --layer" \
-        "--stack --summary -q --quiet" \
+        "--stack --layers --heads --summary -q --quiet" \
         "--max-input-bytes --max-elements --color --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
         "--cell-size --labels-every --annotate --color-scale --ignore-first --token-style --font --precision"
       ;;

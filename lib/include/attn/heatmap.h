@@ -152,6 +152,9 @@ struct HeatmapData {
   // The model view: batch entries (layers) as rows and heads as columns,
   // named once on the margins, panels without captions.
   bool model_view = false;
+  // The layers' and heads' numbers in the source when only some were drawn
+  // (captions and margins name them); empty: 0, 1, 2, ...
+  std::vector<int64_t> batch_ids, head_ids;
   bool head_axis = false;     // captions name the head
   bool head_average = false;  // add a mean-of-heads panel per batch
   bool zero_based = false;    // attention weights: the colour range is 0 to 1 by default
@@ -199,6 +202,9 @@ HeatmapData heatmap_from_tensor(const Tensor<double>& t);
 // kept when a panel is not reduced. Out-of-range choices are usage errors.
 struct StackChoice {
   std::optional<int64_t> layer, batch, head;
+  // Several layers or heads (--layers 0-5,11, --heads 0,3), in the order
+  // given; empty: every one (or `layer` / `head` when set).
+  std::vector<int64_t> layers, heads;
   int64_t max_side = 256;
   Reduce reduce = Reduce::kMean;
 };

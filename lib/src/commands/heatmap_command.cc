@@ -63,20 +63,28 @@ int draw(const HeatmapCommandRequest& req, const HeatmapData& d, const HeatmapOp
 // What of a stack [layers][batch][heads][q][k] a figure at `path` draws:
 // the layer, batch and head chosen, and how far its panels are reduced.
 StackChoice stack_choice(const Shape& shape, std::optional<int64_t> layer, const HeatmapOptions& o,
-                         const std::string& path) {
+                         const std::string& path, const std::vector<int64_t>& layers = {},
+                         const std::vector<int64_t>& heads = {}) {
   StackChoice c;
   c.layer = layer;
+  c.layers = layers;
+  c.heads = heads;
   c.batch = o.batch;
   c.head = o.head;
+  const int64_t n_layers = c.layer             ? 1
+                           : !c.layers.empty() ? static_cast<int64_t>(c.layers.size())
+                                               : shape[0];
+  const int64_t n_heads = c.head             ? 1
+                          : !c.heads.empty() ? static_cast<int64_t>(c.heads.size())
+                                             : shape[2];
+  const int64_t panels = n_layers * (n_heads + (n_heads > 1 ? 1 : 0));
   // A grid of small panels merges blocks by their maximum unless --reduce
   // says otherwise: a mean thins a one-cell line (a previous-token head's
   // diagonal) to 1/f of itself, and the grid goes dark.
-  c.reduce = o.reduce_given || (c.layer && c.head) ? o.reduce : Reduce::kMax;
+  c.reduce = o.reduce_given || panels == 1 ? o.reduce : Reduce::kMax;
   // One panel keeps its cells for the renderer (which fits them to
   // --max-size); a grid of panels needs far fewer per panel.
-  c.max_side = c.layer && c.head ? 4096 : 256;
-  const int64_t layers = c.layer ? 1 : shape[0], heads = c.head ? 1 : shape[2];
-  const int64_t panels = layers * (heads + (heads > 1 ? 1 : 0));
+  c.max_side = panels == 1 ? 4096 : 256;
   // Every panel's cells are held while the figure is drawn: at most 2^24
   // of them in all (128 MB), so 64 layers × 64 heads keep 64 × 64 each.
   // No figure shows more: --max-size 16384 over 64 panels a side leaves
@@ -98,7 +106,8 @@ StackChoice stack_choice(const Shape& shape, std::optional<int64_t> layer, const
 int draw_stack(const HeatmapCommandRequest& req, BinaryArray a, const std::string& name,
                Console& console, const std::vector<std::string>& file_labels = {}) {
   if (a.shape.size() == 4) a.shape.insert(a.shape.begin() + 1, 1);  // [layers][1][heads][q][k]
-  const StackChoice c = stack_choice(a.shape, req.layer, req.options, req.output_path);
+  const StackChoice c =
+      stack_choice(a.shape, req.layer, req.options, req.output_path, req.layers, req.heads);
   if (req.summary) {
     HeatmapData d = head_summary(a, c, *req.summary, name);
     if (!req.labels.empty() || !req.tokens.empty() || !req.key_labels.empty()) {
@@ -157,7 +166,7 @@ std::string flag_inputs_title(const RunRequest& req) {
 bool rank4_layers(const HeatmapCommandRequest& req, const Shape& shape, const std::string& name,
                   Console& console) {
   if (!req.stack.empty()) return req.stack == "layers";
-  if (req.layer) return true;
+  if (req.layer || !req.layers.empty()) return true;
   if (shape[0] > 1 && !req.quiet) {
     console.warn(name + ": " + shape_string(shape) +
                  " drawn as [batch][heads][q][k]; --stack layers draws it as "
@@ -166,13 +175,25 @@ bool rank4_layers(const HeatmapCommandRequest& req, const Shape& shape, const st
   return false;
 }
 
+// Flags that only a stack of attention weights takes.
+bool wants_stack(const HeatmapCommandRequest& req) {
+  return req.layer || req.stack == "layers" || req.summary || !req.layers.empty() ||
+         !req.heads.empty();
+}
+
+// The first of them given, for messages.
+std::string stack_flag(const HeatmapCommandRequest& req) {
+  return req.layer             ? "--layer"
+         : !req.layers.empty() ? "--layers"
+         : !req.heads.empty()  ? "--heads"
+         : req.summary         ? "--summary"
+                               : "--stack layers";
+}
+
 // --layer or --stack layers on what is no stack.
 [[noreturn]] void not_a_stack(const HeatmapCommandRequest& req, const std::string& name,
                               const Shape& shape) {
-  throw_usage(std::string(req.layer     ? "--layer"
-                          : req.summary ? "--summary"
-                                        : "--stack layers") +
-              ": " + name + " has shape " + shape_string(shape) +
+  throw_usage(stack_flag(req) + ": " + name + " has shape " + shape_string(shape) +
               ", not a stack of attention weights (rank 5, or rank 4 with --stack layers)");
 }
 
@@ -194,11 +215,9 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
   MatrixInput l;
   if (std::optional<MatrixInput> result =
           read_npz_result(req.input, req.key, req.max_input_bytes, req.max_elements)) {
-    if (req.layer || req.stack == "layers" || req.summary) {
-      throw_usage(std::string(req.layer     ? "--layer"
-                              : req.summary ? "--summary"
-                                            : "--stack layers") +
-                  ": " + name + " is an attn result, not a stack of attention weights");
+    if (wants_stack(req)) {
+      throw_usage(stack_flag(req) + ": " + name +
+                  " is an attn result, not a stack of attention weights");
     }
     l = std::move(*result);
   } else if (std::optional<BinaryArray> a = view_binary_matrix(req.input, req.max_input_bytes)) {
@@ -206,7 +225,7 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
         (a->shape.size() == 4 && rank4_layers(req, a->shape, name, console))) {
       return draw_stack(req, std::move(*a), name, console);
     }
-    if (req.layer || req.stack == "layers" || req.summary) not_a_stack(req, name, a->shape);
+    if (wants_stack(req)) not_a_stack(req, name, a->shape);
     if (a->shape.size() > 4) {
       throw_input(name, "array of rank " + std::to_string(a->shape.size()) +
                             "; attn heatmap reads rank 1 to 4, and stacks of rank 5");
@@ -231,9 +250,7 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
       a.data = reinterpret_cast<const unsigned char*>(a.keep.view().data());
       return draw_stack(req, std::move(a), place, console, l.row_labels);
     }
-    if (req.layer || req.stack == "layers" || req.summary) {
-      not_a_stack(req, name, l.values.shape());
-    }
+    if (wants_stack(req)) not_a_stack(req, name, l.values.shape());
   }
   if (l.values.size() == 0) {
     // [] or [[]] would be drawn as a frame around nothing.

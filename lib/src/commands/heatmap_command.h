@@ -30,9 +30,10 @@ struct HeatmapCommandRequest {
   // with --stack batch, as an attn result records it, or else (the default,
   // which a warning names when the first axis is above 1).
   std::optional<int64_t> layer;
-  std::string stack;                // --stack: "batch", "layers", or "" when not given
-  std::optional<HeadStat> summary;  // --summary: one cell per (layer, head)
-  bool quiet = false;               // no warnings (a font without some label's glyphs)
+  std::string stack;                   // --stack: "batch", "layers", or "" when not given
+  std::optional<HeadStat> summary;     // --summary: one cell per (layer, head)
+  std::vector<int64_t> layers, heads;  // --layers 0-5,11, --heads 0,3: some of a stack's
+  bool quiet = false;                  // no warnings (a font without some label's glyphs)
   HeatmapOptions options;
   TerminalStyle terminal;
   int64_t max_input_bytes = kDefaultMaxInputBytes;  // --max-input-bytes: largest input read

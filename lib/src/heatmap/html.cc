@@ -173,7 +173,9 @@ std::string write_html(const HeatmapData& d, const HeatmapOptions& o) {
   json panels = json::array();
   for (size_t k = 0; k < plan.refs.size(); ++k) {
     const PanelRef& r = plan.refs[k];
-    panels.push_back({{"batch", r.batch}, {"head", r.head}, {"caption", sanitize_utf8(r.caption)}});
+    panels.push_back({{"batch", batch_id(d, r.batch)},
+                      {"head", head_id(d, r.head)},
+                      {"caption", sanitize_utf8(r.caption)}});
   }
   data["panels"] = panels;
   data["batches"] = d.batch;

@@ -379,12 +379,12 @@ Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const Pan
   const Labels rows = make_labels(d.row_labels, d.rows), cols = make_labels(d.col_labels, d.cols);
   std::vector<std::string> row_names, col_names;
   for (int i = 0; i < L; ++i) {
-    const int64_t b = plan.refs[static_cast<size_t>(i * C)].batch;
+    const int64_t b = batch_id(d, plan.refs[static_cast<size_t>(i * C)].batch);
     row_names.push_back(std::string(1, static_cast<char>(std::toupper(d.batch_name[0]))) +
                         std::to_string(b));
   }
   for (int j = 0; j < C; ++j) {
-    const int64_t h = plan.refs[static_cast<size_t>(j)].head;
+    const int64_t h = head_id(d, plan.refs[static_cast<size_t>(j)].head);
     col_names.push_back(h < 0 ? "mean" : "H" + std::to_string(h));
   }
   int row_name_w = 0, col_name_w = 0;
@@ -392,7 +392,8 @@ Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const Pan
   for (const std::string& n : col_names)
     col_name_w = std::max(col_name_w, text_extent(n, kScale, true));
   const std::string note = "each panel: " + d.row_title + " (rows) × " + d.col_title +
-                           " (columns); " + d.batch_name + "s top to bottom, heads left to right";
+                           " (columns); " + d.batch_name + "s top to bottom, heads left to right" +
+                           (d.head_ids.empty() ? "" : "; mean: of the heads drawn");
 
   // Everything but the panels, for a cell size and block factor.
   struct Fit {

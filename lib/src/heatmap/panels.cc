@@ -12,7 +12,17 @@ namespace attn::heatmap {
 
 namespace {}  // namespace
 
-std::string panel_caption(const HeatmapData& d, int64_t b, int64_t h, bool short_form) {
+int64_t batch_id(const HeatmapData& d, int64_t b) {
+  return static_cast<size_t>(b) < d.batch_ids.size() ? d.batch_ids[static_cast<size_t>(b)] : b;
+}
+
+int64_t head_id(const HeatmapData& d, int64_t h) {
+  return h >= 0 && static_cast<size_t>(h) < d.head_ids.size() ? d.head_ids[static_cast<size_t>(h)]
+                                                              : h;
+}
+
+std::string panel_caption(const HeatmapData& d, int64_t panel_b, int64_t panel_h, bool short_form) {
+  const int64_t b = batch_id(d, panel_b), h = head_id(d, panel_h);
   if (short_form) {
     const std::string head = h < 0 ? "mean" : "H" + std::to_string(h);
     return d.batch_axis ? std::string(1, static_cast<char>(std::toupper(d.batch_name[0]))) +

@@ -29,6 +29,10 @@ struct PanelPlan {
 // A panel's caption: "batch 1, head 3", "batch 1, mean of heads"; or, short,
 // "B1 H3", "B1 mean" (the batch axis's initial: "L3 H5" for layers).
 std::string panel_caption(const HeatmapData& d, int64_t batch, int64_t head, bool short_form);
+// A panel's batch entry (layer) and head as the source numbers them
+// (HeatmapData::batch_ids, head_ids); -1, the mean, stays -1.
+int64_t batch_id(const HeatmapData& d, int64_t b);
+int64_t head_id(const HeatmapData& d, int64_t h);
 
 // The panels to draw. Throws a usage error for --batch/--head out of range.
 PanelPlan plan_panels(const HeatmapData& d, const HeatmapOptions& o);

@@ -71,15 +71,23 @@ void read_panel(const BinaryArray& a, int64_t offset, int64_t q, int64_t k, int6
 // (`what` names the work in the message for an empty stack).
 struct Picked {
   int64_t L, B, H, Q, K;
-  int64_t b, l0, nl, h0, nh;
+  int64_t b, nl, nh;
+  std::vector<int64_t> layers, heads;            // the ones drawn, in order
+  bool some_layers = false, some_heads = false;  // not all of them
 };
+
+// A list flag's indices, each in range (a usage error naming it).
+void check_list(const char* flag, const std::vector<int64_t>& list, int64_t n, const char* what) {
+  for (int64_t i : list) check_choice(flag, i, n, what);
+}
 
 Picked pick(const BinaryArray& a, const StackChoice& c, const std::string& source,
             const char* function, const char* what) {
   if (a.shape.size() != 5) {
     throw_internal(std::string(function) + ": rank " + std::to_string(a.shape.size()));
   }
-  Picked p{a.shape[0], a.shape[1], a.shape[2], a.shape[3], a.shape[4], 0, 0, 0, 0, 0};
+  Picked p{a.shape[0], a.shape[1], a.shape[2], a.shape[3], a.shape[4], 0,
+           0,          0,          {},         {},         false,      false};
   if (shape_size(a.shape) == 0) {
     throw_input(source, std::string("nothing to ") + what + ": the stack is empty (shape " +
                             shape_string(a.shape) + ")");
@@ -87,11 +95,27 @@ Picked pick(const BinaryArray& a, const StackChoice& c, const std::string& sourc
   check_choice("--layer", c.layer, p.L, "layer");
   check_choice("--batch", c.batch, p.B, "batch entry");
   check_choice("--head", c.head, p.H, "head");
+  check_list("--layers", c.layers, p.L, "layer");
+  check_list("--heads", c.heads, p.H, "head");
   p.b = c.batch.value_or(0);
-  p.l0 = c.layer.value_or(0);
-  p.nl = c.layer ? 1 : p.L;
-  p.h0 = c.head.value_or(0);
-  p.nh = c.head ? 1 : p.H;
+  if (c.layer) {
+    p.layers = {*c.layer};
+  } else if (!c.layers.empty()) {
+    p.layers = c.layers;
+  } else {
+    for (int64_t l = 0; l < p.L; ++l) p.layers.push_back(l);
+  }
+  if (c.head) {
+    p.heads = {*c.head};
+  } else if (!c.heads.empty()) {
+    p.heads = c.heads;
+  } else {
+    for (int64_t h = 0; h < p.H; ++h) p.heads.push_back(h);
+  }
+  p.nl = static_cast<int64_t>(p.layers.size());
+  p.nh = static_cast<int64_t>(p.heads.size());
+  p.some_layers = p.nl < p.L || c.layer.has_value() || !c.layers.empty();
+  p.some_heads = p.nh < p.H || c.head.has_value() || !c.heads.empty();
   return p;
 }
 
@@ -101,7 +125,7 @@ HeatmapData heatmap_from_stack(const BinaryArray& a, const StackChoice& c,
                                const std::string& source) {
   const Picked pk = pick(a, c, source, "heatmap_from_stack", "draw");
   const int64_t B = pk.B, H = pk.H, Q = pk.Q, K = pk.K, b = pk.b;
-  const int64_t l0 = pk.l0, nl = pk.nl, h0 = pk.h0, nh = pk.nh;
+  const int64_t nl = pk.nl, nh = pk.nh;
   const int64_t f = std::max<int64_t>(1, (std::max(Q, K) + c.max_side - 1) / c.max_side);
   const int64_t rq = (Q + f - 1) / f, rk = (K + f - 1) / f;
 
@@ -109,7 +133,9 @@ HeatmapData heatmap_from_stack(const BinaryArray& a, const StackChoice& c,
   bool causal[2] = {Q > 1, Q > 1 && K > Q};
   for (int64_t l = 0; l < nl; ++l) {
     for (int64_t h = 0; h < nh; ++h) {
-      const int64_t offset = (((l0 + l) * B + b) * H + (h0 + h)) * Q * K;
+      const int64_t offset =
+          ((pk.layers[static_cast<size_t>(l)] * B + b) * H + pk.heads[static_cast<size_t>(h)]) * Q *
+          K;
       read_panel(a, offset, Q, K, f, c.reduce, values->data() + (l * nh + h) * rq * rk, causal);
     }
   }
@@ -155,9 +181,19 @@ HeatmapData heatmap_from_stack(const BinaryArray& a, const StackChoice& c,
   d.zero_based = true;
   d.source = source;
   d.value_name = "weights";
+  auto list = [](const std::vector<int64_t>& ids) {
+    std::string s;
+    for (int64_t i : ids) s += (s.empty() ? "" : ",") + std::to_string(i);
+    return s;
+  };
+  if (pk.some_layers) d.batch_ids = pk.layers;
+  if (pk.some_heads) d.head_ids = pk.heads;
   std::string where;
-  if (c.layer) where = "layer " + std::to_string(l0);
-  if (c.head) where += (where.empty() ? "" : ", ") + std::string("head ") + std::to_string(h0);
+  if (pk.some_layers) where = (nl == 1 ? "layer " : "layers ") + list(pk.layers);
+  if (pk.some_heads) {
+    where +=
+        (where.empty() ? "" : ", ") + std::string(nh == 1 ? "head " : "heads ") + list(pk.heads);
+  }
   if (B > 1) where += (where.empty() ? "" : ", ") + std::string("batch ") + std::to_string(b);
   d.subtitle = "stack " + shape_string(a.shape) + " [layers][batch][heads][q][k]" +
                (where.empty() ? "" : "; " + where) +
@@ -189,7 +225,7 @@ HeatmapData head_summary(const BinaryArray& a, const StackChoice& c, HeadStat st
                          const std::string& source) {
   const Picked pk = pick(a, c, source, "head_summary", "summarise");
   const int64_t B = pk.B, H = pk.H, Q = pk.Q, K = pk.K, b = pk.b;
-  const int64_t l0 = pk.l0, nl = pk.nl, h0 = pk.h0, nh = pk.nh;
+  const int64_t nl = pk.nl, nh = pk.nh;
   const int64_t shift = std::max<int64_t>(K - Q, 0);
   const int size = element_size(a.type);
   auto values = std::make_shared<std::vector<double>>(static_cast<size_t>(nl * nh), 0.0);
@@ -201,7 +237,9 @@ HeatmapData head_summary(const BinaryArray& a, const StackChoice& c, HeadStat st
       std::make_shared<std::vector<double>>(static_cast<size_t>(nl * nh * pr * pc), 0.0);
   for (int64_t l = 0; l < nl; ++l) {
     for (int64_t h = 0; h < nh; ++h) {
-      const int64_t offset = (((l0 + l) * B + b) * H + (h0 + h)) * Q * K;
+      const int64_t offset =
+          ((pk.layers[static_cast<size_t>(l)] * B + b) * H + pk.heads[static_cast<size_t>(h)]) * Q *
+          K;
       double sum = 0;
       int64_t rows = 0;
       for (int64_t i = 0; i < Q; ++i) {
@@ -259,9 +297,13 @@ HeatmapData head_summary(const BinaryArray& a, const StackChoice& c, HeadStat st
   d.source = source;
   d.row_title = "layers";
   d.col_title = "heads";
-  // Indices name the rows and columns, unless one layer or head was picked.
-  if (c.layer) d.row_labels = {std::to_string(l0)};
-  if (c.head) d.col_labels = {std::to_string(h0)};
+  // Indices name the rows and columns, unless only some were picked.
+  if (pk.some_layers) {
+    for (int64_t l : pk.layers) d.row_labels.push_back(std::to_string(l));
+  }
+  if (pk.some_heads) {
+    for (int64_t h : pk.heads) d.col_labels.push_back(std::to_string(h));
+  }
   static const char* const kWhat[] = {"entropy of the weights (nats)", "weight on the first token",
                                       "weight on the previous token", "weight on the token itself",
                                       "mean distance to the keys attended"};
