@@ -146,6 +146,21 @@ TEST(ModelGrid, LayersAndHeadsPickRowsAndColumns) {
   }
 }
 
+// NaN in a stack: drawn as such and named in the legend, in the model view
+// and in the head summary; not an error.
+TEST(ModelGrid, NanInAStackIsDrawnAsNan) {
+  Tensor<double> s({2, 1, 2, 3, 3}, 1 / 3.0);
+  s[4] = std::nan("");
+  const std::string path = temp_dir() + "/nan.npy", svg = temp_dir() + "/nan.svg";
+  std::ofstream(path, std::ios::binary) << format_npy(s, DType::kF64);
+  test::Run r = run_attn({"heatmap", path, "-o", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(read_text(svg).find(">nan<"), std::string::npos);
+  r = run_attn({"heatmap", path, "--summary", "entropy", "-o", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(read_text(svg).find(">nan<"), std::string::npos);
+}
+
 TEST(ModelGrid, AStackWithoutExactZerosIsNotMasked) {
   Tensor<double> s({2, 1, 2, 4, 4}, 0.25);
   s[3] = 0.0;  // one zero right of the diagonal is not a causal mask
