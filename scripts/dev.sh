@@ -46,14 +46,15 @@ install_missing() {
 configure_and_build() {  # dir, extra cmake args... (a later -DCMAKE_BUILD_TYPE wins)
   local dir=$1; shift
   cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-  cmake --build "$dir" -j "$jobs"
+  cmake --build "$dir" -j "$jobs" ${target:+--target "$target"}
 }
 
 cmd=${1:-}
 case "$cmd" in
   demo)
     install_missing "${build_pkgs[@]}"
-    configure_and_build build
+    # The program only: a first run should not wait for the test suite.
+    target=attn configure_and_build build
     echo
     echo "\$ build/attn run --example sweet"
     build/attn run --example sweet
