@@ -598,7 +598,7 @@ def write_report(path, rows, attn_results, big, e2e, io, mach, ns, peaks, peaks_
     L = []
     L.append("# Performance\n")
     L.append("Measured by `bench/run_bench.py` (this file is its output; rerun with "
-             "`/usr/bin/python3 bench/run_bench.py` after `scripts/dev.sh demo`).\n")
+             "`/usr/bin/python3 bench/run_bench.py` after `scripts/dev.sh demo` and `cmake --build build`, which builds the benchmark programs).\n")
     L.append(f"- date: {datetime.date.today()}; machine: {mach.get('cpu')}, {mach.get('cores')} cores, "
              f"{mach.get('simd')}; load average at the end {mach.get('load', '?')}; "
              f"the run took {mach['minutes']:.0f} min")
