@@ -288,6 +288,11 @@ TEST(ModelGrid, NoMeanOfHeadsForScores) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(test::read_text(w).find("mean of heads"), std::string::npos);
   EXPECT_EQ(test::read_text(s).find("mean of heads"), std::string::npos);
+  // Asked for with --average-heads: one panel, named as the mean.
+  r = test::run_attn({"run", "--example", "multihead", "-o", "/dev/null", "--heatmap", s, "--of",
+                      "scores", "--average-heads"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(test::read_text(s).find("scores (mean of 4 heads)"), std::string::npos);
 }
 
 }  // namespace

@@ -131,6 +131,11 @@ HeatmapData heatmap_from_result(const Problem& p, const Result& r, HeatmapStage 
   // The mean of the heads' weights is PyTorch's average_attn_weights; a
   // mean of scores (logits before the softmax) is not a map of anything.
   d.head_average = d.heads > 1 && stage == HeatmapStage::kWeights;
+  // --average-heads: the run kept the mean over the heads (how a mean of
+  // scores is asked for); the colour bar says so.
+  if (p.heads > 1 && d.heads == 1) {
+    d.value_name += " (mean of " + std::to_string(p.heads) + " heads)";
+  }
   d.zero_based = stage == HeatmapStage::kWeights;
   if (stage == HeatmapStage::kWeights && !p.sinks.empty()) add_sink_column(d);
   return d;
