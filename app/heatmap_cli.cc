@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "attn/error.h"
 #include "commands.h"
@@ -24,6 +25,7 @@ namespace {
 // (at most 65536 of them).
 std::vector<int64_t> parse_index_list(const char* flag, const std::string& text) {
   std::vector<int64_t> out;
+  std::set<int64_t> seen;
   auto bad = [&](const std::string& why) {
     throw_usage(std::string(flag) + " " + text + ": " + why +
                 "; expected indices and ranges, as 0-5,11");
@@ -43,8 +45,8 @@ std::vector<int64_t> parse_index_list(const char* flag, const std::string& text)
     const int64_t last = dash == std::string::npos ? first : number(part.substr(dash + 1));
     if (last < first) bad("the range " + part + " runs backwards");
     for (int64_t i = first; i <= last; ++i) {
-      if (std::find(out.begin(), out.end(), i) != out.end()) bad(std::to_string(i) + " twice");
       if (out.size() >= 65536) bad("more than 65536 indices");
+      if (!seen.insert(i).second) bad(std::to_string(i) + " twice");
       out.push_back(i);
     }
     at = comma + 1;

@@ -59,6 +59,10 @@ INSTANTIATE_TEST_SUITE_P(
                 {"--causal"},
                 "the causal mask aligned at the other corner (--causal bottom-right reproduces "
                 "the expected numbers)"},
+        Planted{"causal_bottom_right_rope",
+                {"--causal", "--rope"},
+                "the causal mask aligned at the other corner (--causal bottom-right reproduces "
+                "the expected numbers)"},
         Planted{"mask_polarity",
                 {"--mask", "@mask.npy"},
                 "the mask read with the other polarity (keep/block) (--mask-convention keep "

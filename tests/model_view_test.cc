@@ -189,6 +189,12 @@ TEST(TokenStyle, TokensAsPeopleReadThem) {
   // WordPiece's continuation stays as it is.
   EXPECT_EQ(shown_tokens(V{"[CLS]", "play", "##ing"}, TokenStyle::kReadable),
             (V{"[CLS]", "play", "##ing"}));
+  // Latin Extended-A letters are byte stand-ins too, but without Ġ or Ċ the
+  // labels are text: Polish and Turkish words as they are, and a ▁ among
+  // them keeps SentencePiece's reading.
+  EXPECT_EQ(shown_tokens(V{"ł", "ć", "İstanbul"}, TokenStyle::kReadable),
+            (V{"ł", "ć", "İstanbul"}));
+  EXPECT_EQ(shown_tokens(V{"▁się", "▁ma"}, TokenStyle::kReadable), (V{"się", "ma"}));
   // Control characters and stray bytes by value.
   EXPECT_EQ(shown_tokens(V{std::string("a\x01"), "b\xFF"}, TokenStyle::kReadable),
             (V{"a\\x01", "b\\xFF"}));
@@ -246,6 +252,23 @@ TEST(HeadSummary, OneCellPerHeadHoldsTheMeanOverTheRows) {
   EXPECT_THROW(parse_head_stat("prev"), Error);
 }
 
+// More keys than queries: a top-left causal stack keeps query i at key i,
+// one that sees past the first key (a KV cache) puts it at i + k - q.
+TEST(HeadSummary, QueriesSitWhereTheMaskPutsThem) {
+  auto self_of = [](std::vector<double> w) {
+    std::string cells(w.size() * sizeof(double), '\0');
+    std::memcpy(&cells[0], w.data(), cells.size());
+    BinaryArray a;
+    a.type = ElementType::kF64;
+    a.shape = {1, 1, 1, 2, 4};
+    a.keep = FileBytes::from_string(std::move(cells));
+    a.data = reinterpret_cast<const unsigned char*>(a.keep.view().data());
+    return head_summary(a, StackChoice{}, HeadStat::kSelf, "s").values[0];
+  };
+  EXPECT_DOUBLE_EQ(self_of({1, 0, 0, 0, 0.5, 0.5, 0, 0}), 0.75);  // top-left: keys 0 and 1
+  EXPECT_DOUBLE_EQ(self_of({0.25, 0.25, 0.25, 0.25, 0.1, 0.1, 0.1, 0.7}), (0.25 + 0.7) / 2);
+}
+
 TEST(HeadSummary, DrawnFromAStackFileAndRefusedForAMatrix) {
   const std::string png = temp_dir() + "/summary.png";
   const std::string stack = causal_stack(4, 6, 8);
@@ -257,6 +280,9 @@ TEST(HeadSummary, DrawnFromAStackFileAndRefusedForAMatrix) {
   const std::string s = read_text(svg);
   EXPECT_NE(s.find("head summary: weight on the previous token"), std::string::npos);
   EXPECT_NE(s.find("layer 3, head 5: "), std::string::npos);  // a cell's tooltip
+  r = run_attn({"heatmap", stack, "--summary", "first", "--ignore-first", "-o", svg});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--ignore-first"), std::string::npos) << r.err;
   r = run_attn({"heatmap", stack, "--summary", "prev", "-o", svg});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--summary: 'prev'"), std::string::npos) << r.err;

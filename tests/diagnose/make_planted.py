@@ -41,11 +41,11 @@ def causal_block(lq, lk, offset=0):
     return j > i
 
 
-def rope(x, layout):
-    """Rotary embedding on [.., L, d] at positions 0..L-1, theta 10000."""
+def rope(x, layout, start=0):
+    """Rotary embedding on [.., L, d] at positions start..start+L-1, theta 10000."""
     L, d = x.shape[-2], x.shape[-1]
     inv = 1.0 / (10000 ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
-    ang = torch.arange(L, dtype=torch.float64)[:, None] * inv[None, :]
+    ang = torch.arange(start, start + L, dtype=torch.float64)[:, None] * inv[None, :]
     cos, sin = torch.cos(ang), torch.sin(ang)
     if layout == "half":
         x1, x2 = x[..., : d // 2], x[..., d // 2:]
@@ -70,6 +70,10 @@ save("causal_wrong_side", q=q, k=k, v=v, ref=attention(q, k, v, causal_block(L, 
 # last query with the last key (flash-attn, KV cache), attn's --causal is top-left.
 q2 = torch.randn(2, D, dtype=torch.float64)
 save("causal_bottom_right", q=q2, k=k, v=v, ref=attention(q2, k, v, causal_block(2, L, L - 2)))
+# The same decode step with RoPE: the new queries sit at positions 4 and 5,
+# as a KV cache puts them, for the rotation and the mask alike.
+save("causal_bottom_right_rope", q=q2, k=k, v=v,
+     ref=attention(rope(q2, "half", start=L - 2), rope(k, "half"), v, causal_block(2, L, L - 2)))
 # A boolean mask meant as "True = takes part" (scaled_dot_product_attention's
 # attn_mask) given to attn as is, where attn reads True as masked.
 keep = torch.rand(L, L) > 0.35

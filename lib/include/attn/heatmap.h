@@ -219,9 +219,11 @@ HeatmapData heatmap_from_stack(const BinaryArray& stack, const StackChoice& choi
 //             (rows that have one; previous-token heads)
 //   self      the weight on the query's own position
 //   distance  Σ_j w_ij |pos_i − j|, how far back (or ahead) a head looks
-// The query i sits at key position i + (k − q) (the last query is the last
-// key, as in a decode step; i when q = k). Rows whose weights are all 0 (fully
-// masked) are left out; a NaN weight makes its head's cell NaN.
+// The query i sits at key position i (top-left, as PyTorch's is_causal),
+// or at i + (k − q) when there are more keys than queries and the first
+// query sees past the first key (a decode step after a KV cache). Rows
+// whose weights are all 0 (fully masked) are left out; a NaN weight in a
+// row makes its head's cell NaN.
 enum class HeadStat { kEntropy, kFirst, kPrevious, kSelf, kDistance };
 const std::vector<std::string>& head_stat_names();
 HeadStat parse_head_stat(const std::string& text);  // usage error naming --summary

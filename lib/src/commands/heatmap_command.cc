@@ -85,13 +85,14 @@ StackChoice stack_choice(const Shape& shape, std::optional<int64_t> layer, const
   // One panel keeps its cells for the renderer (which fits them to
   // --max-size); a grid of panels needs far fewer per panel.
   c.max_side = panels == 1 ? 4096 : 256;
-  // Every panel's cells are held while the figure is drawn: at most 2^24
-  // of them in all (128 MB), so 64 layers × 64 heads keep 64 × 64 each.
-  // No figure shows more: --max-size 16384 over 64 panels a side leaves
-  // 256 pixels a panel.
+  // Every head's panel is held while the figure is drawn (the means are
+  // made from them): at most 2^24 cells in all (128 MB), so 64 layers × 64
+  // heads keep 64 × 64 each. No figure shows more: --max-size 16384 over
+  // 64 panels a side leaves 256 pixels a panel.
   if (panels > 1) {
+    const int64_t held = n_layers * n_heads;
     int64_t side = 4;
-    while ((side + 1) * (side + 1) * panels <= (int64_t{1} << 24)) ++side;
+    while ((side + 1) * (side + 1) * held <= (int64_t{1} << 24)) ++side;
     c.max_side = std::min(c.max_side, side);
   }
   if (extension(path) == "html") {
@@ -109,6 +110,11 @@ int draw_stack(const HeatmapCommandRequest& req, BinaryArray a, const std::strin
   const StackChoice c =
       stack_choice(a.shape, req.layer, req.options, req.output_path, req.layers, req.heads);
   if (req.summary) {
+    if (req.options.ignore_first) {
+      throw_usage(
+          "--ignore-first leaves out the first token's column; the columns of --summary "
+          "are heads");
+    }
     HeatmapData d = head_summary(a, c, *req.summary, name);
     if (!req.labels.empty() || !req.tokens.empty() || !req.key_labels.empty()) {
       throw_usage("--summary draws layers and heads; --tokens and --labels name tokens");

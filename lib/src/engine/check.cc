@@ -151,6 +151,9 @@ std::string where_they_differ(const CheckReport& rep, const Problem& p) {
   std::string out;
   for (const Axis& a : axes) {
     if (a.size < 2) continue;
+    if (std::none_of(a.differs.begin(), a.differs.end(), [](uint8_t x) { return x != 0; })) {
+      continue;  // every one matches: nothing to say about this axis
+    }
     std::vector<int64_t> bad, good;
     for (int64_t i = 0; i < a.size; ++i)
       (a.differs[static_cast<size_t>(i)] ? bad : good).push_back(i);

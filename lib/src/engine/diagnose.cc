@@ -376,12 +376,20 @@ const std::vector<Mistake>& mistakes() {
        }},
       {"the causal mask aligned at the other corner",
        planted([](const Problem& p) -> std::optional<Problem> {
-         if (p.len_q == p.len_k) return std::nullopt;
+         // What the flag does: --causal bottom-right sets q_offset to
+         // k_offset + len_k - len_q, which RoPE and the mask both use.
+         // Not with more queries than keys (the flag refuses it), offsets
+         // of the user's own, or a RoPE scaling that the positions change.
+         if (p.len_q >= p.len_k) return std::nullopt;
+         const bool bottom_right = p.masks.causal && p.causal_bottom_right;
+         if (!bottom_right && p.q_offset != p.k_offset) return std::nullopt;
+         if (p.rope && p.rope->scaling) return std::nullopt;
          Problem alt = p;
          alt.masks.causal = true;
-         alt.masks.diagonal = p.masks.causal && p.causal_bottom_right
-                                  ? p.masks.diagonal - (p.len_k - p.len_q)
-                                  : p.masks.diagonal + (p.len_k - p.len_q);
+         alt.causal_bottom_right = !bottom_right;
+         alt.q_offset = bottom_right ? p.k_offset : p.k_offset + p.len_k - p.len_q;
+         alt.masks.diagonal = alt.q_offset - alt.k_offset;
+         if (alt.rope) alt.rope->q_offset = alt.q_offset;
          return alt;
        }),
        [](const Problem& p) {
@@ -426,8 +434,8 @@ const std::vector<Mistake>& mistakes() {
        [](const Problem&) {
          return std::string(
              "The expected numbers mask the keys *before* each query and keep the later ones: "
-             "the causal mask on the wrong side (torch.triu where torch.tril was meant, the "
-             "mask transposed, or a keep-mask read as a block-mask). A causal attention masks "
+             "the causal mask on the wrong side (torch.triu where torch.tril was meant, or the "
+             "mask transposed). A causal attention masks "
              "the keys after the query, as --causal and PyTorch's is_causal=True do.");
        }},
       {"the mask read with the other polarity (keep/block)",

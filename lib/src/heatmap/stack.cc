@@ -226,10 +226,20 @@ HeatmapData head_summary(const BinaryArray& a, const StackChoice& c, HeadStat st
   const Picked pk = pick(a, c, source, "head_summary", "summarise");
   const int64_t B = pk.B, H = pk.H, Q = pk.Q, K = pk.K, b = pk.b;
   const int64_t nl = pk.nl, nh = pk.nh;
-  const int64_t shift = std::max<int64_t>(K - Q, 0);
   const int size = element_size(a.type);
   auto values = std::make_shared<std::vector<double>>(static_cast<size_t>(nl * nh), 0.0);
   std::vector<double> row(static_cast<size_t>(K));
+  // Where query i sits among the keys: at i (PyTorch's is_causal, top-left)
+  // unless there are more keys than queries and the first query sees past
+  // the first key, as after a KV cache (bottom-right): at i + k - q.
+  int64_t shift = 0;
+  if (K > Q) {
+    decode_cells(a.data + (((pk.layers[0] * B + b) * H + pk.heads[0]) * Q * K) * size, a.type, K,
+                 row.data());
+    for (int64_t j = 1; j < K && shift == 0; ++j) {
+      if (row[static_cast<size_t>(j)] != 0) shift = K - Q;
+    }
+  }
   // Each head's weights in at most 24 x 24 block means, for the page's hover.
   const int64_t f = std::max<int64_t>(1, (std::max(Q, K) + 23) / 24);
   const int64_t pr = (Q + f - 1) / f, pc = (K + f - 1) / f;
@@ -275,6 +285,7 @@ HeatmapData head_summary(const BinaryArray& a, const StackChoice& c, HeadStat st
             }
             break;
         }
+        if (std::isnan(total)) v = total;  // a NaN weight in the row: a NaN cell, whatever the stat
         sum += v;
         ++rows;
       }

@@ -105,12 +105,19 @@ std::string subscript(size_t n) {
 
 std::vector<std::string> shown_tokens(const std::vector<std::string>& labels, TokenStyle style) {
   if (style == TokenStyle::kRaw || labels.empty()) return labels;
-  // Byte-level BPE, when a label holds one of its stand-ins for a space,
-  // a newline or another byte that is not printable.
-  bool byte_level = false;
+  // Byte-level BPE, when a label holds its stand-in for a space (Ġ) or a
+  // newline (Ċ), no label holds SentencePiece's ▁, and every character of
+  // every label is one of the 256 byte stand-ins: the set as a whole, so
+  // that Polish or Turkish text (ł, İ are stand-ins too) is not misread.
+  bool marker = false, all_bytes = true, metaspace = false;
   for (const std::string& l : labels) {
-    for (char32_t c : decode(l)) byte_level = byte_level || (c >= 0x100 && c <= 0x143);
+    for (char32_t c : decode(l)) {
+      marker = marker || c == 0x120 || c == 0x10A;
+      metaspace = metaspace || c == U'▁';
+      all_bytes = all_bytes && byte_of(c) >= 0;
+    }
   }
+  const bool byte_level = marker && all_bytes && !metaspace;
   std::vector<std::string> out;
   out.reserve(labels.size());
   for (const std::string& l : labels) {
