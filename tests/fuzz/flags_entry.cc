@@ -40,6 +40,15 @@ void write_inputs() {
   write_file("x.csv", "1,2\n3,4\n5,6\n");
   write_file("mask.json", "[[0, 1, 1], [0, 0, 1], [0, 0, 0]]");
   write_file("w.json", R"({"X": [[1, 2]], "weights": [[1]], "labels": ["x"]})");
+  // A model's stack [layers 2][batch 1][heads 2][3][3], causal, for the
+  // model view, --summary, --layers and --heads.
+  write_file("stack.json",
+             "[[[[[1,0,0],[0.5,0.5,0],[0.2,0.3,0.5]],[[1,0,0],[0.9,0.1,0],[0.1,0.1,0.8]]]],"
+             "[[[[1,0,0],[0.4,0.6,0],[0.3,0.3,0.4]],[[1,0,0],[0.7,0.3,0],[0.6,0.2,0.2]]]]]");
+  write_file("tokens.txt",
+             "\xC4\xA0"
+             "the\n\xE2\x96\x81"
+             "cat\n<0x0A>\n");
 }
 
 std::string& scratch_path() {
