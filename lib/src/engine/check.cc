@@ -116,50 +116,39 @@ std::vector<std::string> axis_names(const std::string& tensor, int rank, const P
 // not: one line each for the axes longer than one.
 std::string where_they_differ(const CheckReport& rep, const Problem& p) {
   struct Axis {
-    std::string name;
-    int64_t size = 0;
+    const char* name;
+    const char* plural;
+    int64_t size;
     std::vector<uint8_t> differs;
   };
-  std::vector<Axis> axes;  // in the order batch, head, query
-  auto axis = [&](const std::string& name, int64_t size) -> Axis& {
+  Axis axes[] = {{"batch", "batch items", p.batch, {}},
+                 {"head", "heads", p.heads, {}},
+                 {"query", "query rows", p.len_q, {}}};
+  for (Axis& a : axes) a.differs.assign(static_cast<size_t>(a.size), 0);
+  auto mark = [&](const std::string& name, int64_t i) {
     for (Axis& a : axes) {
-      if (a.name == name) return a;
+      if (name == a.name && i < a.size) a.differs[static_cast<size_t>(i)] = 1;
     }
-    static const std::vector<std::string> order = {"batch", "head", "query"};
-    auto rank = [](const std::string& n) { return std::find(order.begin(), order.end(), n); };
-    auto at = std::find_if(axes.begin(), axes.end(),
-                           [&](const Axis& a) { return rank(a.name) > rank(name); });
-    return *axes.insert(at, Axis{name, size, std::vector<uint8_t>(static_cast<size_t>(size), 0)});
   };
   // Concatenated head outputs without W_o: a column block is a head.
   const bool heads_by_column = !p.four_d && p.heads > 1 && !p.params.W_o &&
                                p.variant != Variant::kBiattention && p.d_out == p.concat_width();
   for (const CheckItem& it : rep.items) {
+    if (it.ok) continue;
     const std::vector<std::string> names =
         axis_names(it.tensor, static_cast<int>(it.index.size()), p);
-    for (size_t a = 0; a + 1 < names.size(); ++a) {
-      const int64_t size = names[a] == "query" ? p.len_q : names[a] == "head" ? p.heads : p.batch;
-      Axis& ax = axis(names[a], size);
-      if (!it.ok && it.index[a] < ax.size) ax.differs[static_cast<size_t>(it.index[a])] = 1;
-    }
-    if (heads_by_column && it.tensor == "output") {
-      Axis& ax = axis("head", p.heads);
-      const int64_t h = it.index.back() / p.head_dim_v();
-      if (!it.ok && h < ax.size) ax.differs[static_cast<size_t>(h)] = 1;
-    }
+    for (size_t a = 0; a + 1 < names.size(); ++a) mark(names[a], it.index[a]);
+    if (heads_by_column && it.tensor == "output") mark("head", it.index.back() / p.head_dim_v());
   }
+  // One line per axis longer than one on which something differs.
   std::string out;
   for (const Axis& a : axes) {
-    if (a.size < 2) continue;
-    if (std::none_of(a.differs.begin(), a.differs.end(), [](uint8_t x) { return x != 0; })) {
-      continue;  // every one matches: nothing to say about this axis
-    }
     std::vector<int64_t> bad, good;
-    for (int64_t i = 0; i < a.size; ++i)
+    for (int64_t i = 0; i < a.size; ++i) {
       (a.differs[static_cast<size_t>(i)] ? bad : good).push_back(i);
-    const std::string plural =
-        a.name == "batch" ? "batch items" : a.name + (a.name == "query" ? " rows" : "s");
-    out += "  " + plural + ": ";
+    }
+    if (a.size < 2 || bad.empty()) continue;
+    out += std::string("  ") + a.plural + ": ";
     if (good.empty()) {
       out += "all " + std::to_string(a.size) + " differ\n";
     } else {

@@ -21,13 +21,21 @@ namespace {
 
 using Plant = std::function<std::optional<Result>(const Problem&, const ComputeRequest&)>;
 
+using Words = std::function<std::string(const Problem&)>;
+
 struct Mistake {
   const char* name;
   Plant plant;
   // The flag that reproduces the expected numbers (empty: none does) and
   // the paragraph for people, given the problem as run.
-  std::function<std::string(const Problem&)> setting, explanation;
+  Words setting, explanation;
 };
+
+// A setting that does not depend on the problem ("" when no flag
+// reproduces the mistake).
+Words fixed(const char* setting) {
+  return [setting](const Problem&) { return std::string(setting); };
+}
 
 // A problem transform as a planting: nullopt where it does not apply.
 Plant planted(std::function<std::optional<Problem>(const Problem&)> change) {
@@ -321,7 +329,7 @@ const std::vector<Mistake>& mistakes() {
          alt.scale_at = ScaleAt::kOutput;
          return alt;
        }),
-       [](const Problem&) { return std::string("--scale-at output"); },
+       fixed("--scale-at output"),
        [](const Problem& p) {
          // "f = 1/√d_k = 0.5" names the factor apart from the formula, so
          // "V·1/√d_k = 0.5" cannot read as the whole product being 0.5.
@@ -338,7 +346,7 @@ const std::vector<Mistake>& mistakes() {
          alt.temperature = 1.0;
          return alt;
        }),
-       [](const Problem&) { return std::string("--scale none"); },
+       fixed("--scale none"),
        [](const Problem&) {
          return std::string(
              "The expected numbers are softmax(QKᵀ)·V without any scaling of the scores. Run "
@@ -352,7 +360,7 @@ const std::vector<Mistake>& mistakes() {
          alt.scale = Scale{ScaleKind::kDk, 1.0};
          return alt;
        }),
-       [](const Problem&) { return std::string("--scale dk"); },
+       fixed("--scale dk"),
        [](const Problem& p) {
          const int64_t d = p.head_dim_q();
          return "The expected numbers divide the scores by d_k = " + std::to_string(d) +
@@ -367,7 +375,7 @@ const std::vector<Mistake>& mistakes() {
          alt.masks.causal = true;
          return alt;
        }),
-       [](const Problem&) { return std::string("--causal"); },
+       fixed("--causal"),
        [](const Problem&) {
          return std::string(
              "The expected numbers are causal: each query sees only the keys at or before its "
@@ -415,7 +423,7 @@ const std::vector<Mistake>& mistakes() {
          alt.masks.causal = false;
          return alt;
        }),
-       [](const Problem&) { return std::string("--causal=false"); },
+       fixed("--causal=false"),
        [](const Problem&) {
          return std::string(
              "The expected numbers have no causal mask: every query sees every key. If the "
@@ -430,7 +438,7 @@ const std::vector<Mistake>& mistakes() {
          add_mask(alt, [diag](int64_t i, int64_t j) { return j < i + diag; });
          return alt;
        }),
-       [](const Problem&) { return std::string(); },
+       fixed(""),
        [](const Problem&) {
          return std::string(
              "The expected numbers mask the keys *before* each query and keep the later ones: "
@@ -476,25 +484,23 @@ const std::vector<Mistake>& mistakes() {
          if (symmetric) return std::nullopt;
          return alt;
        }),
-       [](const Problem&) { return std::string(); },
+       fixed(""),
        [](const Problem&) {
          return std::string(
              "The expected numbers use the mask transposed: mask[j][i] where mask[i][j] is "
              "meant. attn reads mask[query][key], as PyTorch does; check the reference's mask "
              "(a .T, or a mask built [key][query]).");
        }},
-      {"the softmax over the wrong axis", softmax_over_queries,
-       [](const Problem&) { return std::string(); },
+      {"the softmax over the wrong axis", softmax_over_queries, fixed(""),
        [](const Problem&) {
          return std::string(
              "The expected numbers take the softmax over the queries (dim=-2), so each key's "
              "column sums to 1 instead of each query's row. Attention normalises each query's "
              "row: softmax(scores, dim=-1).");
        }},
-      {"heads split in the wrong order", heads_split(true),
-       [](const Problem&) { return std::string(); }, heads_split_words},
-      {"heads split in the wrong order, merged right", heads_split(false),
-       [](const Problem&) { return std::string(); }, heads_split_words},
+      {"heads split in the wrong order", heads_split(true), fixed(""), heads_split_words},
+      {"heads split in the wrong order, merged right", heads_split(false), fixed(""),
+       heads_split_words},
       {"the other RoPE layout", planted([](const Problem& p) -> std::optional<Problem> {
          if (!p.rope) return std::nullopt;
          Problem alt = p;
@@ -521,15 +527,14 @@ const std::vector<Mistake>& mistakes() {
          alt.rope.reset();
          return alt;
        }),
-       [](const Problem&) { return std::string("--rope=false"); },
+       fixed("--rope=false"),
        [](const Problem&) {
          return std::string(
              "The expected numbers have no rotary embedding: Q and K enter the scores as "
              "given. If the reference should rotate them, it skipped apply_rotary_pos_emb; "
              "otherwise run without --rope.");
        }},
-      {"key/value heads tiled instead of repeated per group", planted(kv_heads_tiled),
-       [](const Problem&) { return std::string(); },
+      {"key/value heads tiled instead of repeated per group", planted(kv_heads_tiled), fixed(""),
        [](const Problem& p) {
          const std::string H = std::to_string(p.heads), KV = std::to_string(p.kv()),
                            n = std::to_string(p.heads / p.kv());

@@ -60,6 +60,36 @@ TextItem text(int x, int y, std::string s, Anchor a, const char* role, Rgb color
   return t;
 }
 
+// The colour bar's labels inside the range (its ends are labelled too):
+// round values, or decades on a log scale (every 2nd, 3rd, ... when there
+// are many); a label too long to fit beside the bar is left out.
+std::vector<std::pair<double, std::string>> inner_ticks(const Panels& p) {
+  std::vector<std::pair<double, std::string>> out;
+  if (p.scale == ColorScale::kLog) {
+    const int e0 = static_cast<int>(std::ceil(std::log10(p.lo))),
+              e1 = static_cast<int>(std::floor(std::log10(p.hi)));
+    const int every = std::max(1, (e1 - e0 + 1 + 5) / 6);
+    for (int e = e0; e <= e1; e += every) {
+      const double v = std::pow(10.0, e);
+      out.emplace_back(v, end_text(v));
+    }
+    return out;
+  }
+  const Ticks ticks = colorbar_ticks(p.lo, p.hi, 5);
+  for (double v : ticks.values) {
+    std::string label = tick_text(v, ticks.step);
+    if (!label.empty()) out.emplace_back(v, std::move(label));
+  }
+  return out;
+}
+
+// The room the colour bar's labels take, at most kTickTextWidth.
+int tick_width(const Panels& p) {
+  int w = std::max(text_extent(end_text(p.lo), kScale), text_extent(end_text(p.hi), kScale));
+  for (const auto& [v, label] : inner_ticks(p)) w = std::max(w, text_extent(label, kScale));
+  return std::min(w, kTickTextWidth);
+}
+
 void add_colorbar(Scene& s, const Panels& p, const HeatmapData& d, int x, int y, int h,
                   int tick_x) {
   (void)d;
@@ -78,25 +108,9 @@ void add_colorbar(Scene& s, const Panels& p, const HeatmapData& d, int x, int y,
   };
   tick(p.hi, end_text(p.hi));
   tick(p.lo, end_text(p.lo));
-  if (p.scale == ColorScale::kLog) {
-    // Decades (every 2nd, 3rd, ... when there are many).
-    const int e0 = static_cast<int>(std::ceil(std::log10(p.lo))),
-              e1 = static_cast<int>(std::floor(std::log10(p.hi)));
-    const int every = std::max(1, (e1 - e0 + 1 + 5) / 6);
-    for (int e = e0; e <= e1; e += every) {
-      const double v = std::pow(10.0, e);
-      const int ty = y_of(v);
-      if (ty - y < kPitch + 8 || y + h - 1 - ty < kPitch + 8) continue;  // crowds an end label
-      tick(v, end_text(v));
-    }
-    return;
-  }
-  const Ticks ticks = colorbar_ticks(p.lo, p.hi, 5);
-  for (double v : ticks.values) {
+  for (auto& [v, label] : inner_ticks(p)) {
     const int ty = y_of(v);
     if (ty - y < kPitch + 8 || y + h - 1 - ty < kPitch + 8) continue;  // crowds an end label
-    std::string label = tick_text(v, ticks.step);
-    if (label.empty()) continue;  // too long to fit beside the bar
     tick(v, std::move(label));
   }
 }
@@ -469,11 +483,7 @@ Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const Pan
                               (o.max_size < kLargestMaxSize ? ", or raise --max-size" : ""));
   }
   const Panels p = build_panels(d, o, plan, chosen.factor);
-  const Ticks ticks = colorbar_ticks(p.lo, p.hi, 5);
-  tick_w = std::max(text_extent(end_text(p.lo), kScale), text_extent(end_text(p.hi), kScale));
-  for (double v : ticks.values)
-    tick_w = std::max(tick_w, text_extent(tick_text(v, ticks.step), kScale));
-  tick_w = std::min(tick_w, kTickTextWidth);
+  tick_w = tick_width(p);
 
   Scene s;
   s.width = chosen.width;
@@ -600,11 +610,7 @@ Scene layout_figure(const HeatmapData& given, const HeatmapOptions& o, bool tool
   const Panels p = build_panels(d, o, plan, g.factor);
 
   // With the panels known, size the notes and tick labels as they are.
-  const Ticks ticks = colorbar_ticks(p.lo, p.hi, 5);
-  int tick_w = std::max(text_extent(end_text(p.lo), kScale), text_extent(end_text(p.hi), kScale));
-  for (double v : ticks.values)
-    tick_w = std::max(tick_w, text_extent(tick_text(v, ticks.step), kScale));
-  cx.tick_w = std::min(tick_w, kTickTextWidth);
+  cx.tick_w = tick_width(p);
   cx.notes = (p.block_note.empty() ? 0 : 1) + (p.any_masked || p.any_missing ? 1 : 0);
   g = geometry(cx, g.cell, g.factor);
 

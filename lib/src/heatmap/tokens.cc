@@ -42,9 +42,7 @@ std::u32string decode(const std::string& s) {
       out += static_cast<char32_t>(0xDC00 + *p++);
       continue;
     }
-    char32_t c = n == 1 ? *p : n == 2 ? (*p & 0x1F) : n == 3 ? (*p & 0x0F) : (*p & 0x07);
-    for (size_t k = 1; k < n; ++k) c = (c << 6) | (p[k] & 0x3F);
-    out += c;
+    out += decode_utf8_sequence(p, n);
     p += n;
   }
   return out;
