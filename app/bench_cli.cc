@@ -1,7 +1,5 @@
 // `attn bench`: binds flags to BenchOptions and prints the result.
-#include <map>
 #include <memory>
-#include <set>
 #include <string>
 
 #include "attn/error.h"
@@ -12,25 +10,12 @@
 
 namespace attn::cli {
 
-namespace {
-
-// The run settings attn bench takes: the features of today's attention.
-bool bench_setting(const std::string& flag) {
-  static const std::set<std::string> flags = {"--kv-heads",   "--window",     "--softcap",
-                                              "--sinks",      "--rope-theta", "--rope-dims",
-                                              "--rope-layout"};
-  return flags.count(flag) > 0;
-}
-
-}  // namespace
-
 Action add_bench(CLI::App& app) {
   struct Flags {
     BenchOptions o;
     std::string n = "2048", d = "64", heads = "1", batch = "1", dtype = "f32", threads = "0";
     std::string seconds = "1", max_elements;
-    bool no_weights = false, json = false, rope = false, alibi = false;
-    std::map<std::string, std::string> settings;  // flag -> text, for set_setting_flag
+    bool no_weights = false, json = false;
   };
   auto f = std::make_shared<Flags>();
   CLI::App* b = app.add_subcommand("bench", "time the attention kernels on random inputs");
@@ -43,13 +28,7 @@ Action add_bench(CLI::App& app) {
   b->add_flag("--no-weights", f->no_weights, "output only: the streaming kernel, no n×n weights");
   b->add_flag("--causal", f->o.causal, "with a causal mask (skips the masked tiles)");
   // Today's attention, spelled and checked as for attn run.
-  auto* g = "Today's attention (as for attn run)";
-  for (const SettingFlag& s : setting_flags()) {
-    if (!bench_setting(s.flag)) continue;
-    b->add_option(s.flag, f->settings[s.flag], s.help)->group(g)->type_name(s.placeholder);
-  }
-  b->add_flag("--rope", f->rope, "rotary position embedding on Q and K (default: off)")->group(g);
-  b->add_flag("--alibi", f->alibi, "ALiBi linear biases (default: off)")->group(g);
+  auto settings = add_setting_flags(b, "Today's attention (as for attn run)", true);
   b->add_option("--threads", f->threads, "threads (default: all cores)")->type_name("N");
   b->add_option("--seconds", f->seconds,
                 "repeat for at least this many seconds, such as 0.5 (default 1)")
@@ -58,13 +37,9 @@ Action add_bench(CLI::App& app) {
   b->add_option("--max-elements", f->max_elements,
                 "largest tensor to allocate, in elements (default 2^26)")
       ->type_name("N");
-  return [f, b]() {
+  return [f, b, settings]() {
     BenchOptions& o = f->o;
-    for (const auto& [flag, text] : f->settings) {
-      if (b->count(flag) > 0) set_setting_flag(o.settings, flag, text);
-    }
-    if (f->rope) set_setting_flag(o.settings, "--rope", "");
-    if (f->alibi) set_setting_flag(o.settings, "--alibi", "");
+    settings(o.settings);
     o.n = parse_int_flag("--n", f->n, 1, 1 << 20);
     o.d = parse_int_flag("--d", f->d, 1, 1 << 16);
     o.heads = parse_int_flag("--heads", f->heads, 1, 4096);

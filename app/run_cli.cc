@@ -25,7 +25,6 @@ std::string arch_list() {
 
 struct RunFlags {
   RunRequest req;
-  std::map<std::string, std::string> settings;  // flag -> text, for set_setting_flag
   std::string format = "table";
   std::string precision = "4";
   std::string trace_format = "text";
@@ -38,8 +37,6 @@ struct RunFlags {
   std::string title, description;
   std::string layer = "0";
   std::string text, text_file, ids;
-  std::string causal;  // "true" for --causal alone, else --causal=ALIGN
-  bool rope = false, alibi = false;
   std::vector<std::string> inputs;  // several: a batch (attn/batch.h)
   std::string out_dir;
 };
@@ -85,24 +82,7 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   run->add_option("--example", f->req.example, "run a built-in example (attn examples lists them)")
       ->type_name("NAME");
 
-  auto* g = "Settings (override the input file)";
-  for (const SettingFlag& s : setting_flags()) {
-    if (s.flag == "--causal" || s.flag == "--rope" || s.flag == "--alibi") continue;
-    std::string help = s.help;
-    if (!s.choices.empty()) {
-      help += ": ";
-      for (size_t i = 0; i < s.choices.size(); ++i) help += (i ? "|" : "") + s.choices[i];
-    }
-    run->add_option(s.flag, f->settings[s.flag], help)->group(g)->type_name(s.placeholder);
-  }
-  run->add_flag("--causal", f->causal,
-                "a query attends to the keys at or before its position; --causal bottom-right "
-                "aligns the last query with the last key (flash-attn, a KV cache) (default: off)")
-      ->group(g);
-  run->add_flag("--rope", f->rope, "rotary position embedding on Q and K (RoPE) (default: off)")
-      ->group(g);
-  run->add_flag("--alibi", f->alibi, "ALiBi linear biases with the paper's slopes (default: off)")
-      ->group(g);
+  auto settings = add_setting_flags(run, "Settings (override the input file)", false);
 
   auto* m = "Inputs from files (JSON, CSV, .npy, FILE.safetensors:NAME, FILE.npz:NAME; - is stdin)";
   MatrixFiles& mf = f->req.matrices;
@@ -278,19 +258,12 @@ Action add_run(CLI::App& app, const std::string& command_line) {
   auto heatmap_flags = add_run_heatmap_flags(run);
 
   f->req.command_line = command_line;
-  return [f, run, heatmap_flags]() {
+  return [f, run, heatmap_flags, settings]() {
     RunRequest& req = f->req;
     check_path_flags(run, f);
     const ColorMode color = parse_color_flag(f->color);
     heatmap_flags(req.heatmap, req.trace.enabled, color);
-    for (const auto& [flag, text] : f->settings) {
-      if (run->count(flag) > 0) set_setting_flag(req.settings, flag, text);
-    }
-    if (!f->causal.empty()) set_setting_flag(req.settings, "--causal", f->causal);
-    // --rope=false turns off what the file turns on.
-    if (run->count("--rope") > 0) set_setting_flag(req.settings, "--rope", f->rope ? "" : "false");
-    if (run->count("--alibi") > 0)
-      set_setting_flag(req.settings, "--alibi", f->alibi ? "" : "false");
+    settings(req.settings);
     if (run->count("--title") > 0) req.title = f->title;
     if (run->count("--description") > 0) req.description = f->description;
     resolve_formats(FormatFlags{run->count("--format") > 0 ? f->format : "",

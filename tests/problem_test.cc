@@ -97,7 +97,7 @@ const Case kCases[] = {
     {R"({"X": [[1,2]], "scale": "cosine", "scale_at": "output"})",
      R"(t.json: scale_at "output" needs a scalar scale factor; scale "cosine" depends on the data)"},
     {R"({"X": [[1,2]], "foo": 1})",
-     R"(t.json: unknown key "foo" (closest accepted key: "X"); accepted keys: X, Y, Q, K, V, params, params_layout, mode, variant, heads, scale, temperature, scale_at, mask, key_padding_mask, valid_lens, causal, q_offset, k_offset, mask_convention, attn_bias, mask_fill, fully_masked, dropout, seed, kv_heads, rope, alibi, window, softcap, qk_norm, sinks, labels, title, description, source, expected)"},
+     R"(t.json: unknown key "foo" (closest accepted key: "X"); accepted keys: X, Y, Q, K, V, params, mask, key_padding_mask, valid_lens, attn_bias, mode, variant, heads, scale, temperature, scale_at, causal, q_offset, k_offset, mask_convention, mask_fill, fully_masked, dropout, seed, params_layout, kv_heads, rope, alibi, window, softcap, qk_norm, sinks, labels, title, description, source, expected)"},
     {R"({"X": [[1,2]], "expected": {"output": [[1,2]], "tol": 1}})",
      R"(t.json: expected: unknown key "tol"; did you mean "tolerance"?)"},
 };

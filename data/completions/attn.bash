@@ -14,7 +14,7 @@ _attn_flags() {
         "--mask-convention --mask-fill --fully-masked --dropout --seed --params-layout" \
         "--kv-heads --rope-theta --rope-dims --rope-layout --rope-offset --window --softcap" \
         "--sliding-window --q-offset --k-offset" \
-        "--sinks --causal --rope --alibi --x --y --q --k --v --mask --bias --key-padding-mask" \
+        "--sinks --qk-norm --causal --rope --alibi --x --y --q --k --v --mask --bias --key-padding-mask" \
         "--valid-lens" \
         "--labels --key-labels --tokens --checkpoint --layer --arch --text --text-file --ids" \
         "--no-special" \

@@ -9,59 +9,13 @@
 #include "attn/json.h"
 #include "attn/number_text.h"
 #include "kernel/instruction_set.h"
+#include "problem/settings.h"
 
 #ifndef ATTN_VERSION
 #define ATTN_VERSION "0.0.0"
 #endif
 
 namespace attn {
-
-namespace {
-
-[[noreturn]] void bad(std::string_view flag, const std::string& what) {
-  throw_usage(std::string(flag) + ": " + what);
-}
-
-template <class E, class P>
-E choice(std::string_view flag, const std::string& text, P parse,
-         const std::vector<std::string>& names) {
-  auto v = parse(text);
-  if (!v) bad(flag, not_one_of(text, names));
-  return *v;
-}
-
-double number(std::string_view flag, const std::string& text) {
-  double v = 0;
-  if (!parse_number_word(text, &v))
-    bad(flag, "expected a number, got '" + message_text(text) + "'");
-  return v;
-}
-
-// "1,2" -> {1, 2}: between lo and hi comma-separated finite numbers.
-std::vector<double> number_list(std::string_view flag, const std::string& text, size_t lo,
-                                size_t hi) {
-  std::vector<double> out;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    const std::string part =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const double v = number(flag, part);
-    if (!std::isfinite(v)) bad(flag, "expected a finite number, got '" + part + "'");
-    out.push_back(v);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (out.size() < lo || out.size() > hi) {
-    bad(flag, "expected " +
-                  (hi == 2 ? std::string("one or two numbers (A or A,B)")
-                           : std::string("one or more numbers")) +
-                  ", got '" + text + "'");
-  }
-  return out;
-}
-
-}  // namespace
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -78,235 +32,46 @@ std::vector<std::string> split_list(const std::string& text) {
   }
 }
 
-const std::vector<SettingFlag>& setting_flags() {
-  // Each help ends with the default; the choices follow after ": " (the
-  // completion tests read them there).
-  static const std::vector<SettingFlag> flags = {
-      {"--mode", "NAME", "where Q, K, V come from (default: qkv with Q, cross with Y, else self)",
-       mode_names()},
-      {"--variant", "NAME", "scoring function (default scaled_dot)", variant_names()},
-      {"--heads", "N", "number of heads: Q, K, V are split into N column blocks (default 1)", {}},
-      {"--scale", "NAME",
-       "score scaling, a name or a number > 0 that multiplies the scores (default sqrt_dk "
-       "for scaled_dot, none for the others)",
-       scale_names()},
-      {"--temperature", "T", "divide the scaled scores by T > 0 (default 1)", {}},
-      {"--scale-at", "NAME",
-       "apply the scale factor to the scores or to the output (default scores)", scale_at_names()},
-      {"--causal",
-       "[ALIGN]",
-       "a query attends to the keys at or before its position; ALIGN top-left (query i sees "
-       "keys 0..i, PyTorch's is_causal, the default) or bottom-right (the last query sees the "
-       "last key: flash-attn, a KV cache; sets --q-offset to len_k - len_q) (default: off)",
-       {"true", "false", "top-left", "bottom-right"}},
-      {"--q-offset",
-       "N",
-       "position of query 0, for RoPE, causal, window and ALiBi (default 0; a decode step's "
-       "is the cache length)",
-       {}},
-      {"--k-offset", "N", "position of key 0 (default 0)", {}},
-      {"--mask-convention", "NAME",
-       "block: true = masked; keep: true = takes part, as PyTorch SDPA (default block)",
-       mask_convention_names()},
-      {"--mask-fill", "X", "value a masked score is replaced by (default -inf)", {}},
-      {"--fully-masked", "NAME", "what a row with every key masked gets (default zero)",
-       fully_masked_names()},
-      {"--dropout", "P", "dropout probability on the weights, 0 <= P < 1 (default 0)", {}},
-      {"--seed", "S", "seed of the dropout generator (default 0)", {}},
-      {"--params-layout", "NAME",
-       "math: W is [in][out]; torch: W is [out][in] as nn.Linear (default math)",
-       params_layout_names()},
-      {"--kv-heads",
-       "N",
-       "key/value heads (grouped-query attention; 1 = multi-query) (default: heads)",
-       {}},
-      {"--rope",
-       "",
-       "rotary position embedding on Q and K (true/false; default false)",
-       {"true", "false"}},
-      {"--rope-theta", "X", "RoPE base (default 10000; implies --rope)", {}},
-      {"--rope-dims", "N", "rotated features of each head, even (default all; implies --rope)", {}},
-      {"--rope-layout", "NAME",
-       "RoPE feature pairs: half (HF Llama) or interleaved (Meta Llama) (default half)",
-       rope_layout_names()},
-      {"--rope-offset",
-       "Q[,K]",
-       "RoPE positions of query 0 and key 0: Q or Q,K, implies --rope (default 0,0)",
-       {}},
-      {"--alibi",
-       "",
-       "ALiBi with the paper's slopes (true/false; default false)",
-       {"true", "false"}},
-      {"--window",
-       "W|L,R",
-       "sliding window: W keys before and W after each query, or L before and R after, -1 "
-       "unbounded; with --causal W keys back plus the query itself, one more than Hugging "
-       "Face's sliding_window W (that is --sliding-window W) (default none)",
-       {}},
-      {"--sliding-window",
-       "W",
-       "Hugging Face's sliding_window: W keys up to and including the query, as Mistral and "
-       "Gemma count them; the same as --window W-1,0 (default none)",
-       {}},
-      {"--softcap", "C", "soft-cap the scores: c·tanh(S/c), c > 0 (default none)", {}},
-      {"--sinks",
-       "X[,X...]",
-       "attention sink logits: one number, or one per head (X,X,...) (default none)",
-       {}},
-  };
-  return flags;
-}
-
 void set_setting_flag(RunSettings& s, std::string_view flag, const std::string& text) {
-  if (flag == "--mode") {
-    s.mode = choice<Mode>(flag, text, parse_mode, mode_names());
-  } else if (flag == "--variant") {
-    s.variant = choice<Variant>(flag, text, parse_variant, variant_names());
-  } else if (flag == "--heads") {
-    const double h = number(flag, text);
-    if (auto e = check_heads(h)) bad(flag, *e);
-    s.heads = static_cast<int64_t>(h);
-  } else if (flag == "--scale") {
-    auto sc = parse_scale(text);
-    if (!sc) bad(flag, not_one_of(text, scale_names()) + " (or a number)");
-    if (auto e = check_scale(*sc)) bad(flag, *e);
-    s.scale = sc;
-  } else if (flag == "--temperature") {
-    const double t = number(flag, text);
-    if (auto e = check_temperature(t)) bad(flag, *e);
-    s.temperature = t;
-  } else if (flag == "--scale-at") {
-    s.scale_at = choice<ScaleAt>(flag, text, parse_scale_at, scale_at_names());
-  } else if (flag == "--causal") {
-    if (text == "true" || text == "1" || text.empty() || text == "top-left" || text == "top_left") {
-      s.causal = true;
-      s.causal_bottom_right = false;
-    } else if (text == "bottom-right" || text == "bottom_right") {
-      s.causal = true;
-      s.causal_bottom_right = true;
-    } else if (text == "false" || text == "0") {
-      s.causal = false;
-    } else {
-      bad(flag, "expected true, false, top-left or bottom-right, got '" + text + "'");
-    }
-  } else if (flag == "--q-offset" || flag == "--k-offset") {
-    const double v = number(flag, text);
-    if (auto e = check_count(v)) bad(flag, *e);
-    (flag == "--q-offset" ? s.q_offset : s.k_offset) = static_cast<int64_t>(v);
-  } else if (flag == "--mask-convention") {
-    s.mask_convention =
-        choice<MaskConvention>(flag, text, parse_mask_convention, mask_convention_names());
-  } else if (flag == "--mask-fill") {
-    const double f = number(flag, text);
-    if (auto e = check_mask_fill(f)) bad(flag, *e);
-    s.mask_fill = f;
-  } else if (flag == "--fully-masked") {
-    s.fully_masked = choice<FullyMasked>(flag, text, parse_fully_masked, fully_masked_names());
-  } else if (flag == "--dropout") {
-    const double p = number(flag, text);
-    if (auto e = check_dropout(p)) bad(flag, *e);
-    s.dropout = p;
-  } else if (flag == "--seed") {
-    const auto seed = parse_unsigned_text(text);
-    if (!seed) {
-      bad(flag,
-          "expected an integer from 0 to 18446744073709551615, got '" + message_text(text) + "'");
-    }
-    s.seed = *seed;
-  } else if (flag == "--params-layout") {
-    s.params_layout = choice<ParamsLayout>(flag, text, parse_params_layout, params_layout_names());
-  } else if (flag == "--kv-heads") {
-    const double h = number(flag, text);
-    if (auto e = check_heads(h)) bad(flag, *e);
-    s.kv_heads = static_cast<int64_t>(h);
-  } else if (flag == "--rope" || flag == "--alibi") {
-    bool on = true;
-    if (text == "false" || text == "0") {
-      on = false;
-    } else if (!(text == "true" || text == "1" || text.empty())) {
-      bad(flag, "expected true or false, got '" + text + "'");
-    }
-    if (flag == "--rope") {
-      s.rope = on;
-    } else {
-      s.alibi = on;
-      s.alibi_slopes.reset();  // the flag means the paper's slopes
-    }
-  } else if (flag == "--rope-theta") {
-    const double t = number(flag, text);
-    if (auto e = check_rope_theta(t)) bad(flag, *e);
-    s.rope_theta = t;
-  } else if (flag == "--rope-dims") {
-    const double d = number(flag, text);
-    if (!(d >= 2 && d == std::floor(d) && d <= 1e9) || std::fmod(d, 2) != 0) {
-      bad(flag, "expected an even integer >= 2, got '" + text + "'");
-    }
-    s.rope_dims = static_cast<int64_t>(d);
-  } else if (flag == "--rope-layout") {
-    s.rope_layout = choice<RopeLayout>(flag, text, parse_rope_layout, rope_layout_names());
-  } else if (flag == "--rope-offset") {
-    const std::vector<double> v = number_list(flag, text, 1, 2);
-    for (double x : v) {
-      if (auto e = check_count(x)) bad(flag, *e);
-    }
-    s.rope_q_offset = static_cast<int64_t>(v[0]);
-    s.rope_k_offset = static_cast<int64_t>(v.size() == 2 ? v[1] : 0);
-  } else if (flag == "--window") {
-    const std::vector<double> v = number_list(flag, text, 1, 2);
-    for (double x : v) {
-      if (auto e = check_window_side(x, v.size() == 2)) bad(flag, *e);
-    }
-    const auto left = static_cast<int64_t>(v[0]);
-    s.window = std::make_pair(left, v.size() == 2 ? static_cast<int64_t>(v[1]) : left);
-  } else if (flag == "--sliding-window") {
-    const double w = number(flag, text);
-    if (!(w >= 1 && w <= 9007199254740992.0 && w == std::floor(w))) {
-      bad(flag, "expected a whole number of keys >= 1 (the query counts as one)");
-    }
-    s.window = std::make_pair(static_cast<int64_t>(w) - 1, int64_t{0});
-  } else if (flag == "--softcap") {
-    const double c = number(flag, text);
-    if (auto e = check_softcap(c)) bad(flag, *e);
-    s.softcap = c;
-  } else if (flag == "--sinks") {
-    s.sinks = number_list(flag, text, 1, 1 << 20);
-  } else {
+  const Setting* row = setting_of_flag(flag);
+  if (row == nullptr || row->from_text == nullptr) {
     throw_internal("unknown setting flag " + std::string(flag));
   }
+  row->from_text(s, text);
 }
 
 Format parse_format_flag(const std::string& text) {
-  return choice<Format>("--format", text, parse_format, format_names());
+  return flag_choice("--format", text, parse_format, format_names());
 }
 
 TraceFormat parse_trace_format_flag(const std::string& text) {
-  return choice<TraceFormat>("--trace-format", text, parse_trace_format, trace_format_names());
+  return flag_choice("--trace-format", text, parse_trace_format, trace_format_names());
 }
 
 DType parse_dtype_flag(const std::string& flag, const std::string& text) {
-  return choice<DType>(flag, text, parse_dtype, dtype_names());
+  return flag_choice(flag, text, parse_dtype, dtype_names());
 }
 
 int parse_int_flag(const std::string& flag, const std::string& text, int lo, int hi) {
-  const double v = number(flag, text);
+  const double v = flag_number(flag, text);
   if (!(v >= lo && v <= hi && v == std::floor(v))) {
-    bad(flag, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
-                  ", got '" + text + "'");
+    bad_flag(flag, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                       ", got '" + text + "'");
   }
   return static_cast<int>(v);
 }
 
 std::string parse_stack_flag(const std::string& text) {
   if (text != "batch" && text != "layers") {
-    bad("--stack", "expected batch or layers, got '" + message_text(text) + "'");
+    bad_flag("--stack", "expected batch or layers, got '" + message_text(text) + "'");
   }
   return text;
 }
 
 double parse_nonnegative_flag(const std::string& flag, const std::string& text) {
-  const double v = number(flag, text);
+  const double v = flag_number(flag, text);
   if (!(v >= 0 && std::isfinite(v))) {
-    bad(flag, "expected a finite number >= 0, got '" + message_text(text) + "'");
+    bad_flag(flag, "expected a finite number >= 0, got '" + message_text(text) + "'");
   }
   return v;
 }
@@ -322,9 +87,9 @@ int64_t parse_limit_flag(const std::string& flag, const std::string& text,
     const int e = parse_int_flag(flag, text.substr(2), 0, 62);
     return int64_t{1} << e;
   }
-  v = number(flag, text);
+  v = flag_number(flag, text);
   if (!(v >= 1 && v <= 4.6e18 && v == std::floor(v))) {
-    bad(flag, "expected a positive integer such as " + example + ", got '" + text + "'");
+    bad_flag(flag, "expected a positive integer such as " + example + ", got '" + text + "'");
   }
   return static_cast<int64_t>(v);
 }
@@ -356,11 +121,11 @@ void check_path_flag(std::string_view flag, const std::string& path, PathFlag ki
   if (!path.empty()) return;
   switch (kind) {
     case PathFlag::kInput:
-      bad(flag, "empty file name; give a file, or - for stdin");
+      bad_flag(flag, "empty file name; give a file, or - for stdin");
     case PathFlag::kOutput:
-      bad(flag, "empty file name; give a file, or - for stdout");
+      bad_flag(flag, "empty file name; give a file, or - for stdout");
     case PathFlag::kDirectory:
-      bad(flag, "empty directory name");
+      bad_flag(flag, "empty directory name");
   }
 }
 
@@ -387,7 +152,7 @@ ColorMode parse_color_flag(const std::string& text) {
   if (text == "auto") return ColorMode::kAuto;
   if (text == "always") return ColorMode::kAlways;
   if (text == "never") return ColorMode::kNever;
-  bad("--color", not_one_of(text, color_names()));
+  bad_flag("--color", not_one_of(text, color_names()));
 }
 
 namespace {

@@ -15,18 +15,9 @@
 
 namespace attn {
 
-// Sets the setting of `flag` ("--mode", "--scale", ...) from its text.
+// Sets the setting of `flag` ("--mode", "--scale", ...) from its text, by
+// its row of the settings table (problem/settings.h).
 void set_setting_flag(RunSettings& s, std::string_view flag, const std::string& text);
-
-// The flags set_setting_flag() understands, with the values they accept
-// (empty for free-form values), for help texts and completions.
-struct SettingFlag {
-  std::string flag;
-  std::string placeholder;  // "N", "X", "NAME": as in docs/cli.md and the man page
-  std::string help;         // ends with the default: "(default 1)"
-  std::vector<std::string> choices;
-};
-const std::vector<SettingFlag>& setting_flags();
 
 Format parse_format_flag(const std::string& text);
 TraceFormat parse_trace_format_flag(const std::string& text);

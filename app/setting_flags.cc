@@ -1,0 +1,48 @@
+// The run settings' flags, from the settings table: attn run and attn bench
+// bind the same rows the same way, so a setting's flag, placeholder, help
+// and choices are written once (lib/src/problem/settings.cc).
+#include <map>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "problem/settings.h"
+
+namespace attn::cli {
+
+std::function<void(RunSettings&)> add_setting_flags(CLI::App* app, const std::string& group,
+                                                    bool bench_only) {
+  auto texts = std::make_shared<std::map<std::string, std::string>>();  // flag -> text
+  auto wanted = [bench_only](const Setting& s) {
+    return !s.flag.empty() && s.from_text != nullptr && (s.bench || !bench_only);
+  };
+  for (const Setting& s : settings_table()) {
+    if (!wanted(s) || s.form != Setting::Form::kValue) continue;
+    std::string help(s.help);
+    if (s.choices != nullptr) {
+      // The choices follow the help after ": ", where the completion tests
+      // read them.
+      help += ": ";
+      const std::vector<std::string>& names = s.choices();
+      for (size_t i = 0; i < names.size(); ++i) help += (i ? "|" : "") + names[i];
+    }
+    const std::string flag(s.flag);
+    app->add_option(flag, (*texts)[flag], help)
+        ->group(group)
+        ->type_name(std::string(s.placeholder));
+  }
+  // Switches after the options: "--rope" alone, "--rope=false",
+  // "--causal=bottom-right" (cli.cc joins "--causal bottom-right").
+  for (const Setting& s : settings_table()) {
+    if (!wanted(s) || s.form != Setting::Form::kSwitch) continue;
+    const std::string flag(s.flag);
+    app->add_flag(flag, (*texts)[flag], std::string(s.help))->group(group);
+  }
+  return [app, texts](RunSettings& settings) {
+    for (const auto& [flag, text] : *texts) {
+      if (app->count(flag) > 0) setting_of_flag(flag)->from_text(settings, text);
+    }
+  };
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,213 @@
+// The settings table (lib/src/problem/settings.h): every row complete, every
+// flag's value surviving the merge of the flags over a document, and every
+// key and flag in the pages that describe them.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "attn/document.h"
+#include "attn/error.h"
+#include "attn/number_text.h"
+#include "problem/settings.h"
+#include "test_util.h"
+
+namespace attn {
+namespace {
+
+// Every field of RunSettings as text, so two settings can be compared. A
+// field added to RunSettings is added here too; the merge test below then
+// fails until some row merges it.
+std::string text_of(const RunSettings& s) {
+  std::string t;
+  auto put = [&t](const char* name, const auto& field, auto show) {
+    t += std::string(name) + "=" + (field ? show(*field) : std::string("unset")) + ";";
+  };
+  auto num = [](double v) { return format_shortest(v); };
+  auto integer = [](auto v) { return std::to_string(v); };
+  auto boolean = [](bool v) { return std::string(v ? "true" : "false"); };
+  auto named = [](auto v) { return std::string(name(v)); };
+  auto list = [](const std::vector<double>& v) {
+    std::string r;
+    for (double x : v) r += format_shortest(x) + ",";
+    return r;
+  };
+  put("mode", s.mode, named);
+  put("variant", s.variant, named);
+  put("heads", s.heads, integer);
+  put("scale", s.scale, [](const Scale& x) { return name(x); });
+  put("temperature", s.temperature, num);
+  put("scale_at", s.scale_at, named);
+  put("causal", s.causal, boolean);
+  put("causal_bottom_right", s.causal_bottom_right, boolean);
+  put("q_offset", s.q_offset, integer);
+  put("k_offset", s.k_offset, integer);
+  put("mask_convention", s.mask_convention, named);
+  put("mask_fill", s.mask_fill, num);
+  put("fully_masked", s.fully_masked, named);
+  put("dropout", s.dropout, num);
+  put("seed", s.seed, integer);
+  put("params_layout", s.params_layout, named);
+  put("kv_heads", s.kv_heads, integer);
+  put("rope", s.rope, boolean);
+  put("rope_theta", s.rope_theta, num);
+  put("rope_dims", s.rope_dims, integer);
+  put("rope_layout", s.rope_layout, named);
+  put("rope_q_offset", s.rope_q_offset, integer);
+  put("rope_k_offset", s.rope_k_offset, integer);
+  put("rope_scaling", s.rope_scaling, [](const RopeScaling& r) {
+    return std::string(rope_scaling_name(r.kind)) + format_shortest(r.factor);
+  });
+  put("qk_norm", s.qk_norm, num);
+  put("alibi", s.alibi, boolean);
+  put("alibi_slopes", s.alibi_slopes, list);
+  put("window", s.window, [](const std::pair<int64_t, int64_t>& w) {
+    return std::to_string(w.first) + "," + std::to_string(w.second);
+  });
+  put("softcap", s.softcap, num);
+  put("sinks", s.sinks, list);
+  return t;
+}
+
+// A value each flag accepts.
+std::string sample(const Setting& s) {
+  if (s.form == Setting::Form::kSwitch) return "";
+  if (s.choices != nullptr) return s.choices().back();
+  const std::string p(s.placeholder);
+  if (s.flag == "--qk-norm" || s.flag == "--dropout") return "0.25";
+  if (s.flag == "--rope-dims") return "4";
+  if (s.flag == "--rope-offset") return "3,2";
+  if (p == "W|L,R") return "2,1";
+  if (p == "X[,X...]") return "0.5,1.5";
+  return "3";
+}
+
+TEST(SettingsTable, RowsAreComplete) {
+  std::set<std::string> flags, keys;
+  for (const Setting& s : settings_table()) {
+    SCOPED_TRACE(std::string(s.key) + " " + std::string(s.flag));
+    EXPECT_FALSE(s.key.empty() && s.flag.empty());
+    if (!s.flag.empty()) {
+      EXPECT_TRUE(flags.insert(std::string(s.flag)).second) << "flag listed twice";
+      EXPECT_EQ(s.flag.substr(0, 2), "--");
+      EXPECT_NE(s.from_text, nullptr);
+      // The help ends with the default, as every flag's help does.
+      EXPECT_NE(s.help.find("(default"), std::string_view::npos);
+      EXPECT_EQ(s.help.back(), ')');
+      if (s.form == Setting::Form::kValue) {
+        EXPECT_FALSE(s.placeholder.empty());
+      }
+    }
+    if (!s.key.empty()) {
+      EXPECT_TRUE(keys.insert(std::string(s.key)).second) << "key listed twice";
+      EXPECT_NE(s.from_json, nullptr);
+    }
+  }
+}
+
+TEST(SettingsTable, DocumentKeysComeFromTheTable) {
+  const std::vector<std::string>& accepted = document_keys();
+  for (const Setting& s : settings_table()) {
+    if (s.key.empty() || s.key.find('.') != std::string_view::npos) continue;
+    EXPECT_NE(std::find(accepted.begin(), accepted.end(), std::string(s.key)), accepted.end())
+        << s.key;
+  }
+  EXPECT_EQ(rope_keys(), (std::vector<std::string>{"theta", "dims", "layout", "q_offset",
+                                                   "k_offset", "scaling"}));
+}
+
+// A flag's value, merged over settings that lack it (a document without
+// the key), arrives whole: no row forgets a field it sets.
+TEST(SettingsTable, EveryFlagSurvivesTheMerge) {
+  for (const Setting& s : settings_table()) {
+    if (s.flag.empty()) continue;
+    SCOPED_TRACE(std::string(s.flag) + " " + sample(s));
+    RunSettings flags;
+    s.from_text(flags, sample(s));
+    EXPECT_NE(text_of(flags), text_of(RunSettings{})) << "the flag set nothing";
+    RunSettings merged;
+    merged.merge(flags);
+    EXPECT_EQ(text_of(merged), text_of(flags));
+  }
+}
+
+// The same for a document's keys, read as the document reader reads them.
+TEST(SettingsTable, EveryKeySurvivesTheMerge) {
+  const std::string source = "t.json";
+  const std::vector<std::pair<std::string, std::string>> docs = {
+      {"mode", R"("qkv")"},
+      {"variant", R"("dot")"},
+      {"heads", "2"},
+      {"scale", "0.5"},
+      {"temperature", "2"},
+      {"scale_at", R"("output")"},
+      {"causal", R"("bottom_right")"},
+      {"q_offset", "3"},
+      {"k_offset", "1"},
+      {"mask_convention", R"("keep")"},
+      {"mask_fill", R"("-inf")"},
+      {"fully_masked", R"("nan")"},
+      {"dropout", "0.5"},
+      {"seed", "7"},
+      {"params_layout", R"("torch")"},
+      {"kv_heads", "1"},
+      {"rope", R"({"theta": 500, "dims": 2, "layout": "interleaved", "q_offset": 4,
+                   "k_offset": 2, "scaling": {"rope_type": "linear", "factor": 2}})"},
+      {"alibi", "[0.5, 0.25]"},
+      {"window", "[2, 0]"},
+      {"softcap", "30"},
+      {"qk_norm", "1e-6"},
+      {"sinks", "[1, 2]"}};
+  std::set<std::string> covered;
+  for (const auto& [key, value] : docs) {
+    SCOPED_TRACE(key);
+    const Setting* row = setting_of_key(key);
+    ASSERT_NE(row, nullptr);
+    covered.insert(key);
+    const json::Value v = json::parse(value, source);
+    RunSettings doc;
+    row->from_json(doc, JsonAt{v, source, key});
+    RunSettings merged;
+    merged.merge(doc);
+    EXPECT_EQ(text_of(merged), text_of(doc));
+  }
+  for (const Setting& s : settings_table()) {
+    if (!s.key.empty() && s.key.find('.') == std::string_view::npos) {
+      EXPECT_TRUE(covered.count(std::string(s.key))) << s.key << " has no case here";
+    }
+  }
+}
+
+// A flag wins over the document's value of the same setting.
+TEST(SettingsTable, FlagsOverrideTheDocument) {
+  RunSettings doc;
+  setting_of_key("heads")->from_json(doc, JsonAt{json::parse("4", "t"), "t", "heads"});
+  RunSettings flags;
+  setting_of_flag("--heads")->from_text(flags, "2");
+  doc.merge(flags);
+  EXPECT_EQ(doc.heads, 2);
+}
+
+// Every key is in the page of document keys, every flag in the command
+// reference and the manual page.
+TEST(SettingsDocs, EveryKeyAndFlagIsDocumented) {
+  const std::string formats = test::read_text(test::source_path("docs/formats.md"));
+  const std::string cli = test::read_text(test::source_path("docs/cli.md"));
+  const std::string man = test::read_text(test::source_path("docs/attn.1"));
+  for (const Setting& s : settings_table()) {
+    if (!s.key.empty() && s.key.find('.') == std::string_view::npos) {
+      EXPECT_NE(formats.find("`" + std::string(s.key) + "`"), std::string::npos)
+          << "docs/formats.md lacks the key " << s.key;
+    }
+    if (!s.flag.empty()) {
+      EXPECT_NE(cli.find("`" + std::string(s.flag)), std::string::npos)
+          << "docs/cli.md lacks " << s.flag;
+      std::string escaped;
+      for (char c : s.flag) escaped += c == '-' ? std::string("\\-") : std::string(1, c);
+      EXPECT_NE(man.find(escaped), std::string::npos) << "docs/attn.1 lacks " << s.flag;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace attn
