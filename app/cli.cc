@@ -14,7 +14,9 @@
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "attn/options.h"
+#include "base/names.h"
 #include "commands.h"
+#include "commands/exit_codes.h"
 #include "commands/flags.h"
 #include "kernel/instruction_set.h"
 
@@ -180,11 +182,11 @@ int run_program(int argc, char** argv) {
       return app.exit(e);
     } catch (const CLI::ParseError& e) {
       print_error(parse_error_text(e.what()));
-      return 2;
+      return kExitUsage;
     }
     if (!app.remaining().empty() && !app.got_subcommand("tokenize")) {
       print_error(unexpected(&app, app.remaining().front(), true));
-      return 2;
+      return kExitUsage;
     }
     for (CLI::App* sub : app.get_subcommands()) {
       // The deepest parsed command owns the leftovers.
@@ -193,7 +195,7 @@ int run_program(int argc, char** argv) {
       // attn tokenize takes the words left over as its texts.
       if (!owner->remaining().empty() && owner->get_name() != "tokenize") {
         print_error(unexpected(owner, owner->remaining().front(), false));
-        return 2;
+        return kExitUsage;
       }
     }
     // A bad ATTN_KERNEL is an error for every command, whether or not the
@@ -212,18 +214,18 @@ int run_program(int argc, char** argv) {
     if (app.got_subcommand("diff")) return diff();
     if (app.got_subcommand("tokenize")) return tokenize();
     print_error("no command given; try 'attn run --example sweet' or 'attn --help'");
-    return 2;
+    return kExitUsage;
   } catch (const BrokenPipe&) {
     return 0;
   } catch (const Error& e) {
     print_error(e.what());
-    return e.exit_code();
+    return exit_code(e.kind());
   } catch (const std::bad_alloc&) {
     print_error("out of memory");
-    return 70;
+    return kExitInternal;
   } catch (const std::exception& e) {
     print_error(std::string("internal error: ") + e.what());
-    return 70;
+    return kExitInternal;
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include "attn/error.h"
 #include "attn/options.h"
+#include "base/names.h"
 #include "commands.h"
 #include "console.h"
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commands/heatmap_command.h"
+#include "commands/heatmap_flags.h"
 #include "heatmap/axes.h"
 #include "heatmap/font.h"
 #include "heatmap/panels.h"

@@ -13,6 +13,7 @@
 #include "attn/error.h"
 #include "attn/heatmap.h"
 #include "attn/npy.h"
+#include "commands/heatmap_flags.h"
 #include "shell_util.h"
 #include "test_util.h"
 

@@ -9,6 +9,7 @@
 
 #include "attn/attention.h"
 #include "attn/file_io.h"
+#include "progress_bar.h"
 #include "test_util.h"
 
 namespace attn {

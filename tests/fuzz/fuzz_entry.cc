@@ -86,7 +86,7 @@ void run_document(const InputDocument& doc, uint64_t bits) {
 }
 
 // A matrix file as the X of a self-attention run, as load_document in
-// lib/src/commands/run_inputs.cc builds it.
+// app/commands/run_inputs.cc builds it.
 void run_matrix(std::string_view data, const std::string& path) {
   MatrixData m = parse_matrix(data, path, CellKind::kFinite);
   InputDocument doc;

@@ -1,5 +1,5 @@
 // Errors: the one exception type of the library, attn::Error, carrying the
-// category that decides the process exit code (docs/spec.md) and a one-line
+// kind of the failure (which decides the program's exit code) and a one-line
 // message that already names the place ("input.json:3:17: ...",
 // "input.json: params.W_q: ...").
 #pragma once
@@ -10,13 +10,12 @@
 
 namespace attn {
 
-// Exit-code categories (docs/spec.md, exit codes).
+// What went wrong (the program turns each into its exit code).
 enum class ErrorKind {
-  kCheckFailed = 1,  // --check ran and the result differs from `expected`
-  kUsage = 2,        // bad flag, missing argument, conflicting options
-  kInput = 3,        // invalid input data: parse error, bad shape, unknown key
-  kFile = 4,         // cannot open, read or write a file
-  kInternal = 70,    // a bug
+  kUsage,     // bad flag, missing argument, conflicting options
+  kInput,     // invalid input data: parse error, bad shape, unknown key
+  kFile,      // cannot open, read or write a file
+  kInternal,  // a bug
 };
 
 class Error : public std::runtime_error {
@@ -25,7 +24,6 @@ class Error : public std::runtime_error {
       : std::runtime_error(std::move(message)), kind_(kind) {}
 
   ErrorKind kind() const { return kind_; }
-  int exit_code() const { return static_cast<int>(kind_); }
 
  private:
   ErrorKind kind_;

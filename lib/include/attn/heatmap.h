@@ -131,15 +131,6 @@ struct HeatmapOptions {
 // The largest --cell-size.
 constexpr int kMaxCellSize = 256;
 
-// Sets the option of `flag` ("--colormap", "--vmin", "--vmax", "--normalize",
-// "--batch", "--head", "--max-size", "--reduce", "--cell-size",
-// "--labels-every", "--annotate", "--precision", "--font", "--token-style",
-// "--ignore-first" with "true", "--color-scale") from its text.
-// Throws a usage error naming the flag (an input error for a --font file
-// that is not a font).
-void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::string& text);
-HeatmapStage parse_heatmap_stage_flag(const std::string& text);  // --of
-
 // What to draw: matrices [batch][heads][rows][cols], row-major. The numbers
 // are not owned; they must outlive every render call.
 struct HeatmapData {
@@ -284,16 +275,5 @@ struct Rgb {
 Rgb colormap_color(Colormap c, double t);
 Rgb masked_fill_color();
 Rgb masked_hatch_color();
-
-// The heatmap part of `attn run`: which stage to draw, where, and how.
-struct HeatmapRequest {
-  std::string path;   // --heatmap FILE (.png, .svg or .html); "" for none
-  bool show = false;  // --show: draw a preview in the terminal
-  HeatmapStage stage = HeatmapStage::kWeights;
-  HeatmapOptions options;
-  TerminalStyle terminal;
-
-  bool wanted() const { return !path.empty() || show; }
-};
 
 }  // namespace attn

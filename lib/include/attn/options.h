@@ -63,15 +63,6 @@ std::optional<ParamsLayout> parse_params_layout(std::string_view s);
 std::optional<DType> parse_dtype(std::string_view s);
 std::optional<RopeLayout> parse_rope_layout(std::string_view s);
 
-// "'foo' is not one of a, b, c" plus "; did you mean 'b'?" when one is close.
-std::string not_one_of(std::string_view got, const std::vector<std::string>& names);
-
-// The nearest name to `word` by edit distance, however far.
-std::string nearest_name(std::string_view word, const std::vector<std::string>& names);
-
-// The closest name to `word` by edit distance, or "" if none is close.
-std::string closest_name(std::string_view word, const std::vector<std::string>& names);
-
 // Settings that may be given in the input file or as flags. Every field is
 // optional; merge() lets the flags override the document.
 struct RunSettings {

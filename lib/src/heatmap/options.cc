@@ -1,4 +1,4 @@
-// Names of the heatmap enumerations and the parsing of the heatmap flags.
+// Names of the heatmap enumerations.
 #include <cctype>
 #include <cmath>
 
@@ -10,36 +10,6 @@
 namespace attn {
 
 namespace {
-
-[[noreturn]] void bad(std::string_view flag, const std::string& what) {
-  throw_usage(std::string(flag) + ": " + what);
-}
-
-template <class E>
-E choice(std::string_view flag, const std::string& text, const std::vector<std::string>& names,
-         const std::vector<E>& values) {
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == text) return values[i];
-  }
-  bad(flag, not_one_of(text, names));
-}
-
-double finite_number(std::string_view flag, const std::string& text) {
-  double v = 0;
-  if (!parse_number_word(text, &v) || !std::isfinite(v)) {
-    bad(flag, "expected a finite number, got '" + text + "'");
-  }
-  return v;
-}
-
-int64_t integer(std::string_view flag, const std::string& text, int64_t lo, int64_t hi) {
-  const double v = finite_number(flag, text);
-  if (v != std::floor(v) || v < static_cast<double>(lo) || v > static_cast<double>(hi)) {
-    bad(flag, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
-                  ", got '" + text + "'");
-  }
-  return static_cast<int64_t>(v);
-}
 
 const std::vector<std::string> kNormalizeNames = {"none", "row", "col"};
 const std::vector<std::string> kReduceNames = {"mean", "max"};
@@ -68,89 +38,5 @@ std::string_view name(Normalize n) { return kNormalizeNames[static_cast<size_t>(
 std::string_view name(Reduce r) { return kReduceNames[static_cast<size_t>(r)]; }
 std::string_view name(HeatmapStage s) { return kStageNames[static_cast<size_t>(s)]; }
 std::string_view name(Annotate a) { return kAnnotateNames[static_cast<size_t>(a)]; }
-
-void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::string& text) {
-  if (flag == "--colormap") {
-    // matplotlib's spellings (Blues, RdBu_r) name the same maps.
-    std::string lower = text;
-    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    o.colormap =
-        choice<Colormap>(flag, lower, colormap_names(),
-                         {Colormap::kViridis, Colormap::kMagma, Colormap::kGray, Colormap::kBlues,
-                          Colormap::kRdBu, Colormap::kViridisR, Colormap::kMagmaR, Colormap::kGrayR,
-                          Colormap::kBluesR, Colormap::kRdBuR});
-  } else if (flag == "--vmin") {
-    o.vmin_auto = text == "auto";
-    o.vmin = o.vmin_auto ? std::nullopt : std::optional<double>(finite_number(flag, text));
-  } else if (flag == "--vmax") {
-    o.vmax_auto = text == "auto";
-    o.vmax_quantile.reset();
-    if (!text.empty() && (text[0] == 'q' || text[0] == 'Q')) {
-      const double q = finite_number(flag, text.substr(1));
-      if (!(q > 0 && q <= 100)) {
-        bad(flag, "the percentile in '" + text + "' must be above 0 and at most 100 (q99)");
-      }
-      o.vmax_quantile = q;
-      o.vmax.reset();
-    } else {
-      o.vmax = o.vmax_auto ? std::nullopt : std::optional<double>(finite_number(flag, text));
-    }
-  } else if (flag == "--color-scale") {
-    o.gamma = 1;
-    if (text == "linear") {
-      o.color_scale = ColorScale::kLinear;
-    } else if (text == "log") {
-      o.color_scale = ColorScale::kLog;
-    } else if (text.rfind("power:", 0) == 0) {
-      const double g = finite_number(flag, text.substr(6));
-      if (!(g > 0)) bad(flag, "the gamma of '" + text + "' must be above 0 (power:0.5)");
-      o.color_scale = ColorScale::kPower;
-      o.gamma = g;
-    } else {
-      bad(flag, "expected linear, log or power:G (G > 0, as power:0.5), got '" + text + "'");
-    }
-  } else if (flag == "--ignore-first") {
-    o.ignore_first = text == "true";
-  } else if (flag == "--normalize") {
-    o.normalize = choice<Normalize>(flag, text, kNormalizeNames,
-                                    {Normalize::kNone, Normalize::kRow, Normalize::kCol});
-  } else if (flag == "--batch") {
-    o.batch = integer(flag, text, 0, INT32_MAX);
-  } else if (flag == "--head") {
-    o.head = integer(flag, text, 0, INT32_MAX);
-  } else if (flag == "--max-size") {
-    o.max_size = static_cast<int>(integer(flag, text, kMinMaxSize, kLargestMaxSize));
-  } else if (flag == "--reduce") {
-    o.reduce = choice<Reduce>(flag, text, kReduceNames, {Reduce::kMean, Reduce::kMax});
-    o.reduce_given = true;
-  } else if (flag == "--cell-size") {
-    o.cell_size = static_cast<int>(integer(flag, text, 1, kMaxCellSize));
-  } else if (flag == "--labels-every") {
-    o.labels_every = integer(flag, text, 1, INT32_MAX);
-  } else if (flag == "--annotate") {
-    o.annotate = choice<Annotate>(flag, text, annotate_names(),
-                                  {Annotate::kAuto, Annotate::kAlways, Annotate::kNever});
-  } else if (flag == "--token-style") {
-    o.token_style =
-        choice<TokenStyle>(flag, text, kTokenStyleNames,
-                           {TokenStyle::kReadable, TokenStyle::kMarker, TokenStyle::kRaw});
-  } else if (flag == "--precision") {
-    o.decimals = static_cast<int>(integer(flag, text, 0, 17));
-  } else if (flag == "--font") {
-    o.font = load_font(text);
-  } else {
-    throw_internal("set_heatmap_flag: unknown flag " + std::string(flag));
-  }
-  if (o.vmin && o.vmax && !(*o.vmin < *o.vmax)) {
-    throw_usage("--vmin " + format_shortest(*o.vmin) + " must be below --vmax " +
-                format_shortest(*o.vmax));
-  }
-}
-
-HeatmapStage parse_heatmap_stage_flag(const std::string& text) {
-  return choice<HeatmapStage>(
-      "--of", text, kStageNames,
-      {HeatmapStage::kWeights, HeatmapStage::kScores, HeatmapStage::kOutput, HeatmapStage::kBias});
-}
 
 }  // namespace attn

@@ -11,6 +11,7 @@
 #include "attn/error.h"
 #include "attn/heatmap.h"
 #include "attn/options.h"
+#include "base/names.h"
 
 namespace attn {
 

@@ -7,6 +7,7 @@
 
 #include "attn/error.h"
 #include "attn/options.h"
+#include "base/names.h"
 #include "io/cells.h"
 
 // stb_image's inflate (the zlib decoder behind its PNG reader) unpacks

@@ -6,6 +6,7 @@
 #include "attn/error.h"
 #include "attn/json.h"
 #include "attn/options.h"
+#include "base/names.h"
 #include "io/cells.h"
 
 namespace attn {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "attn/number_text.h"
+#include "base/names.h"
 
 namespace attn {
 

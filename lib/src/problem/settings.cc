@@ -1,4 +1,5 @@
 #include "problem/settings.h"
+#include "base/names.h"
 
 #include <cmath>
 #include <utility>

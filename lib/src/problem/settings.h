@@ -13,6 +13,7 @@
 
 #include "attn/json.h"
 #include "attn/options.h"
+#include "base/names.h"
 
 namespace attn {
 

@@ -1,4 +1,5 @@
 #include "commands/flags.h"
+#include "base/names.h"
 
 #include <Eigen/Core>
 #include <cmath>

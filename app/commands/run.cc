@@ -1,4 +1,5 @@
 #include "commands/run.h"
+#include "base/names.h"
 
 #include <algorithm>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "attn/problem.h"
 #include "attn/trace.h"
 #include "commands/examples.h"
+#include "commands/exit_codes.h"
 #include "commands/heatmap_command.h"
 #include "commands/input_files.h"
 #include "commands/run_internal.h"
@@ -420,20 +422,20 @@ std::string result_text(const RunRequest& req, const Problem& p, const Result& r
 // numbers differ, with the common misreading that explains it if any.
 std::pair<std::string, int> check_report(const RunRequest& req, const Problem& p, const Result& r,
                                          const std::optional<Expected>& expected) {
-  if (!expected) return {"", 0};
+  if (!expected) return {"", kExitSuccess};
   Expected e = *expected;  // the flags' tolerances win over the document's
   if (req.rtol) e.rtol = req.rtol;
   if (req.atol) e.atol = req.atol;
   const CheckReport rep = check_result(r, e);
   std::string report = format_check_report(rep, p, req.quiet);
-  if (rep.passed()) return {report, 0};
+  if (rep.passed()) return {report, kExitSuccess};
   if (auto alt = explain_mismatch(p, *expected, req.dtype)) {
     report +=
         "\nlikely cause: " + alt->name +
         (alt->setting.empty() ? "" : " (" + alt->setting + " reproduces the expected numbers)") +
         "\nwhy: " + alt->explanation + "\n";
   }
-  return {report, 1};
+  return {report, kExitCheckFailed};
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "attn/error.h"
 #include "attn/file_io.h"
+#include "commands/exit_codes.h"
 
 namespace attn {
 
@@ -226,12 +227,12 @@ int run_batch(const BatchRequest& b, Console& console) {
       // Each line names its input, even for messages about flags.
       const bool named = msg.compare(0, name.size(), name) == 0;
       console.error(named ? msg : name + ": " + msg);
-      code = e.exit_code();
+      code = exit_code(e.kind());
     } catch (const std::bad_alloc&) {
       console.error(name + ": out of memory");
-      code = static_cast<int>(ErrorKind::kInternal);
+      code = kExitInternal;
     }
-    if (code == static_cast<int>(ErrorKind::kCheckFailed)) {
+    if (code == kExitCheckFailed) {
       differ.push_back(inputs[i]);
     } else if (code != 0) {
       failed.push_back(inputs[i]);

@@ -19,6 +19,7 @@
 #include "attn/tokenizer.h"
 #include "attn/tokens.h"
 #include "attn/utf8.h"
+#include "base/names.h"
 #include "commands/examples.h"
 #include "commands/flags.h"
 #include "commands/run_internal.h"

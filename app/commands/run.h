@@ -18,6 +18,7 @@
 #include "attn/output.h"
 #include "attn/progress.h"
 #include "attn/trace.h"
+#include "commands/heatmap_flags.h"
 
 namespace attn {
 

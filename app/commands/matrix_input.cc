@@ -1,4 +1,5 @@
 #include "commands/matrix_input.h"
+#include "base/names.h"
 
 #include <algorithm>
 

@@ -9,6 +9,7 @@
 #include "attn/escape.h"
 #include "attn/number_text.h"
 #include "base/select_index.h"
+#include "commands/exit_codes.h"
 #include "commands/input_files.h"
 #include "commands/matrix_input.h"
 
@@ -694,7 +695,7 @@ int diff_command(const DiffRequest& req, Console& console) {
   if (!h.empty()) write_file_atomic(h, figure);
   console.out(summary);
   if (req.show) console.out("\n" + preview);
-  return passed(c, req) ? 0 : 1;
+  return passed(c, req) ? kExitSuccess : kExitCheckFailed;
 }
 
 }  // namespace attn
