@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "commands/flags.h"
 #include "console.h"
+#include "io/json_writer.h"
 
 namespace attn::cli {
 
@@ -39,12 +40,6 @@ std::string shown(const Tokenizer& t, const std::string& token) {
     }
   }
   return terminal_text(out);
-}
-
-std::string json_list(const std::vector<std::string>& items) {
-  std::string s = "[";
-  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + json_string(items[i]);
-  return s + "]";
 }
 
 }  // namespace
@@ -144,16 +139,18 @@ Action add_tokenize(CLI::App& app) {
     }
     std::string out;
     if (f->format == "json") {
+      // One object a text, on its line; several texts as an array.
       const bool many = texts.size() > 1;
-      if (many) out += "[\n";
+      JsonWriter w(out);
+      if (many) w.begin_array(JsonLayout::kBlock);
       for (size_t i = 0; i < texts.size(); ++i) {
-        std::string ids;
-        for (int64_t id : encodings[i].ids) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
-        out += std::string(many ? "  " : "") + "{\"text\": " + json_string(texts[i].second) +
-               ", \"ids\": [" + ids + "], \"tokens\": " + json_list(encodings[i].tokens) + "}";
-        out += many && i + 1 < texts.size() ? ",\n" : "\n";
+        w.begin_object(JsonLayout::kInline).key("text").string(texts[i].second);
+        w.key("ids").begin_array(JsonLayout::kInline);
+        for (int64_t id : encodings[i].ids) w.integer(id);
+        w.end_array().key("tokens").strings(encodings[i].tokens).end_object();
       }
-      if (many) out += "]\n";
+      if (many) w.end_array();
+      out += '\n';
     } else {
       for (size_t i = 0; i < texts.size(); ++i) {
         if (texts.size() > 1) {

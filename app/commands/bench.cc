@@ -17,10 +17,10 @@
 #include "attn/document.h"
 #include "attn/dropout.h"
 #include "attn/error.h"
-#include "attn/escape.h"
 #include "attn/limits.h"
 #include "attn/number_text.h"
 #include "attn/problem.h"
+#include "io/json_writer.h"
 #include "kernel/attention_kernel.h"
 #include "kernel/instruction_set.h"
 #include "kernel/parallel.h"
@@ -174,19 +174,23 @@ BenchResult run_bench(const BenchOptions& o) {
 }
 
 std::string bench_json(const BenchOptions& o, const BenchResult& r) {
-  auto num = [](double x) { return format_shortest(x); };
-  return "{\"n\": " + std::to_string(o.n) + ", \"d\": " + std::to_string(o.d) +
-         ", \"heads\": " + std::to_string(o.heads) + ", \"batch\": " + std::to_string(o.batch) +
-         ", \"dtype\": \"" + std::string(name(o.dtype)) +
-         "\", \"weights\": " + (o.weights ? "true" : "false") +
-         ", \"causal\": " + (o.causal ? "true" : "false") +
-         ", \"threads\": " + std::to_string(r.threads) + ", \"seconds\": " + num(r.seconds) +
-         ", \"min_seconds\": " + num(r.min_seconds) +
-         ", \"first_seconds\": " + num(r.first_seconds) +
-         ", \"cpu_seconds\": " + num(r.cpu_seconds) + ", \"gflops\": " + num(r.gflops) +
-         ", \"reps\": " + std::to_string(r.reps) + ", \"peak_rss_mb\": " + num(r.peak_rss_mb) +
-         ", \"kernels\": \"" + r.kernels + "\", \"path\": \"" + r.path +
-         "\", \"run\": " + json_string(r.description) + "}\n";
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object(JsonLayout::kInline);
+  w.key("n").integer(o.n).key("d").integer(o.d);
+  w.key("heads").integer(o.heads).key("batch").integer(o.batch);
+  w.key("dtype").string(name(o.dtype));
+  w.key("weights").boolean(o.weights).key("causal").boolean(o.causal);
+  w.key("threads").integer(r.threads);
+  w.key("seconds").number(r.seconds).key("min_seconds").number(r.min_seconds);
+  w.key("first_seconds").number(r.first_seconds).key("cpu_seconds").number(r.cpu_seconds);
+  w.key("gflops").number(r.gflops).key("reps").integer(r.reps);
+  w.key("peak_rss_mb").number(r.peak_rss_mb);
+  w.key("kernels").string(r.kernels).key("path").string(r.path);
+  w.key("run").string(r.description);
+  w.end_object();
+  out += '\n';
+  return out;
 }
 
 std::string bench_text(const BenchOptions& o, const BenchResult& r) {

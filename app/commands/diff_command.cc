@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <nlohmann/json.hpp>
 
 #include "attn/compare.h"
 #include "attn/error.h"
@@ -12,6 +11,7 @@
 #include "commands/exit_codes.h"
 #include "commands/input_files.h"
 #include "commands/matrix_input.h"
+#include "io/json_writer.h"
 
 namespace attn {
 
@@ -511,80 +511,82 @@ std::string format_table(const Comparison& c, const Side& a, const Side& b, cons
   return out;
 }
 
-using Json = nlohmann::ordered_json;
-
-// attn writes non-finite numbers in JSON as "nan", "inf", "-inf".
-Json json_number(double x) {
-  if (std::isfinite(x)) return x;
-  return format_shortest(x);
+// Where a matrix's largest difference is: its indices, and labels where the
+// sides have them.
+void write_position(JsonWriter& w, const Names& n, int64_t row, int64_t col) {
+  w.key("row").integer(row).key("col").integer(col);
+  if (!n.rows.empty()) w.key("row_label").string(n.row(row));
+  if (!n.cols.empty()) w.key("col_label").string(n.col(col));
 }
 
-Json json_position(const Names& n, int64_t row, int64_t col) {
-  Json j = {{"row", row}, {"col", col}};
-  if (!n.rows.empty()) j["row_label"] = n.row(row);
-  if (!n.cols.empty()) j["col_label"] = n.col(col);
-  return j;
+void write_shape(JsonWriter& w, const Shape& shape) {
+  w.begin_array(JsonLayout::kBlock);
+  for (int64_t d : shape) w.integer(d);
+  w.end_array();
 }
 
+// Numbers as nlohmann::json wrote this summary before ("0.0", its digits),
+// so scripts that compare summaries see the same text.
 std::string format_json(const Comparison& c, const Side& a, const Side& b, const Names& n,
                         const DiffRequest& req) {
-  Json out;
-  auto side = [&](const Side& s) {
-    Json j = {{"file", s.name}};
-    if (!s.m.key.empty()) j["key"] = s.m.key;
-    if (s.read_shape != c.shape) j["shape"] = s.read_shape;
-    if (s.layer) j["layer"] = *s.layer;
-    if (s.head) j["head"] = *s.head;
-    return j;
-  };
-  out["a"] = side(a);
-  out["b"] = side(b);
-  out["shape"] = c.shape;
+  std::string out;
+  JsonWriter w(out, NumberStyle::kNlohmann);
+  w.begin_object(JsonLayout::kBlock);
+  for (const Side* s : {&a, &b}) {
+    w.key(s == &a ? "a" : "b").begin_object(JsonLayout::kBlock);
+    w.key("file").string(s->name);
+    if (!s->m.key.empty()) w.key("key").string(s->m.key);
+    if (s->read_shape != c.shape) write_shape(w.key("shape"), s->read_shape);
+    if (s->layer) w.key("layer").integer(*s->layer);
+    if (s->head) w.key("head").integer(*s->head);
+    w.end_object();
+  }
+  write_shape(w.key("shape"), c.shape);
   const MatrixComparison& top = c.matrices[c.max_matrix];
-  out["max_abs_diff"] = json_number(top.max_abs_diff);
-  Json at = json_position(n, top.max_row, top.max_col);
-  at[n.first] = top.batch;
-  at["head"] = top.head;
-  at["a"] = json_number(top.a_at_max);
-  at["b"] = json_number(top.b_at_max);
-  out["at"] = at;
-  out["mean_abs_diff"] = json_number(c.mean_abs_diff);
-  out["rows_compared"] = c.rows_compared;
-  out["rows_skipped"] = c.rows_skipped;
-  out["cells_masked"] = c.cells_masked;
+  w.key("max_abs_diff").number(top.max_abs_diff);
+  w.key("at").begin_object(JsonLayout::kBlock);
+  write_position(w, n, top.max_row, top.max_col);
+  w.key(n.first).integer(top.batch).key("head").integer(top.head);
+  w.key("a").number(top.a_at_max).key("b").number(top.b_at_max);
+  w.end_object();
+  w.key("mean_abs_diff").number(c.mean_abs_diff);
+  w.key("rows_compared").integer(c.rows_compared);
+  w.key("rows_skipped").integer(c.rows_skipped);
+  w.key("cells_masked").integer(c.cells_masked);
   if (req.tolerance) {
-    out["tolerance"] = *req.tolerance;
-    out["passed"] = passed(c, req);
+    w.key("tolerance").number(*req.tolerance);
+    w.key("passed").boolean(passed(c, req));
   }
-  Json list = Json::array();
+  w.key("matrices").begin_array(JsonLayout::kBlock);
   for (const MatrixComparison& m : c.matrices) {
-    Json j = {{n.first, m.batch}, {"head", m.head}};
-    j["max_abs_diff"] = json_number(m.max_abs_diff);
-    Json mat = json_position(n, m.max_row, m.max_col);
-    mat["a"] = json_number(m.a_at_max);
-    mat["b"] = json_number(m.b_at_max);
-    j["at"] = mat;
-    j["mean_abs_diff"] = json_number(m.mean_abs_diff);
-    j["rows_compared"] = m.rows_compared;
-    j["rows_skipped"] = m.rows_skipped;
-    j["cells_masked"] = m.cells_masked;
+    w.begin_object(JsonLayout::kBlock);
+    w.key(n.first).integer(m.batch).key("head").integer(m.head);
+    w.key("max_abs_diff").number(m.max_abs_diff);
+    w.key("at").begin_object(JsonLayout::kBlock);
+    write_position(w, n, m.max_row, m.max_col);
+    w.key("a").number(m.a_at_max).key("b").number(m.b_at_max);
+    w.end_object();
+    w.key("mean_abs_diff").number(m.mean_abs_diff);
+    w.key("rows_compared").integer(m.rows_compared);
+    w.key("rows_skipped").integer(m.rows_skipped);
+    w.key("cells_masked").integer(m.cells_masked);
     if (m.rows_compared > 0) {
-      Json kl = {{"mean", json_number(m.kl_mean)}, {"max", json_number(m.kl_max)}};
-      kl["max_row"] = m.kl_max_row;
-      if (!n.rows.empty()) kl["max_row_label"] = n.row(m.kl_max_row);
-      kl["infinite_rows"] = m.rows_kl_infinite;
-      j["kl"] = kl;
-      j["entropy_a"] = json_number(m.entropy_a);
-      j["entropy_b"] = json_number(m.entropy_b);
+      w.key("kl").begin_object(JsonLayout::kBlock);
+      w.key("mean").number(m.kl_mean).key("max").number(m.kl_max);
+      w.key("max_row").integer(m.kl_max_row);
+      if (!n.rows.empty()) w.key("max_row_label").string(n.row(m.kl_max_row));
+      w.key("infinite_rows").integer(m.rows_kl_infinite);
+      w.end_object();
+      w.key("entropy_a").number(m.entropy_a).key("entropy_b").number(m.entropy_b);
     } else {
-      j["kl"] = nullptr;
-      j["entropy_a"] = nullptr;
-      j["entropy_b"] = nullptr;
+      w.key("kl").null().key("entropy_a").null().key("entropy_b").null();
     }
-    list.push_back(j);
+    w.end_object();
   }
-  out["matrices"] = list;
-  return out.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  w.end_array();
+  w.end_object();
+  out += '\n';
+  return out;
 }
 
 std::string format_csv(const Comparison& c, const Names& n) {

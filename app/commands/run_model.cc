@@ -10,43 +10,36 @@
 
 #include "attn/checkpoint.h"
 #include "attn/error.h"
-#include "attn/escape.h"
 #include "attn/file_io.h"
 #include "attn/npy.h"
 #include "attn/output.h"
 #include "commands/heatmap_command.h"
 #include "commands/run_internal.h"
+#include "io/json_writer.h"
 
 namespace attn::detail {
 
 namespace {
-
-std::string json_list(const std::vector<std::string>& items) {
-  std::string s = "[";
-  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + json_string(items[i]);
-  return s + "]";
-}
 
 // The stack as a result document that attn heatmap and attn diff read back
 // with its labels.
 std::string stack_json(const RunRequest& req, const ModelAttention& m,
                        const std::vector<std::string>& labels, DType dtype) {
   const Shape& s = m.weights.shape();
-  std::string out = "{\n";
-  out += "  \"labels\": {\"queries\": " + json_list(labels) + ", \"keys\": " + json_list(labels) +
-         "},\n";
-  out += "  \"title\": " +
-         json_string(m.model_type + ", every layer (" + display_name(req.checkpoint.path) + ")") +
-         ",\n";
-  out +=
-      "  \"settings\": " +
-      json_string(m.model_type + ", " + std::to_string(s[0]) + " layers, " + std::to_string(s[2]) +
-                  " heads, " + std::to_string(s[3]) + " tokens; the forward pass in " +
-                  (dtype == DType::kF32 ? "float32" : "float64")) +
-      ",\n";
-  out += "  \"weights\": ";
-  append_json_tensor(out, m.weights, dtype, 2);
-  out += ",\n  \"weights_axes\": [\"layers\", \"batch\", \"heads\", \"queries\", \"keys\"]\n}\n";
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object(JsonLayout::kBlock);
+  w.key("labels").begin_object(JsonLayout::kInline);
+  w.key("queries").strings(labels).key("keys").strings(labels).end_object();
+  w.key("title").string(m.model_type + ", every layer (" + display_name(req.checkpoint.path) + ")");
+  w.key("settings")
+      .string(m.model_type + ", " + std::to_string(s[0]) + " layers, " + std::to_string(s[2]) +
+              " heads, " + std::to_string(s[3]) + " tokens; the forward pass in " +
+              (dtype == DType::kF32 ? "float32" : "float64"));
+  write_json_tensor(w.key("weights"), m.weights, dtype);
+  w.key("weights_axes").strings({"layers", "batch", "heads", "queries", "keys"});
+  w.end_object();
+  out += '\n';
   return out;
 }
 

@@ -82,14 +82,17 @@ std::string xml_attribute(std::string_view s);
 // would change the data.
 std::string csv_field(std::string_view s, char delimiter = ',');
 
-// A JSON string literal, quotes included, written by nlohmann::json:
-// quote, backslash and control characters escaped, other characters as
-// UTF-8.
+// A JSON string literal, quotes included: quote and backslash escaped,
+// control characters as \b \f \n \r \t or \u00XX (lowercase hex), other
+// characters as UTF-8 (DEL, U+2028 and U+2029 too), as nlohmann::json
+// writes them.
 std::string json_string(std::string_view s);
+// Appends json_string(s) to out without a temporary string.
+void append_json_string(std::string& out, std::string_view s);
 
-// JSON text (as nlohmann::json writes it) made safe to stand inside an
-// HTML <script> element: < > & and the line separators U+2028, U+2029 as
-// \u escapes, so no "</script>", "<!--" or "]]>" can appear in it. They
+// JSON text (as json_string writes its strings) made safe to stand inside
+// an HTML <script> element: < > & and the line separators U+2028, U+2029
+// as \u escapes, so no "</script>", "<!--" or "]]>" can appear in it. They
 // can only occur inside strings there, where the escapes mean the same
 // characters: the text parses to the same value.
 std::string script_json(std::string_view json_text);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
-#include <nlohmann/json.hpp>
 
 #include "attn/number_text.h"
 #include "unicode_printable.inc"
@@ -372,11 +371,57 @@ std::string csv_field(std::string_view s, char delimiter) {
   return quote ? "\"" + text + "\"" : text;
 }
 
+void append_json_string(std::string& out, std::string_view s) {
+  // Valid text (nearly all) is escaped in place, without a copy.
+  std::string clean;
+  if (!is_valid_utf8(s)) {
+    clean = sanitize_utf8(s);
+    s = clean;
+  }
+  static const char* const kHex = "0123456789abcdef";
+  out += '"';
+  size_t run = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xF];
+    }
+  }
+  out.append(s.data() + run, s.size() - run);
+  out += '"';
+}
+
 std::string json_string(std::string_view s) {
-  // Sanitized first, so the strict handler never throws; "replace" is the
-  // same rule should that ever change.
-  return nlohmann::json(sanitize_utf8(s))
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  append_json_string(out, s);
+  return out;
 }
 
 std::string script_json(std::string_view json_text) {

@@ -10,7 +10,6 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -20,14 +19,13 @@
 #include "heatmap/color.h"
 #include "heatmap/html_page.h"
 #include "heatmap/panels.h"
+#include "io/json_writer.h"
 
 namespace attn {
 
 namespace heatmap {
 
 namespace {
-
-using nlohmann::json;
 
 // Base64 characters of `cells` cells of `bytes` bytes each.
 int64_t encoded_size(int64_t cells, int64_t bytes) { return (cells * bytes + 2) / 3 * 4; }
@@ -83,12 +81,6 @@ std::string singular(const std::string& title) {
   return title;
 }
 
-json text_list(const std::vector<std::string>& labels) {
-  json a = json::array();
-  for (const std::string& l : labels) a.push_back(sanitize_utf8(l));
-  return a;
-}
-
 // The block side: at most max_size cells a side, and the encoded numbers of
 // all panels within kHtmlMaxDataBytes (at `bytes` a cell).
 int64_t page_factor(const HeatmapData& d, int64_t panels, int max_size, int64_t bytes,
@@ -124,79 +116,90 @@ std::string write_html(const HeatmapData& d, const HeatmapOptions& o) {
   }
   const bool states = p.any_masked || p.any_missing;
 
-  json data;
-  data["title"] = sanitize_utf8(d.title);
-  data["subtitle"] = sanitize_utf8(d.subtitle);
-  data["source"] = sanitize_utf8(d.source);
-  data["scale_name"] = sanitize_utf8(p.scale_name);
-  data["value_name"] = sanitize_utf8(d.value_name);
-  data["row_title"] = sanitize_utf8(d.row_title);
-  data["col_title"] = sanitize_utf8(d.col_title);
-  data["row_name"] = sanitize_utf8(singular(d.row_title));
-  data["col_name"] = sanitize_utf8(singular(d.col_title));
-  data["batch_name"] = sanitize_utf8(d.batch_name);
-  data["rows"] = p.shown_rows;
-  data["cols"] = p.shown_cols;
   // The side of the source's blocks a shown cell stands for, and the source.
   const int64_t block = p.factor * std::max<int64_t>(d.cell_block, 1);
-  data["source_rows"] = d.cell_block > 1 ? d.source_rows : p.rows;
-  data["source_cols"] = d.cell_block > 1 ? d.source_cols : p.cols;
-  data["factor"] = block;
-  data["reduce"] = std::string(name(o.reduce));
-  data["block_note"] = sanitize_utf8(p.block_note);
-  // Labels name single cells; blocks are named by their index ranges.
-  data["row_labels"] =
-      block == 1 ? text_list(shown_tokens(d.row_labels, o.token_style)) : json::array();
-  data["col_labels"] =
-      block == 1 ? text_list(shown_tokens(d.col_labels, o.token_style)) : json::array();
-  data["lo"] = p.lo;
-  data["hi"] = p.hi;
-  data["color_scale"] = p.scale == ColorScale::kLog     ? "log"
-                        : p.scale == ColorScale::kPower ? "power"
-                                                        : "linear";
-  data["gamma"] = p.gamma;
-  // Values in the cells as in the PNG: its digits, and --annotate.
-  data["decimals"] = value_decimals(p, o);
-  data["annotate"] = std::string(name(o.annotate));
-  data["colormap"] = std::string(name(p.colormap));
   const Rgb* lut = colormap_lut(p.colormap);
   std::string lut_hex, ink;
   for (int i = 0; i < kLutSize; ++i) {
     lut_hex += hex(lut[i]).substr(1);
     ink += text_color_on(lut[i]) == Rgb{0, 0, 0} ? '0' : '1';
   }
-  data["lut"] = lut_hex;
-  data["lut_ink"] = ink;  // value text on each colour: 0 black, 1 white
-  data["masked_fill"] = hex(masked_fill_color());
-  data["masked_hatch"] = hex(masked_hatch_color());
-  data["missing"] = hex(missing_color());
-  json panels = json::array();
-  for (size_t k = 0; k < plan.refs.size(); ++k) {
-    const PanelRef& r = plan.refs[k];
-    panels.push_back({{"batch", batch_id(d, r.batch)},
-                      {"head", head_id(d, r.head)},
-                      {"caption", sanitize_utf8(r.caption)}});
-  }
-  data["panels"] = panels;
-  data["batches"] = d.batch;
-  data["heads"] = d.heads;
-  data["encoding"] = f32 ? "f32" : "f64";
   // A head summary's cells are heads: their patterns, drawn on hover.
   const bool patterns = d.cell_patterns && d.pattern_rows > 0 && plan.refs.size() == 1 &&
                         p.factor == 1 &&
                         static_cast<int64_t>(d.cell_patterns->size()) ==
                             d.rows * d.cols * d.pattern_rows * d.pattern_cols;
-  data["pattern_rows"] = patterns ? d.pattern_rows : 0;
-  data["pattern_cols"] = patterns ? d.pattern_cols : 0;
-  data["pattern_title"] = sanitize_utf8(d.pattern_title);
-  data["states"] = states;
+  // Labels name single cells; blocks are named by their index ranges.
+  const std::vector<std::string> none;
+  const std::vector<std::string> row_labels =
+      block == 1 ? shown_tokens(d.row_labels, o.token_style) : none;
+  const std::vector<std::string> col_labels =
+      block == 1 ? shown_tokens(d.col_labels, o.token_style) : none;
+
+  // The members in alphabetical order (the page reads them by name), with
+  // nlohmann's numbers, as the page's data has always been written.
+  std::string data;
+  JsonWriter w(data, NumberStyle::kNlohmann);
+  w.begin_object(JsonLayout::kCompact);
+  // Values in the cells as in the PNG: its digits, and --annotate.
+  w.key("annotate").string(name(o.annotate));
+  w.key("batch_name").string(d.batch_name);
+  w.key("batches").integer(d.batch);
+  w.key("block_note").string(p.block_note);
+  w.key("col_labels").strings(col_labels, JsonLayout::kCompact);
+  w.key("col_name").string(singular(d.col_title));
+  w.key("col_title").string(d.col_title);
+  w.key("color_scale")
+      .string(p.scale == ColorScale::kLog     ? "log"
+              : p.scale == ColorScale::kPower ? "power"
+                                              : "linear");
+  w.key("colormap").string(name(p.colormap));
+  w.key("cols").integer(p.shown_cols);
+  w.key("decimals").integer(value_decimals(p, o));
+  w.key("encoding").string(f32 ? "f32" : "f64");
+  w.key("factor").integer(block);
+  w.key("gamma").number(p.gamma);
+  w.key("heads").integer(d.heads);
+  w.key("hi").number(p.hi);
+  w.key("lo").number(p.lo);
+  w.key("lut").string(lut_hex);
+  w.key("lut_ink").string(ink);  // value text on each colour: 0 black, 1 white
+  w.key("masked_fill").string(hex(masked_fill_color()));
+  w.key("masked_hatch").string(hex(masked_hatch_color()));
+  w.key("missing").string(hex(missing_color()));
+  w.key("panels").begin_array(JsonLayout::kCompact);
+  for (const PanelRef& r : plan.refs) {
+    w.begin_object(JsonLayout::kCompact);
+    w.key("batch").integer(batch_id(d, r.batch));
+    w.key("caption").string(r.caption);
+    w.key("head").integer(head_id(d, r.head));
+    w.end_object();
+  }
+  w.end_array();
+  w.key("pattern_cols").integer(patterns ? d.pattern_cols : 0);
+  w.key("pattern_rows").integer(patterns ? d.pattern_rows : 0);
+  w.key("pattern_title").string(d.pattern_title);
+  w.key("reduce").string(name(o.reduce));
+  w.key("row_labels").strings(row_labels, JsonLayout::kCompact);
+  w.key("row_name").string(singular(d.row_title));
+  w.key("row_title").string(d.row_title);
+  w.key("rows").integer(p.shown_rows);
+  w.key("scale_name").string(p.scale_name);
+  w.key("source").string(d.source);
+  w.key("source_cols").integer(d.cell_block > 1 ? d.source_cols : p.cols);
+  w.key("source_rows").integer(d.cell_block > 1 ? d.source_rows : p.rows);
+  w.key("states").boolean(states);
+  w.key("subtitle").string(d.subtitle);
+  w.key("title").string(d.title);
+  w.key("value_name").string(d.value_name);
+  w.end_object();
 
   std::string out = html_page_start();
   out +=
       "<title>" + xml_text(d.title.empty() ? std::string("attn heatmap") : d.title) + "</title>\n";
   out += html_page_body();
   out += "<script type=\"application/json\" id=\"attn-data\">";
-  out += script_json(data.dump(-1, ' ', false, json::error_handler_t::replace));
+  out += script_json(data);
   out += "</script>\n";
   // The numbers in base64, whose alphabet cannot end a <script>.
   size_t numbers = out.size();

@@ -1,8 +1,9 @@
 // The fixed parts of the HTML heatmap page: its head, its style sheet and
 // markup, and the script that draws the panels from the page's data block
 // (<script type="application/json" id="attn-data">, written by html.cc).
-// The page fetches nothing: its Content-Security-Policy forbids every
-// network request, and it works from file://.
+// They are the files heatmap/page/page.html, page.css and page.js, carried
+// in the binary. The page fetches nothing: its Content-Security-Policy
+// forbids every network request, and it works from file://.
 #pragma once
 
 #include <string>

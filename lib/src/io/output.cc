@@ -9,6 +9,7 @@
 #include "attn/number_text.h"
 #include "base/elide.h"
 #include "base/select_index.h"
+#include "io/json_writer.h"
 
 namespace attn {
 
@@ -43,39 +44,6 @@ void append_number(std::string& out, double v, DType dtype) {
   }
 }
 
-void append_json_level(std::string& out, const double* data, const Shape& shape, size_t axis,
-                       DType dtype, int indent) {
-  const int64_t n = shape[axis];
-  if (axis + 1 == shape.size()) {
-    out += '[';
-    for (int64_t i = 0; i < n; ++i) {
-      if (i) out += ", ";
-      append_number(out, data[i], dtype);
-    }
-    out += ']';
-    return;
-  }
-  int64_t stride = 1;
-  for (size_t a = axis + 1; a < shape.size(); ++a) stride *= shape[a];
-  const std::string pad(static_cast<size_t>(indent + 2), ' ');
-  out += "[\n";
-  for (int64_t i = 0; i < n; ++i) {
-    out += pad;
-    append_json_level(out, data + i * stride, shape, axis + 1, dtype, indent + 2);
-    if (i + 1 < n) out += ',';
-    out += '\n';
-  }
-  out += std::string(static_cast<size_t>(indent), ' ');
-  out += ']';
-}
-
-// ["a", "b"] on one line.
-std::string json_list(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + json_string(items[i]);
-  return out + "]";
-}
-
 // The axes of the weights as a result stores them.
 std::vector<std::string> weights_axes(const Problem& p, const Tensor<double>& weights) {
   const int64_t rank = weights.rank();
@@ -97,38 +65,37 @@ const uint8_t* some_masked(const Result& r) {
 
 std::string json_result(const Problem& p, const Result& r, const OutputOptions& o,
                         const Similarity* sim) {
-  std::string out = "{\n";
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object(JsonLayout::kBlock);
   // The labels travel with the numbers, so a figure drawn from this file
   // (attn heatmap result.json) names its rows and columns as the run did.
   if (!p.query_labels.empty() || !p.key_labels.empty()) {
-    out += "  \"labels\": {\"queries\": " + json_list(p.query_labels) +
-           ", \"keys\": " + json_list(p.key_labels) + "},\n";
+    w.key("labels").begin_object(JsonLayout::kInline);
+    w.key("queries").strings(p.query_labels).key("keys").strings(p.key_labels).end_object();
   }
   // What its figure needs besides: the title, the settings line, the axes
   // of the weights and which of them are masked.
-  if (!p.title.empty()) out += "  \"title\": " + json_string(p.title) + ",\n";
-  out += "  \"settings\": " + json_string(describe_run(p)) + ",\n";
-  out += "  \"output\": ";
-  append_json_tensor(out, r.output, r.dtype, 2);
+  if (!p.title.empty()) w.key("title").string(p.title);
+  w.key("settings").string(describe_run(p));
+  write_json_tensor(w.key("output"), r.output, r.dtype);
   if (o.weights && r.weights) {
-    out += ",\n  \"weights\": ";
-    append_json_tensor(out, *r.weights, r.dtype, 2);
-    out += ",\n  \"weights_axes\": " + json_list(weights_axes(p, *r.weights));
+    write_json_tensor(w.key("weights"), *r.weights, r.dtype);
+    w.key("weights_axes").strings(weights_axes(p, *r.weights));
     if (const uint8_t* mask = some_masked(r)) {
       Tensor<double> m(r.weights->shape());
       for (int64_t i = 0; i < m.size(); ++i) m.data()[i] = mask[i];
-      out += ",\n  \"masked\": ";
-      append_json_tensor(out, m, DType::kF64, 2);
+      write_json_tensor(w.key("masked"), m, DType::kF64);
     }
   }
   if (sim) {
-    out += ",\n  \"similarity\": {\n    \"input\": ";
-    append_json_tensor(out, sim->input, DType::kF64, 4);
-    out += ",\n    \"output\": ";
-    append_json_tensor(out, sim->output, DType::kF64, 4);
-    out += "\n  }";
+    w.key("similarity").begin_object(JsonLayout::kBlock);
+    write_json_tensor(w.key("input"), sim->input, DType::kF64);
+    write_json_tensor(w.key("output"), sim->output, DType::kF64);
+    w.end_object();
   }
-  out += "\n}\n";
+  w.end_object();
+  out += '\n';
   return out;
 }
 
@@ -260,11 +227,8 @@ Result one_head(const Problem& p, const Result& r, int64_t head) {
 }
 
 void append_json_tensor(std::string& out, const Tensor<double>& t, DType dtype, int indent) {
-  if (t.rank() == 0) {
-    append_number(out, t.size() ? t[0] : 0.0, dtype);
-    return;
-  }
-  append_json_level(out, t.data(), t.shape(), 0, dtype, indent);
+  JsonWriter w(out, NumberStyle::kShortest, indent);
+  write_json_tensor(w, t, dtype);
 }
 
 std::string format_table_matrix(const double* values, int64_t rows, int64_t cols,

@@ -1,78 +1,79 @@
 // JSON traces: every step with its name, formula, shape and full-precision
 // values, for notebooks and other tools.
-#include "attn/escape.h"
 #include "attn/output.h"
 #include "attn/trace.h"
+#include "io/json_writer.h"
 #include "trace/cells.h"
 
 namespace attn::detail {
 
 namespace {
 
-void append_matrix(std::string& out, const MatrixR& m) {
+void write_matrix(JsonWriter& w, const MatrixR& m) {
   Tensor<double> t({m.rows(), m.cols()}, Values<double>(m.data(), m.data() + m.size()));
-  append_json_tensor(out, t, DType::kF64, 4);
+  write_json_tensor(w, t, DType::kF64);
 }
 
-void append_strings(std::string& out, const std::vector<std::string>& v) {
-  out += '[';
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + json_string(v[i]);
-  out += ']';
+// A batch or head index; -1 (the step has none) is null.
+void write_index(JsonWriter& w, int64_t i) {
+  if (i >= 0) {
+    w.integer(i);
+  } else {
+    w.null();
+  }
 }
 
 }  // namespace
 
 std::string json_trace(const Problem& p, const std::vector<TraceStep>& steps,
                        const TraceOptions& o) {
-  std::string out = "{\n  \"title\": " + json_string(p.title) + ",\n";
-  out += "  \"description\": " + json_string(p.description) + ",\n";
-  out += "  \"source\": " + json_string(p.source_text) + ",\n";
-  out += "  \"run\": " + json_string(describe_run(p)) + ",\n";
-  out += "  \"shapes\": " + json_string(input_shapes(p) + " -> output " + output_shape(p)) + ",\n";
-  if (!o.showing.empty()) out += "  \"showing\": " + json_string(o.showing) + ",\n";
-  out += "  \"steps\": [";
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object(JsonLayout::kBlock);
+  w.key("title").string(p.title);
+  w.key("description").string(p.description);
+  w.key("source").string(p.source_text);
+  w.key("run").string(describe_run(p));
+  w.key("shapes").string(input_shapes(p) + " -> output " + output_shape(p));
+  if (!o.showing.empty()) w.key("showing").string(o.showing);
+  w.key("steps").begin_array(JsonLayout::kBlock);
   int n = 0;
   for (const TraceStep& s : steps) {
-    out += n ? ",\n    {" : "\n    {";
-    ++n;
+    // One step an entry, its labels and numbers on lines of their own.
+    w.begin_object(JsonLayout::kInline);
     // The numbers of formulas and notes (scale factors) with every digit.
-    const StepWords w = step_words(s, -1);
-    out += "\"index\": " + std::to_string(n) + ", \"id\": " + json_string(s.id) +
-           ", \"title\": " + json_string(w.title) + ", \"formula\": " + json_string(w.formula);
-    out += ", \"batch\": " + (s.batch >= 0 ? std::to_string(s.batch) : std::string("null"));
-    out += ", \"head\": " + (s.head >= 0 ? std::to_string(s.head) : std::string("null"));
-    out += ", \"shape\": [" + std::to_string(s.values.rows()) + ", " +
-           std::to_string(s.values.cols()) + "]";
-    if (!w.note.empty()) out += ", \"note\": " + json_string(w.note);
-    out += ",\n     \"row_labels\": ";
-    append_strings(out, s.row_labels);
-    out += ", \"col_labels\": ";
-    append_strings(out, s.col_labels);
-    out += ",\n     \"values\": ";
-    append_matrix(out, s.values);
+    const StepWords words = step_words(s, -1);
+    w.key("index").integer(++n).key("id").string(s.id);
+    w.key("title").string(words.title).key("formula").string(words.formula);
+    write_index(w.key("batch"), s.batch);
+    write_index(w.key("head"), s.head);
+    w.key("shape").begin_array(JsonLayout::kInline);
+    w.integer(s.values.rows()).integer(s.values.cols()).end_array();
+    if (!words.note.empty()) w.key("note").string(words.note);
+    w.wrap().key("row_labels").strings(s.row_labels);
+    w.key("col_labels").strings(s.col_labels);
+    write_matrix(w.wrap().key("values"), s.values);
     if (!s.masked.empty()) {
-      out += ",\n     \"masked\": [";
+      w.wrap().key("masked").begin_array(JsonLayout::kInline);
       for (int64_t i = 0; i < s.values.rows(); ++i) {
-        out += i ? ", [" : "[";
+        w.begin_array(JsonLayout::kInline);
         for (int64_t j = 0; j < s.values.cols(); ++j) {
-          out += (j ? ", " : "");
-          out += s.masked[static_cast<size_t>(i * s.values.cols() + j)] ? "true" : "false";
+          w.boolean(s.masked[static_cast<size_t>(i * s.values.cols() + j)] != 0);
         }
-        out += "]";
+        w.end_array();
       }
-      out += "]";
+      w.end_array();
     }
     if (s.id == "weighted_sum") {
-      out += ",\n     \"weights\": ";
-      append_matrix(out, s.weights);
-      out += ",\n     \"value_rows\": ";
-      append_matrix(out, s.value_rows);
-      out += ", \"value_labels\": ";
-      append_strings(out, s.value_labels);
+      write_matrix(w.wrap().key("weights"), s.weights);
+      write_matrix(w.wrap().key("value_rows"), s.value_rows);
+      w.key("value_labels").strings(s.value_labels);
     }
-    out += "}";
+    w.end_object();
   }
-  out += "\n  ]\n}\n";
+  w.end_array();
+  w.end_object();
+  out += '\n';
   return out;
 }
 
