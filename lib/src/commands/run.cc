@@ -18,6 +18,7 @@
 #include "commands/heatmap_command.h"
 #include "commands/input_files.h"
 #include "commands/run_internal.h"
+#include "io/formats.h"
 
 namespace attn {
 
@@ -324,9 +325,11 @@ void refuse_unwritable_outputs(const RunRequest& req) {
   refuse_shared_outputs(req);
   // A .npy file holds one array: -o FILE.npy writes the output tensor
   // whatever --format says, and the weights need a file of their own.
-  if (extension(req.output_path) == "npy" && req.output.weights) {
-    throw_usage("-o " + req.output_path + ": a .npy file holds one array, the output; " +
-                "write the weights with --weights-out FILE.npy");
+  const TensorFormat* result = result_format(req.output_path);
+  if (result && result->result == ResultFile::kOutputArray && req.output.weights) {
+    const std::string ext = result->extension;
+    throw_usage("-o " + req.output_path + ": a ." + ext + " file holds one array, the output; " +
+                "write the weights with --weights-out FILE." + ext);
   }
 }
 
@@ -393,8 +396,9 @@ void warn_fully_masked(const Problem& p, const Result& r, Console& console) {
 // (similarity, expected numbers).
 std::string result_text(const RunRequest& req, const Problem& p, const Result& r,
                         TraceRecorder& recorder, const std::vector<TraceStep>& extra) {
-  if (extension(req.output_path) == "npy") return format_npy(r.output, r.dtype);
-  if (extension(req.output_path) == "npz") {
+  const TensorFormat* file = result_format(req.output_path);
+  if (file && file->result == ResultFile::kOutputArray) return file->write(r.output, r.dtype);
+  if (file && file->result == ResultFile::kArchive) {
     // Everything the JSON result holds, as arrays NumPy loads directly.
     if (!req.trace.similarity) return format_result_npz(p, r, req.output);
     const Similarity sim = similarity_tensors(extra);
