@@ -260,5 +260,43 @@ TEST(FormatsCli, WeightsOutDatIsReadBack) {
   EXPECT_EQ(back.code, 0) << back.err;
 }
 
+// A file named for a format attn reads but does not write there is
+// refused, not filled with another format's text.
+TEST(FormatsCli, RefusesOutputsInFormatsItDoesNotWrite) {
+  const std::string d = fresh_dir("formats_cli_refused");
+  const std::string in = test::source_path("data/examples/sweet.json");
+  struct Case {
+    std::vector<std::string> args;
+    std::string err;
+  };
+  const std::vector<Case> cases = {
+      {{"run", in, "-o", d + "/r.safetensors"},
+       "attn: error: -o " + d +
+           "/r.safetensors: attn does not write .safetensors files; write the result as .json, "
+           ".csv, .npy or .npz\n"},
+      {{"run", in, "--weights-out", d + "/w.safetensors"},
+       "attn: error: --weights-out " + d +
+           "/w.safetensors: attn does not write .safetensors files; write the weights as .json, "
+           ".csv or .npy\n"},
+      {{"run", in, "--weights-out", d + "/w.npz"},
+       "attn: error: --weights-out " + d +
+           "/w.npz: attn does not write one tensor as .npz; write the weights as .json, .csv or "
+           ".npy, or the whole result with -o FILE.npz --weights\n"},
+      // A stack of every layer has no result archive to point to.
+      {{"run", "--checkpoint", test::model("tiny-llama"), "--ids", "1,2,3", "--layer", "all", "-f",
+        "json", "--weights-out", d + "/s.npz"},
+       "attn: error: --weights-out " + d +
+           "/s.npz: attn does not write one tensor as .npz; write the weights as .json, .csv or "
+           ".npy\n"},
+  };
+  for (const Case& c : cases) {
+    const test::Run r = run_attn(c.args);
+    EXPECT_EQ(r.code, 2) << c.err;
+    EXPECT_EQ(r.err, c.err);
+    EXPECT_EQ(r.out, "");
+  }
+  EXPECT_TRUE(fs::is_empty(d)) << "nothing is written";
+}
+
 }  // namespace
 }  // namespace attn

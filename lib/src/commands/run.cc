@@ -314,6 +314,43 @@ void refuse_conflicting_flags(const RunRequest& req) {
 
 namespace {
 
+// ".json, .csv, .npy or .npz": the formats whose rows pass `writes`.
+template <class Pred>
+std::string written_formats(Pred writes) {
+  std::vector<std::string> extensions;
+  for (const TensorFormat& f : tensor_formats()) {
+    if (writes(f)) extensions.emplace_back(f.extension);
+  }
+  return extension_list(extensions, "or");
+}
+
+// A file named for a format attn reads but does not write there (-o
+// r.safetensors, --weights-out w.npz) is refused, not filled with the text
+// of another format. A program (--emit-pytorch) goes by no extension.
+void refuse_unwritten_formats(const RunRequest& req) {
+  const TensorFormat* out = format_by_extension(req.output_path);
+  if (out && out->result == ResultFile::kNone && !req.emit_pytorch) {
+    const std::string results =
+        written_formats([](const TensorFormat& f) { return f.result != ResultFile::kNone; });
+    throw_usage("-o " + req.output_path + ": attn does not write ." + out->extension +
+                " files; write the result as " + results);
+  }
+  const TensorFormat* w = format_by_extension(req.weights_out);
+  if (w && !w->write) {
+    const std::string ext = w->extension;
+    const bool archive = w->result == ResultFile::kArchive;
+    std::string why = "--weights-out " + req.weights_out + ": attn does not write " +
+                      (archive ? "one tensor as ." + ext : "." + ext + " files") +
+                      "; write the weights as " +
+                      written_formats([](const TensorFormat& f) { return f.write != nullptr; });
+    // A result's archive holds its weights; a stack (--layer all) has none.
+    if (archive && !req.checkpoint.all_layers) {
+      why += ", or the whole result with -o FILE." + ext + " --weights";
+    }
+    throw_usage(why);
+  }
+}
+
 // Flags whose outputs cannot be written as asked, before anything is read.
 void refuse_unwritable_outputs(const RunRequest& req) {
   refuse_conflicting_flags(req);
@@ -331,6 +368,7 @@ void refuse_unwritable_outputs(const RunRequest& req) {
     throw_usage("-o " + req.output_path + ": a ." + ext + " file holds one array, the output; " +
                 "write the weights with --weights-out FILE." + ext);
   }
+  refuse_unwritten_formats(req);
 }
 
 // --head H narrows the result to one head: it must be one of the
