@@ -10,6 +10,7 @@
 #include "commands/flags.h"
 #include "commands/run.h"
 #include "console.h"
+#include "io/formats.h"
 #include "progress_bar.h"
 
 namespace attn::cli {
@@ -281,7 +282,9 @@ Action add_run(CLI::App& app, const std::string& command_line) {
       // With no figure or trace to narrow, --head asks for that head's
       // weights: the table (or JSON, CSV) shows them as -w would. A .npy
       // file holds the output alone.
-      if (!req.heatmap.wanted() && !req.trace.enabled && extension(req.output_path) != "npy") {
+      const TensorFormat* file = result_format(req.output_path);
+      const bool one_array = file && file->result == ResultFile::kOutputArray;
+      if (!req.heatmap.wanted() && !req.trace.enabled && !one_array) {
         req.output.weights = true;
       }
     }
@@ -326,7 +329,7 @@ Action add_run(CLI::App& app, const std::string& command_line) {
             "--hidden-out needs --text or --ids (and --checkpoint): the model's hidden "
             "states come from its forward pass");
       }
-      if (extension(req.hidden_out) != "npy") {
+      if (!has_format(req.hidden_out, MatrixFormat::kNpy)) {
         throw_usage("--hidden-out " + req.hidden_out + ": the hidden states are written as .npy");
       }
     }

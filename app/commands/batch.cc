@@ -9,6 +9,7 @@
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "commands/exit_codes.h"
+#include "io/formats.h"
 
 namespace attn {
 
@@ -25,9 +26,11 @@ bool is_directory(const std::string& path) {
   return path != "-" && fs::is_directory(path, ec);
 }
 
+// A file a directory batch runs: one of the registry's single-tensor
+// formats, by its own extension (a .txt beside them is as often a note).
 bool batch_extension(const std::string& path) {
-  const std::string e = extension(path);
-  return e == "json" || e == "csv" || e == "npy";
+  static const std::vector<std::string> taken = batch_extensions();
+  return std::find(taken.begin(), taken.end(), extension(path)) != taken.end();
 }
 
 std::string output_extension(const RunRequest& run) {
@@ -137,7 +140,10 @@ std::vector<std::string> expand_batch_inputs(const std::vector<std::string>& inp
       files.push_back((fs::path(in) / name).string());
     }
     if (ec) throw_file(in, "cannot read the directory: " + ec.message());
-    if (files.empty()) throw_usage(in + ": no .json, .csv or .npy files in the directory");
+    if (files.empty()) {
+      throw_usage(in + ": no " + extension_list(batch_extensions(), "or") +
+                  " files in the directory");
+    }
     std::sort(files.begin(), files.end());
     out.insert(out.end(), files.begin(), files.end());
   }
@@ -196,7 +202,7 @@ int run_batch(const BatchRequest& b, Console& console) {
     }
     outputs.push_back(out);
     if (!figure_format.empty()) {
-      // Results never end in .png/.svg/.html, inputs are .json/.csv/.npy:
+      // Results never end in .png/.svg/.html, nor inputs (batch_extensions):
       // a figure's name is as unique as its result's and is no input.
       figures.push_back((fs::path(b.out_dir) / (input_stem(in) + "." + figure_format)).string());
     }

@@ -1,5 +1,4 @@
 #include "commands/flags.h"
-#include "base/names.h"
 
 #include <Eigen/Core>
 #include <cmath>
@@ -9,6 +8,8 @@
 #include "attn/file_io.h"
 #include "attn/json.h"
 #include "attn/number_text.h"
+#include "base/names.h"
+#include "io/formats.h"
 #include "kernel/instruction_set.h"
 #include "problem/settings.h"
 
@@ -158,16 +159,16 @@ ColorMode parse_color_flag(const std::string& text) {
 
 namespace {
 
-// What -o's extension says about the format; "" when it says nothing.
-std::string format_of_extension(const std::string& ext, bool trace) {
+// What -o's extension says about the format; "" when it says nothing. A
+// result's formats are the registry's result files (formats.h).
+std::string format_of_extension(const std::string& ext, const TensorFormat* result, bool trace) {
   if (trace) {
     if (ext == "json") return "json";
     if (ext == "md") return "markdown";
     if (ext == "tex") return "latex";
     return "";
   }
-  if (ext == "json" || ext == "csv" || ext == "npy" || ext == "npz") return ext;
-  return "";
+  return result ? result->name : "";
 }
 
 }  // namespace
@@ -175,15 +176,17 @@ std::string format_of_extension(const std::string& ext, bool trace) {
 void resolve_formats(const FormatFlags& flags, RunRequest& req) {
   const bool to_file = !req.output_path.empty() && req.output_path != "-";
   const std::string ext = to_file ? extension(req.output_path) : "";
+  // The tensor format -o names, when it is a result file (.json, .csv,
+  // .npy, .npz); nullptr for a table.
+  const TensorFormat* result = to_file ? result_format(req.output_path) : nullptr;
   const bool trace = req.trace.enabled;
   if (!flags.trace_format.empty() && !trace) throw_usage("--trace-format needs --trace");
   if (!flags.format.empty()) req.output.format = parse_format_flag(flags.format);
   if (!flags.trace_format.empty()) {
     req.trace.options.format = parse_trace_format_flag(flags.trace_format);
   }
-  if (trace && (ext == "csv" || ext == "npy" || ext == "npz")) {
-    throw_usage("-o " + req.output_path + ": --trace prints a trace, not " +
-                (ext == "csv" ? std::string("CSV") : "." + ext) +
+  if (trace && result && !parse_trace_format(result->name)) {
+    throw_usage("-o " + req.output_path + ": --trace prints a trace, not " + result->title +
                 "; write it to a .txt, .md, .tex or .json file");
   }
   if (trace && !flags.format.empty() && flags.trace_format.empty()) {
@@ -195,14 +198,15 @@ void resolve_formats(const FormatFlags& flags, RunRequest& req) {
     if (req.output.format == Format::kJson) req.trace.options.format = TraceFormat::kJson;
   }
   if (req.emit_pytorch) return;  // a Python program, whatever the name
-  const std::string implied = format_of_extension(ext, trace);
+  const std::string implied = format_of_extension(ext, result, trace);
   if (implied.empty()) return;
   // The format flag that decides, and what it said.
   const std::string& flag_text =
       trace && !flags.trace_format.empty() ? flags.trace_format : flags.format;
   const char* flag_name = trace && !flags.trace_format.empty() ? "--trace-format" : "--format";
   if (!flag_text.empty()) {
-    const bool binary = ext == "npy" || ext == "npz";  // they take no --format at all
+    // An array file takes no --format at all.
+    const bool binary = !trace && result->result != ResultFile::kText;
     if (binary || flag_text != implied) {
       throw_usage(std::string(flag_name) + " " + flag_text + " contradicts -o " + req.output_path +
                   " (a ." + ext + " file); drop " + flag_name + " or change the file's extension");
@@ -211,7 +215,7 @@ void resolve_formats(const FormatFlags& flags, RunRequest& req) {
   }
   if (trace) {
     req.trace.options.format = parse_trace_format_flag(implied);
-  } else if (ext != "npy" && ext != "npz") {  // run_command writes these by the extension
+  } else if (result->result == ResultFile::kText) {  // run_command writes arrays by the extension
     req.output.format = parse_format_flag(implied);
   }
 }

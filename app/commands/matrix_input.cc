@@ -1,5 +1,4 @@
 #include "commands/matrix_input.h"
-#include "base/names.h"
 
 #include <algorithm>
 
@@ -10,9 +9,10 @@
 #include "attn/matrix_file.h"
 #include "attn/npy.h"
 #include "attn/npz.h"
-#include "attn/safetensors.h"
+#include "base/names.h"
 #include "commands/flags.h"
 #include "io/cells.h"
+#include "io/formats.h"
 
 namespace attn {
 
@@ -88,25 +88,10 @@ void check_result(const MatrixInput& l, const std::string& name, const std::stri
 
 std::optional<BinaryArray> view_binary_matrix(const std::string& spec, int64_t max_input_bytes) {
   const TensorReference ref = split_tensor_reference(spec);
-  const std::string ext = extension(ref.path);
-  const std::string name = display_name(ref.path);
-  if (ext == "npy") {
-    // The whole file counts against --max-input-bytes, as a .npy read by
-    // attn run does, not only its data.
-    FileBytes bytes = map_file(ref.path, {}, max_input_bytes);
-    detail::check_input_bytes(name, bytes.view().size(), max_input_bytes);
-    return view_npy(std::move(bytes), name, 5);
-  }
-  if (ext == "npz") {
-    const NpzArchive a = NpzArchive::open(ref.path, max_input_bytes);
-    const std::string member = pick_member(a, ref);
-    return view_npy(a.member(member, max_input_bytes), name + ":" + member, 5);
-  }
-  if (ext == "safetensors") {
-    const SafetensorsFile f = SafetensorsFile::open(ref.path, max_input_bytes);
-    return f.view(pick_tensor(f, ref));
-  }
-  return std::nullopt;
+  const TensorFormat* f = format_by_extension(ref.path);
+  if (!f || !f->view) return std::nullopt;
+  // Rank 5: a model's stack of attention weights, [layers][batch][heads][q][k].
+  return f->view(ref, max_input_bytes, 5);
 }
 
 Tensor<double> read_binary_matrix(const BinaryArray& a, const std::string& name,
@@ -236,7 +221,7 @@ MatrixInput read_text_matrix(const std::string& path, const std::string& key,
 std::optional<MatrixInput> read_npz_result(const std::string& spec, const std::string& key,
                                            int64_t max_input_bytes, int64_t max_elements) {
   const TensorReference ref = split_tensor_reference(spec);
-  if (extension(ref.path) != "npz") return std::nullopt;
+  if (!has_format(ref.path, MatrixFormat::kNpz)) return std::nullopt;
   const NpzArchive a = NpzArchive::open(ref.path, max_input_bytes);
   auto has = [&](const std::string& member) {
     for (const NpzMember& m : a.members()) {

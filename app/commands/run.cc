@@ -1,5 +1,4 @@
 #include "commands/run.h"
-#include "base/names.h"
 
 #include <algorithm>
 #include <utility>
@@ -15,11 +14,13 @@
 #include "attn/npy.h"
 #include "attn/problem.h"
 #include "attn/trace.h"
+#include "base/names.h"
 #include "commands/examples.h"
 #include "commands/exit_codes.h"
 #include "commands/heatmap_command.h"
 #include "commands/input_files.h"
 #include "commands/run_internal.h"
+#include "io/formats.h"
 
 namespace attn {
 
@@ -315,6 +316,43 @@ void refuse_conflicting_flags(const RunRequest& req) {
 
 namespace {
 
+// ".json, .csv, .npy or .npz": the formats whose rows pass `writes`.
+template <class Pred>
+std::string written_formats(Pred writes) {
+  std::vector<std::string> extensions;
+  for (const TensorFormat& f : tensor_formats()) {
+    if (writes(f)) extensions.emplace_back(f.extension);
+  }
+  return extension_list(extensions, "or");
+}
+
+// A file named for a format attn reads but does not write there (-o
+// r.safetensors, --weights-out w.npz) is refused, not filled with the text
+// of another format. A program (--emit-pytorch) goes by no extension.
+void refuse_unwritten_formats(const RunRequest& req) {
+  const TensorFormat* out = format_by_extension(req.output_path);
+  if (out && out->result == ResultFile::kNone && !req.emit_pytorch) {
+    const std::string results =
+        written_formats([](const TensorFormat& f) { return f.result != ResultFile::kNone; });
+    throw_usage("-o " + req.output_path + ": attn does not write ." + out->extension +
+                " files; write the result as " + results);
+  }
+  const TensorFormat* w = format_by_extension(req.weights_out);
+  if (w && !w->write) {
+    const std::string ext = w->extension;
+    const bool archive = w->result == ResultFile::kArchive;
+    std::string why = "--weights-out " + req.weights_out + ": attn does not write " +
+                      (archive ? "one tensor as ." + ext : "." + ext + " files") +
+                      "; write the weights as " +
+                      written_formats([](const TensorFormat& f) { return f.write != nullptr; });
+    // A result's archive holds its weights; a stack (--layer all) has none.
+    if (archive && !req.checkpoint.all_layers) {
+      why += ", or the whole result with -o FILE." + ext + " --weights";
+    }
+    throw_usage(why);
+  }
+}
+
 // Flags whose outputs cannot be written as asked, before anything is read.
 void refuse_unwritable_outputs(const RunRequest& req) {
   refuse_conflicting_flags(req);
@@ -326,10 +364,13 @@ void refuse_unwritable_outputs(const RunRequest& req) {
   refuse_shared_outputs(req);
   // A .npy file holds one array: -o FILE.npy writes the output tensor
   // whatever --format says, and the weights need a file of their own.
-  if (extension(req.output_path) == "npy" && req.output.weights) {
-    throw_usage("-o " + req.output_path + ": a .npy file holds one array, the output; " +
-                "write the weights with --weights-out FILE.npy");
+  const TensorFormat* result = result_format(req.output_path);
+  if (result && result->result == ResultFile::kOutputArray && req.output.weights) {
+    const std::string ext = result->extension;
+    throw_usage("-o " + req.output_path + ": a ." + ext + " file holds one array, the output; " +
+                "write the weights with --weights-out FILE." + ext);
   }
+  refuse_unwritten_formats(req);
 }
 
 // --head H narrows the result to one head: it must be one of the
@@ -395,8 +436,9 @@ void warn_fully_masked(const Problem& p, const Result& r, Console& console) {
 // (similarity, expected numbers).
 std::string result_text(const RunRequest& req, const Problem& p, const Result& r,
                         TraceRecorder& recorder, const std::vector<TraceStep>& extra) {
-  if (extension(req.output_path) == "npy") return format_npy(r.output, r.dtype);
-  if (extension(req.output_path) == "npz") {
+  const TensorFormat* file = result_format(req.output_path);
+  if (file && file->result == ResultFile::kOutputArray) return file->write(r.output, r.dtype);
+  if (file && file->result == ResultFile::kArchive) {
     // Everything the JSON result holds, as arrays NumPy loads directly.
     if (!req.trace.similarity) return format_result_npz(p, r, req.output);
     const Similarity sim = similarity_tensors(extra);

@@ -23,6 +23,7 @@
 #include "commands/examples.h"
 #include "commands/flags.h"
 #include "commands/run_internal.h"
+#include "io/formats.h"
 
 namespace attn::detail {
 
@@ -171,7 +172,7 @@ InputDocument load_document(const RunRequest& req) {
   refuse_pickle(req.input);
   MatrixData m;
   // Binary files are mapped and checked from their header, not read whole.
-  if (is_multi_tensor_file(req.input) || (extension(req.input) == "npy" && req.input != "-")) {
+  if (mapped_format(req.input)) {
     m = read_input_matrix(req, req.input, CellKind::kFinite);
   } else {
     const std::string text = read_input(req, req.input);

@@ -16,6 +16,7 @@
 #include "commands/heatmap_command.h"
 #include "commands/run_internal.h"
 #include "io/json_writer.h"
+#include "io/formats.h"
 
 namespace attn::detail {
 
@@ -70,8 +71,9 @@ int run_all_layers(const RunRequest& req, Console& console) {
                 ": --layer all writes every head of every layer; draw one head with --heatmap "
                 "FILE --head H, or give the stack to attn heatmap FILE --head H");
   }
-  const bool npy = extension(req.output_path) == "npy";
-  const bool json = req.output.format == Format::kJson || extension(req.output_path) == "json";
+  const bool npy = has_format(req.output_path, MatrixFormat::kNpy);
+  const bool json =
+      req.output.format == Format::kJson || has_format(req.output_path, MatrixFormat::kJson);
   // With only a figure asked for, nothing goes to stdout.
   const bool figure_only = req.heatmap.wanted() &&
                            (req.output_path.empty() || req.output_path == "-") &&
@@ -91,8 +93,9 @@ int run_all_layers(const RunRequest& req, Console& console) {
       m.model_type + ", every layer (" + display_name(req.checkpoint.path) + ")");
   std::string weights_text, hidden_text;
   if (!req.weights_out.empty()) {
-    weights_text = extension(req.weights_out) == "npy" ? format_npy(m.weights, req.dtype)
-                                                       : stack_json(req, m, t.labels, req.dtype);
+    weights_text = has_format(req.weights_out, MatrixFormat::kNpy)
+                       ? format_npy(m.weights, req.dtype)
+                       : stack_json(req, m, t.labels, req.dtype);
   }
   if (!req.hidden_out.empty()) hidden_text = format_npy(m.hidden, req.dtype);
   std::vector<std::pair<std::string, std::string_view>> files;

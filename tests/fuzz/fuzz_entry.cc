@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "attn/attention.h"
 #include "attn/check.h"
@@ -14,6 +15,7 @@
 #include "attn/npy.h"
 #include "attn/output.h"
 #include "attn/problem.h"
+#include "io/formats.h"
 
 namespace attn::fuzz {
 
@@ -70,8 +72,13 @@ void compute_and_format(const Problem& p, uint64_t bits) {
   o.color = (bits & (1u << 11)) != 0;
   format_result(p, r, o);
   if (r.weights) {
-    const char* files[] = {"w.json", "w.csv", "w.npy"};
-    format_matrix_file(*r.weights, r.dtype, files[(bits >> 14) % 3]);
+    // --weights-out into each format attn writes a tensor in.
+    std::vector<const TensorFormat*> written;
+    for (const TensorFormat& f : tensor_formats()) {
+      if (f.write) written.push_back(&f);
+    }
+    const TensorFormat& f = *written[(bits >> 14) % written.size()];
+    format_matrix_file(*r.weights, r.dtype, std::string("w.") + f.extension);
   }
   if (p.expected) {
     const CheckReport rep = check_result(r, *p.expected);

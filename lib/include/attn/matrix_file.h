@@ -3,7 +3,8 @@
 // extensions), or one tensor of a file that holds many: FILE.safetensors:NAME
 // and FILE.npz:NAME (the name may be left out when the file holds one).
 // Used by the matrix flags (--x, --mask, ...), the main input when it is not
-// a JSON document, and --weights-out.
+// a JSON document, and --weights-out. Each format is a row of one registry
+// (lib/src/io/formats.h); these functions ask it.
 #pragma once
 
 #include <optional>
@@ -80,8 +81,8 @@ MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind
                         int64_t max_elements = kDefaultMaxElements);
 
 // A tensor as the contents of a file in the format of `path`'s extension
-// (JSON unless it ends in .csv/.tsv/.txt or .npy; npy is binary, float64
-// or float32 by dtype).
+// (JSON unless it ends in .csv/.tsv/.txt/.dat or .npy; npy is binary,
+// float64 or float32 by dtype).
 std::string format_matrix_file(const Tensor<double>& t, DType dtype, const std::string& path);
 
 }  // namespace attn

@@ -1,119 +1,26 @@
 #include "attn/matrix_file.h"
 
-#include <cstring>
+#include <sys/stat.h>
 
-#include "attn/csv.h"
+#include <cctype>
+
 #include "attn/error.h"
 #include "attn/file_io.h"
-#include "attn/json.h"
-#include "attn/npy.h"
-#include "attn/npz.h"
-#include "attn/output.h"
-#include "attn/safetensors.h"
-#include "io/cells.h"
-
-#include <sys/stat.h>
+#include "io/formats.h"
 
 namespace attn {
 
 MatrixFormat matrix_format(const std::string& path, std::string_view text) {
-  const std::string ext = extension(path);
-  if (ext == "json") return MatrixFormat::kJson;
-  if (ext == "csv" || ext == "tsv" || ext == "txt" || ext == "dat") return MatrixFormat::kCsv;
-  if (ext == "npy") return MatrixFormat::kNpy;
-  if (ext == "safetensors") return MatrixFormat::kSafetensors;
-  if (ext == "npz") return MatrixFormat::kNpz;
-  if (text.size() >= 6 && std::memcmp(text.data(), "\x93NUMPY", 6) == 0) return MatrixFormat::kNpy;
-  size_t i = 0;
-  if (text.size() >= 3 && std::memcmp(text.data(), "\xEF\xBB\xBF", 3) == 0) i = 3;
-  while (i < text.size() &&
-         (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t'))
-    ++i;
-  if (i < text.size() && (text[i] == '[' || text[i] == '{')) return MatrixFormat::kJson;
-  return MatrixFormat::kCsv;
+  return format_of(path, text).id;
 }
-
-namespace {
-
-// "f32" for "<f4", "f16" for "<f2"; "" for float64 and the rest.
-std::string npy_stored(const std::string& descr) {
-  if (descr.size() >= 3 && descr[1] == 'f' && descr[2] == '4') return "f32";
-  if (descr.size() >= 3 && descr[1] == 'f' && descr[2] == '2') return "f16";
-  return "";
-}
-
-// "f32", "f16", "bf16" (float8 counts as bf16: coarser still).
-std::string safetensors_stored(ElementType t) {
-  switch (t) {
-    case ElementType::kF32:
-      return "f32";
-    case ElementType::kF16:
-      return "f16";
-    case ElementType::kBF16:
-    case ElementType::kF8E4M3:
-    case ElementType::kF8E5M2:
-      return "bf16";
-    default:
-      return "";
-  }
-}
-
-// The origin of a tensor read from `path`, when it is a regular file that
-// can be opened again (not stdin, a pipe or a device).
-std::optional<TensorOrigin> origin_of(const std::string& path, TensorOrigin::Format format,
-                                      const std::string& tensor = "") {
-  struct stat st {};
-  if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  TensorOrigin o;
-  o.format = format;
-  o.path = path;
-  o.tensor = tensor;
-  return o;
-}
-
-}  // namespace
 
 MatrixData parse_matrix(std::string_view text, const std::string& path, CellKind kind,
                         int64_t max_elements) {
   refuse_pickle(path);
-  const std::string name = display_name(path);
-  MatrixData out;
-  switch (matrix_format(path, text)) {
-    case MatrixFormat::kJson: {
-      json::Value v = json::parse(text, name);
-      if (!v.is_array()) {
-        throw_input(name, "expected a JSON array (a matrix), got " + json::type_name(v.type()));
-      }
-      out.values = json_to_tensor(v, name, "", kind);
-      out.origin = origin_of(path, TensorOrigin::Format::kJson);
-      return out;
-    }
-    case MatrixFormat::kCsv: {
-      CsvMatrix m = parse_csv(text, name, kind);
-      out.values = std::move(m.values);
-      out.row_labels = std::move(m.row_labels);
-      out.column_labels = std::move(m.column_labels);
-      out.origin = origin_of(path, TensorOrigin::Format::kCsv);
-      if (out.origin) {
-        out.origin->delimiter = m.delimiter;
-        out.origin->header = !out.column_labels.empty();
-        out.origin->label_column = !out.row_labels.empty();
-      }
-      return out;
-    }
-    case MatrixFormat::kNpy: {
-      NpyArray a = parse_npy(text, name, kind, max_elements);
-      out.values = std::move(a.values);
-      out.stored = npy_stored(a.dtype);
-      out.origin = origin_of(path, TensorOrigin::Format::kNpy);
-      return out;
-    }
-    case MatrixFormat::kSafetensors:
-    case MatrixFormat::kNpz:
-      // Binary archives are read through read_matrix, which maps them.
-      throw_internal("parse_matrix called on " + name);
-  }
-  return out;
+  const TensorFormat& f = format_of(path, text);
+  // Binary archives are read through read_matrix, which maps them.
+  if (!f.parse) throw_internal("parse_matrix called on " + display_name(path));
+  return f.parse(text, path, kind, max_elements);
 }
 
 namespace {
@@ -139,8 +46,10 @@ TensorReference split_tensor_reference(const std::string& spec) {
   for (size_t colon = spec.find(':'); colon != std::string::npos;
        colon = spec.find(':', colon + 1)) {
     const std::string_view before(spec.data(), colon);
-    if (ends_with_ci(before, ".safetensors") || ends_with_ci(before, ".npz")) {
-      return {spec.substr(0, colon), spec.substr(colon + 1)};
+    for (const TensorFormat& f : tensor_formats()) {
+      if (f.multi_tensor && ends_with_ci(before, std::string(".") + f.extension)) {
+        return {spec.substr(0, colon), spec.substr(colon + 1)};
+      }
     }
   }
   return {spec, ""};
@@ -181,8 +90,8 @@ std::string pick_member(const NpzArchive& a, const TensorReference& ref) {
 }
 
 bool is_multi_tensor_file(const std::string& spec) {
-  const std::string ext = extension(split_tensor_reference(spec).path);
-  return ext == "safetensors" || ext == "npz";
+  const TensorFormat* f = format_by_extension(split_tensor_reference(spec).path);
+  return f && f->multi_tensor;
 }
 
 void refuse_pickle(const std::string& path) {
@@ -207,56 +116,30 @@ MatrixData read_matrix(const std::string& spec, CellKind kind, const ProgressFn&
 
 MatrixData read_matrix(const TensorReference& ref, CellKind kind, const ProgressFn& progress,
                        int64_t max_bytes, int64_t max_elements) {
-  const std::string& spec = ref.path;  // a whole file's reference is its path
-  const std::string ext = extension(ref.path);
   refuse_pickle(ref.path);
-  MatrixData out;
-  if (ext == "safetensors") {
-    const SafetensorsFile f = SafetensorsFile::open(ref.path, max_bytes);
-    const SafetensorsEntry& e = pick_tensor(f, ref);
-    out.values = f.read(e, kind, max_bytes, max_elements);
-    out.stored = safetensors_stored(e.type);
-    out.origin = origin_of(ref.path, TensorOrigin::Format::kSafetensors, e.name);
-    return out;
-  }
-  if (ext == "npz") {
-    const NpzArchive a = NpzArchive::open(ref.path, max_bytes);
-    const std::string member = pick_member(a, ref);
-    NpyArray n = parse_npy(a.member(member, max_bytes).view(),
-                           display_name(ref.path) + ":" + message_text(member), kind, max_elements);
-    out.values = std::move(n.values);
-    out.stored = npy_stored(n.dtype);
-    out.origin = origin_of(ref.path, TensorOrigin::Format::kNpz, member);
-    return out;
-  }
-  if (!ref.tensor.empty()) {
+  const TensorFormat* f = format_by_extension(ref.path);
+  if (!ref.tensor.empty() && !(f && f->multi_tensor)) {
+    std::vector<std::string> multi;
+    for (const TensorFormat& m : tensor_formats()) {
+      if (m.multi_tensor) multi.emplace_back(m.extension);
+    }
     throw_input(display_name(ref.path), "names the tensor \"" + message_text(ref.tensor) +
-                                            "\", but a ." + ext +
-                                            " file holds one; only .safetensors and .npz hold "
-                                            "named tensors");
+                                            "\", but a ." + extension(ref.path) +
+                                            " file holds one; only " +
+                                            extension_list(multi, "and") + " hold named tensors");
   }
-  if (ext == "npy" && spec != "-") {
-    // Mapped: the header is checked before a page of data is read.
-    const FileBytes bytes = map_file(spec, progress, max_bytes);
-    detail::check_input_bytes(display_name(spec), bytes.view().size(), max_bytes);
-    NpyArray n = parse_npy(bytes.view(), display_name(spec), kind, max_elements);
-    out.values = std::move(n.values);
-    out.stored = npy_stored(n.dtype);
-    out.origin = origin_of(spec, TensorOrigin::Format::kNpy);
-    bytes.check_intact(display_name(spec));
-    return out;
+  // Binary files are mapped: the header is checked before a page of data
+  // is read. A whole file's reference is its path.
+  if (f && f->read_mapped && ref.path != "-") {
+    return f->read_mapped(ref, kind, progress, max_bytes, max_elements);
   }
-  return parse_matrix(read_file(spec, progress, max_bytes), spec, kind, max_elements);
+  return parse_matrix(read_file(ref.path, progress, max_bytes), ref.path, kind, max_elements);
 }
 
 std::string format_matrix_file(const Tensor<double>& t, DType dtype, const std::string& path) {
-  const std::string ext = extension(path);
-  if (ext == "csv" || ext == "tsv" || ext == "txt") return format_csv_tensor(t, dtype, "weights");
-  if (ext == "npy") return format_npy(t, dtype);
-  std::string out;
-  append_json_tensor(out, t, dtype, 0);
-  out += '\n';
-  return out;
+  // JSON for the extensions of no format attn writes a tensor in.
+  const TensorFormat* f = format_by_extension(path);
+  return (f && f->write ? *f : tensor_format(MatrixFormat::kJson)).write(t, dtype);
 }
 
 }  // namespace attn

@@ -1,5 +1,4 @@
 #include "problem/settings.h"
-#include "base/names.h"
 
 #include <cmath>
 #include <utility>
@@ -9,6 +8,7 @@
 #include "attn/json_tensor.h"
 #include "attn/number_text.h"
 #include "attn/rope_scaling.h"
+#include "base/names.h"
 
 namespace attn {
 
