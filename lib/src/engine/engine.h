@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "attn/attention.h"
-#include "engine/mask_view.h"
 #include "engine/score_range.h"
+#include "kernel/mask_view.h"
 
 namespace attn::detail {
 

@@ -15,7 +15,7 @@
 
 #include "attn/options.h"
 #include "attn/progress.h"
-#include "engine/mask_view.h"
+#include "kernel/mask_view.h"
 
 namespace attn::kernel {
 

@@ -50,10 +50,10 @@
 #include "attn/options.h"
 #include "attn/progress.h"
 #include "attn/tensor.h"
-#include "engine/mask_view.h"
 #include "kernel/attention_kernel.h"
 #include "kernel/instruction_set.h"
 #include "kernel/kernels.h"
+#include "kernel/mask_view.h"
 #include "kernel/parallel.h"
 
 #define ATTN_PRAGMA(x) _Pragma(#x)
