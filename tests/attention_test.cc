@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <thread>
 
 #include "test_util.h"
 
@@ -383,6 +384,51 @@ TEST(Dtype, Float32MatchesFloat64ToSinglePrecision) {
       r.output,
       {0, 1.25, 2.75, 0, 0, 0.5548934, 3.4451066, 0, 0, 1.25, 2.75, 0, 0, 0.1779896, 3.8220104, 0},
       1e-6);
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// compute() may be called from several threads at once (attention.h): four
+// threads computing one problem, two threads each, get what one thread gets.
+TEST(ComputeThreads, CallsFromSeveralThreadsAtOnceAgree) {
+  std::string q = "[", k = "[";
+  uint32_t state = 12345;
+  auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<double>(state >> 8) / (1u << 24) - 0.5;
+  };
+  for (int i = 0; i < 96; ++i) {
+    std::string qr = "[", kr = "[";
+    for (int j = 0; j < 32; ++j) {
+      qr += (j ? "," : "") + std::to_string(next());
+      kr += (j ? "," : "") + std::to_string(next());
+    }
+    q += (i ? "," : "") + qr + "]";
+    k += (i ? "," : "") + kr + "]";
+  }
+  const Problem p =
+      test::problem(R"({"Q": )" + q + R"(], "K": )" + k + R"(], "heads": 4, "causal": true})");
+  for (const bool reference : {false, true}) {
+    ComputeRequest one;
+    one.weights = true;
+    one.threads = 1;
+    one.reference = reference;
+    const Result expected = compute(p, one);
+    ComputeRequest two = one;
+    two.threads = 2;
+    std::vector<Result> got(4);
+    std::vector<std::thread> threads;
+    for (Result& r : got) threads.emplace_back([&p, &two, &r] { r = compute(p, two); });
+    for (std::thread& t : threads) t.join();
+    for (const Result& r : got) {
+      EXPECT_TRUE(r.output.values() == expected.output.values());
+      EXPECT_TRUE(r.weights->values() == expected.weights->values());
+    }
+  }
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 
 #include "attn/attention.h"
 #include "attn/file_io.h"
-#include "progress_bar.h"
+#include "commands/progress_text.h"
 #include "test_util.h"
 
 namespace attn {

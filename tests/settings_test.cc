@@ -188,24 +188,44 @@ TEST(SettingsTable, FlagsOverrideTheDocument) {
   EXPECT_EQ(doc.heads, 2);
 }
 
-// Every key is in the page of document keys, every flag in the command
-// reference and the manual page.
+// Every key is in the page of document keys; every flag, with its
+// placeholder as the table spells it, in the command reference and the
+// manual page.
 TEST(SettingsDocs, EveryKeyAndFlagIsDocumented) {
   const std::string formats = test::read_text(test::source_path("docs/formats.md"));
   const std::string cli = test::read_text(test::source_path("docs/cli.md"));
   const std::string man = test::read_text(test::source_path("docs/attn.1"));
+  auto roff = [](std::string_view text) {
+    std::string out;
+    for (char c : text) out += c == '-' ? std::string("\\-") : std::string(1, c);
+    return out;
+  };
   for (const Setting& s : settings_table()) {
     if (!s.key.empty() && s.key.find('.') == std::string_view::npos) {
       EXPECT_NE(formats.find("`" + std::string(s.key) + "`"), std::string::npos)
           << "docs/formats.md lacks the key " << s.key;
     }
-    if (!s.flag.empty()) {
-      EXPECT_NE(cli.find("`" + std::string(s.flag)), std::string::npos)
-          << "docs/cli.md lacks " << s.flag;
-      std::string escaped;
-      for (char c : s.flag) escaped += c == '-' ? std::string("\\-") : std::string(1, c);
-      EXPECT_NE(man.find(escaped), std::string::npos) << "docs/attn.1 lacks " << s.flag;
+    if (s.flag.empty()) continue;
+    const std::string flag(s.flag);
+    if (s.placeholder.empty()) {
+      EXPECT_NE(cli.find("`" + flag + "`"), std::string::npos) << "docs/cli.md lacks " << flag;
+      EXPECT_NE(man.find(".B " + roff(flag) + "\n"), std::string::npos)
+          << "docs/attn.1 lacks " << flag;
+      continue;
     }
+    // docs/cli.md writes each form of "W|L,R" apart: `--window W`, `--window L,R`.
+    const std::string placeholder(s.placeholder);
+    size_t start = 0;
+    for (;;) {
+      const size_t bar = placeholder.find('|', start);
+      const std::string form = placeholder.substr(start, bar - start);
+      EXPECT_NE(cli.find("`" + flag + " " + form), std::string::npos)
+          << "docs/cli.md lacks `" << flag << " " << form << "`";
+      if (bar == std::string::npos) break;
+      start = bar + 1;
+    }
+    EXPECT_NE(man.find(roff(flag) + " \" " + placeholder), std::string::npos)
+        << "docs/attn.1 lacks " << flag << " " << placeholder;
   }
 }
 

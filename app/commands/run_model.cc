@@ -15,8 +15,8 @@
 #include "attn/output.h"
 #include "commands/heatmap_command.h"
 #include "commands/run_internal.h"
-#include "io/json_writer.h"
 #include "io/formats.h"
+#include "io/json_writer.h"
 
 namespace attn::detail {
 

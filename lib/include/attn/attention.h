@@ -63,6 +63,21 @@ ComputePath plan_compute(const Problem& p, const ComputeRequest& request, bool o
 
 // Computes p. Throws attn::Error (kInput) when fully_masked is "error" and a
 // row has every key masked, and when a score or an output is not finite.
+//
+// Preconditions: p is what build_problem() returned (compute() relies on
+// its checks: shapes that agree, masks broadcast to rank 4, parameters in
+// math layout) and is only read; request.threads >= 0. The memory it will
+// take is bounded by attn/limits.h's estimates, which a caller checks first
+// when the problem came from untrusted input (compute() itself allocates
+// what the problem needs).
+//
+// Threads: compute() may be called from several threads at once, on the
+// same or different problems. Each call uses up to request.threads threads
+// (the calling one included): the first call takes the library's kept pool
+// of threads, a call made while another holds it starts threads of its own.
+// Results do not depend on the number of threads. An observer is called on
+// the calling thread only (an observed run takes the single-threaded
+// reference path), in the order of the steps.
 Result compute(const Problem& p, const ComputeRequest& request, Observer* observer = nullptr);
 
 // The shape the weights of p are reported in (see Result::weights).
