@@ -8,6 +8,7 @@
 #include "attn/error.h"
 #include "attn/json.h"
 #include "attn/number_text.h"
+#include "engine/variants/variant.h"
 #include "problem/problem_internal.h"
 
 namespace attn {
@@ -64,7 +65,7 @@ void resolve_settings(const InputDocument& doc, Problem& p) {
   if (s.scale) {
     p.scale = *s.scale;
   } else {
-    p.scale = Scale{p.variant == Variant::kScaledDot ? ScaleKind::kSqrtDk : ScaleKind::kNone, 1};
+    p.scale = Scale{detail::variant_unit(p.variant).default_scale, 1};
   }
   p.temperature = s.temperature.value_or(1.0);
   p.scale_at = s.scale_at.value_or(ScaleAt::kScores);

@@ -37,7 +37,7 @@ std::string json_trace(const Problem& p, const std::vector<TraceStep>& steps,
     ++n;
     // The numbers of formulas and notes (scale factors) with every digit.
     const StepWords w = step_words(s, -1);
-    out += "\"index\": " + std::to_string(n) + ", \"id\": " + json_string(s.id) +
+    out += "\"index\": " + std::to_string(n) + ", \"id\": " + json_string(name(s)) +
            ", \"title\": " + json_string(w.title) + ", \"formula\": " + json_string(w.formula);
     out += ", \"batch\": " + (s.batch >= 0 ? std::to_string(s.batch) : std::string("null"));
     out += ", \"head\": " + (s.head >= 0 ? std::to_string(s.head) : std::string("null"));
@@ -62,7 +62,7 @@ std::string json_trace(const Problem& p, const std::vector<TraceStep>& steps,
       }
       out += "]";
     }
-    if (s.id == "weighted_sum") {
+    if (s.id == StepId::kWeightedSum) {
       out += ",\n     \"weights\": ";
       append_matrix(out, s.weights);
       out += ",\n     \"value_rows\": ";
