@@ -114,7 +114,7 @@ class Engine {
     }
     output_ = Tensor<double>(out_shape);
     for (int64_t b = 0; b < p_.batch; ++b) {
-      if (unit_.pipeline == detail::Pipeline::kBidaf) {
+      if (detail::bidaf_pipeline(p_.variant)) {
         biattention(b);
       } else if (p_.four_d) {
         four_d_item(b);
@@ -676,7 +676,7 @@ class Engine {
                         req_.scores ? &scores_ : nullptr, masked_, r);
   }
 
-  // ---- BiAttention (BiDAF) ----------------------------------------------------
+  // ---- the BiDAF pipeline (biattention), after the variant's scores ----------
   void biattention(int64_t b) {
     const Tensor<double>& xi = p_.query_in;
     const Tensor<double>& yi = p_.key_in;

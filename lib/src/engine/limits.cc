@@ -50,7 +50,8 @@ bool needs_full_scores(const Problem& p, const ComputeRequest& req, bool trace) 
   return plan_compute(p, req, trace) != ComputePath::kStreaming;
 }
 
-// Mirrors the steps the engine reports (lib/src/engine/attention.cc), taking every
+// Mirrors the steps the engine reports (lib/src/engine/attention.cc, and the
+// variant's terms, engine/variants/), taking every
 // optional step whose condition depends on the data as present.
 TraceSize trace_size(const Problem& p) {
   TraceSize t;

@@ -286,9 +286,7 @@ class PyLines : public detail::PyParams {
 };
 
 // BiDAF's program (biattention) is its own: two attentions and a 4d output.
-bool bidaf(const Problem& p) {
-  return detail::variant_unit(p.variant).pipeline == detail::Pipeline::kBidaf;
-}
+bool bidaf(const Problem& p) { return detail::bidaf_pipeline(p.variant); }
 
 bool mha_shaped(const Problem& p) {
   const Params& w = p.params;

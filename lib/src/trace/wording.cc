@@ -44,9 +44,7 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 // The BiDAF pipeline's steps (biattention) are worded as document and
 // memory.
-bool bidaf(const StepFacts& f) {
-  return detail::variant_unit(f.variant).pipeline == detail::Pipeline::kBidaf;
-}
+bool bidaf(const StepFacts& f) { return detail::bidaf_pipeline(f.variant); }
 
 using Wording = std::function<StepWords(const TraceStep&, int digits)>;
 using WordingTable = std::map<StepId, Wording>;

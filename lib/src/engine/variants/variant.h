@@ -142,6 +142,10 @@ const VariantUnit& variant_unit(Variant v);
 // The unit of a name; null when no variant has it.
 const VariantUnit* find_variant(std::string_view name);
 
+// The BiDAF pipeline follows the variant's scores (biattention): no
+// scaling, heads or masks but the memory's padding, and its own output.
+inline bool bidaf_pipeline(Variant v) { return variant_unit(v).pipeline == Pipeline::kBidaf; }
+
 // The raw scores of one head in T: the unit's function for that scalar.
 template <class T>
 HeadScores<T> variant_scores(const VariantUnit& u, const Problem& p, const Mat<T>& q,
