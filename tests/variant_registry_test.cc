@@ -13,7 +13,6 @@
 namespace attn {
 namespace {
 
-using detail::find_variant;
 using detail::variant_unit;
 using detail::variant_units;
 using detail::VariantUnit;
@@ -41,14 +40,12 @@ TEST(VariantRegistry, NamesRoundTrip) {
   std::vector<std::string> names;
   for (const VariantUnit* u : variant_units()) {
     names.emplace_back(u->name);
-    EXPECT_EQ(find_variant(u->name), u) << u->name;
     EXPECT_EQ(parse_variant(u->name), u->id) << u->name;
     EXPECT_EQ(name(u->id), u->name);
   }
   EXPECT_EQ(variant_names(), names);  // --variant's choices, in the registry's order
   EXPECT_EQ(names, (std::vector<std::string>{"scaled_dot", "dot", "additive", "single_layer",
                                              "biattention"}));
-  EXPECT_EQ(find_variant("scaled-dot"), nullptr);
   EXPECT_EQ(parse_variant("scaled-dot"), std::nullopt);
 }
 

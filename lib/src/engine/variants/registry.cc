@@ -28,11 +28,4 @@ const VariantUnit& variant_unit(Variant v) {
   throw_internal("a Variant without a row in the variant registry");
 }
 
-const VariantUnit* find_variant(std::string_view name) {
-  for (const VariantUnit* u : variant_units()) {
-    if (u->name == name) return u;
-  }
-  return nullptr;
-}
-
 }  // namespace attn::detail

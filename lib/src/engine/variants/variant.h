@@ -83,9 +83,9 @@ class PyParams {
 };
 
 struct VariantUnit {
-  Variant id;
+  Variant id = Variant::kScaledDot;
   std::string_view name;  // as documents and --variant write it
-  ScaleKind default_scale;
+  ScaleKind default_scale = ScaleKind::kNone;
   Pipeline pipeline = Pipeline::kPerHead;
   // The SIMD kernels compute it (the product Q·Kᵀ), and with them current
   // models' settings (kv_heads, RoPE, Q/K norm, ALiBi, window, softcap,
@@ -104,31 +104,31 @@ struct VariantUnit {
   std::string params_note;
   // Checks the params (only those above are given) and resolves them into
   // p.params; sets d_q, d_k, d_v and d_out.
-  void (*resolve_params)(ParamsContext& c);
+  void (*resolve_params)(ParamsContext& c) = nullptr;
 
   // The raw scores of queries q [Lq][dq] against keys k [Lk][dk].
-  ScoreFn<double> scores_f64;
-  ScoreFn<float> scores_f32;
+  ScoreFn<double> scores_f64 = nullptr;
+  ScoreFn<float> scores_f32 = nullptr;
 
   // An upper bound on |raw score| (scaling and temperature included where
   // they apply) from bounds on the row norms of the queries (nq) and keys
   // (nk), as they reach the scores; inf when not finite.
-  double (*score_bound)(const Problem& p, double nq, double nk);
+  double (*score_bound)(const Problem& p, double nq, double nk) = nullptr;
 
   // The terms (ScoreTerm) a trace shows of one head, or of one batch item
   // (kBidaf), for the trace's memory bound.
-  std::vector<TermMatrix> (*trace_terms)(const Problem& p);
+  std::vector<TermMatrix> (*trace_terms)(const Problem& p) = nullptr;
   // The working matrices of the scores per batch item, for --max-elements.
-  std::vector<TermMatrix> (*working_memory)(const Problem& p);
+  std::vector<TermMatrix> (*working_memory)(const Problem& p) = nullptr;
 
   // The words of the scores step, and of the steps only this variant
   // reports (worded whatever variant a step's facts name).
-  StepWords (*score_words)(const TraceStep& s);
+  StepWords (*score_words)(const TraceStep& s) = nullptr;
   std::vector<StepWording> own_steps;
 
   // PyTorch lines that set s, the raw scores, from q and k [B][H][L][d]
   // (X and Y [B][L][d] for kBidaf), and the variant's params.
-  std::string (*pytorch_scores)(const Problem& p, const PyParams& params);
+  std::string (*pytorch_scores)(const Problem& p, const PyParams& params) = nullptr;
 };
 
 // ---- the registry (registry.cc) ----------------------------------------
@@ -138,9 +138,6 @@ const std::vector<const VariantUnit*>& variant_units();
 
 // The unit of a Variant value.
 const VariantUnit& variant_unit(Variant v);
-
-// The unit of a name; null when no variant has it.
-const VariantUnit* find_variant(std::string_view name);
 
 // The BiDAF pipeline follows the variant's scores (biattention): no
 // scaling, heads or masks but the memory's padding, and its own output.
