@@ -142,7 +142,7 @@ struct Steps : Observer {
   void step(const TraceStep& s) override { steps.push_back(s); }
   const TraceStep* find(const std::string& id, int64_t head = -1) const {
     for (const TraceStep& s : steps) {
-      if (s.id == id && (head < 0 || s.head == head)) return &s;
+      if (s.id == test::step_id(id) && (head < 0 || s.head == head)) return &s;
     }
     return nullptr;
   }

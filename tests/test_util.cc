@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "attn/error.h"
 #include "attn/npy.h"
@@ -153,6 +154,12 @@ std::string without_settings(const std::string& json) {
   const size_t at = json.find("\n  \"settings\": ");
   if (at == std::string::npos) return json;
   return json.substr(0, at) + json.substr(json.find('\n', at + 1));
+}
+
+StepId step_id(const std::string& name) {
+  const std::optional<StepId> id = parse_step_id(name);
+  if (!id) throw std::invalid_argument("no trace step is named " + name);
+  return *id;
 }
 
 double max_diff(const Tensor<double>& a, const Tensor<double>& b) {

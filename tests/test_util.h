@@ -10,12 +10,17 @@
 #include "attn/attention.h"
 #include "attn/document.h"
 #include "attn/error.h"
+#include "attn/observer.h"
 #include "attn/problem.h"
 
 namespace attn::test {
 
 // Parses and validates a document given as JSON text (source "t.json").
 Problem problem(const std::string& json);
+
+// The step kind of a trace step's name ("scores"); throws when no step
+// has that name, so a misspelt name fails its test.
+StepId step_id(const std::string& name);
 
 // Computes a document with weights kept.
 Result compute_json(const std::string& json, bool weights = true);

@@ -228,7 +228,7 @@ TEST(Trace, LatexIsBalancedAndCompiles) {
 // A step's formula in LaTeX, built from its data as its plain text is.
 std::string latex_of(const std::string& id, const StepFacts& f) {
   TraceStep s;
-  s.id = id;
+  s.id = test::step_id(id);
   s.facts = f;
   return step_words(s, 4).latex;
 }

@@ -154,11 +154,11 @@ std::vector<TraceStep> similarity_steps(const Problem& p, const Result& r) {
     s.batch = p.batched ? (p.four_d ? b / p.heads : b) : -1;
     s.head = p.four_d ? b % p.heads : -1;
     s.row_labels = s.col_labels = p.query_labels;
-    s.id = "similarity_input";
+    s.id = StepId::kSimilarityInput;
     s.facts.source = p.query_name;
     s.values = row_similarity(in.data() + b * rows * in_w, rows, in_w);
     steps.push_back(s);
-    s.id = "similarity_output";
+    s.id = StepId::kSimilarityOutput;
     s.facts.source = "o";
     s.values = row_similarity(r.output.data() + b * rows * out_w, rows, out_w);
     steps.push_back(s);
@@ -172,8 +172,8 @@ Similarity similarity_tensors(const std::vector<TraceStep>& steps) {
   int64_t n = 0, blocks = 0;
   for (const TraceStep& s : steps) {
     n = s.values.rows();
-    Values<double>& dst = s.id == "similarity_input" ? in : out;
-    if (s.id == "similarity_input") ++blocks;
+    Values<double>& dst = s.id == StepId::kSimilarityInput ? in : out;
+    if (s.id == StepId::kSimilarityInput) ++blocks;
     dst.insert(dst.end(), s.values.data(), s.values.data() + s.values.size());
   }
   const Shape shape = blocks > 1 ? Shape{blocks, n, n} : Shape{n, n};
@@ -201,7 +201,7 @@ void append_expected_steps(const Problem& p, const Result& r, const Expected& e,
                            std::vector<TraceStep>& steps) {
   if (e.output->tensor.shape() != r.output.shape() || r.output.rank() != 2) return;
   TraceStep s;
-  s.id = "expected";
+  s.id = StepId::kExpected;
   s.values = Eigen::Map<const MatrixR>(e.output->tensor.data(), r.output.dim(0), r.output.dim(1));
   s.row_labels = p.query_labels;
   Expected only_output = e;
@@ -216,7 +216,7 @@ void append_expected_steps(const Problem& p, const Result& r, const Expected& e,
   steps.push_back(s);
   if (alt) {
     TraceStep a;
-    a.id = "expected_reading";
+    a.id = StepId::kExpectedReading;
     a.facts.setting = alt->setting;
     a.facts.detail = alt->name;
     a.facts.factor = scale_factor(p);  // applied to the output under --scale-at output

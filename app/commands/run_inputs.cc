@@ -244,7 +244,7 @@ std::vector<TraceStep> model_input_steps(const RunRequest& req) {
     return MatrixR(Eigen::Map<const MatrixR>(m.data(), m.dim(0), m.dim(1)));
   };
   std::vector<TraceStep> steps;
-  auto add = [&](const char* id, MatrixR values, std::string detail) {
+  auto add = [&](StepId id, MatrixR values, std::string detail) {
     TraceStep s;
     s.id = id;
     s.facts.detail = std::move(detail);
@@ -256,14 +256,14 @@ std::vector<TraceStep> model_input_steps(const RunRequest& req) {
   MatrixR ids(q, 1);
   for (Eigen::Index i = 0; i < q; ++i)
     ids(i, 0) = static_cast<double>(t.ids[static_cast<size_t>(i)]);
-  add("token_ids", ids,
+  add(StepId::kTokenIds, ids,
       req.checkpoint.text.has_value()
           ? "the text through " + display_name(req.checkpoint.path) + "'s tokenizer.json"
           : "as given by --ids");
   steps.back().col_labels = {"id"};
-  add("embeddings", matrix(in.embeddings), in.embedding);
-  if (req.checkpoint.layer > 0) add("hidden_in", matrix(in.hidden), "");
-  if (!in.norm.empty()) add("input_norm", MatrixR(), in.norm + ", w = " + in.norm_tensor);
+  add(StepId::kEmbeddings, matrix(in.embeddings), in.embedding);
+  if (req.checkpoint.layer > 0) add(StepId::kHiddenIn, matrix(in.hidden), "");
+  if (!in.norm.empty()) add(StepId::kInputNorm, MatrixR(), in.norm + ", w = " + in.norm_tensor);
   return steps;
 }
 

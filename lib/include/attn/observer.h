@@ -9,12 +9,96 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "attn/problem.h"
 
 namespace attn {
+
+// The kinds of step, in the order a run reports them. Each has a stable
+// name (name(StepId)): "scores", "weights", ... as JSON traces write it.
+enum class StepId {
+  // Inputs, projections, heads.
+  kInputX,
+  kInputY,
+  kInputQ,
+  kInputK,
+  kInputV,
+  kSources,
+  kProjectionQ,
+  kProjectionK,
+  kProjectionV,
+  kHeadQ,
+  kHeadK,
+  kHeadV,
+  // Current models' steps before the scores: Q/K norm, RoPE.
+  kQkNormQ,
+  kQkNormK,
+  kRopeAngles,
+  kRopeCos,
+  kRopeSin,
+  kRopeQ,
+  kRopeK,
+  // Scores: cosine rows, each variant's own terms, the scores.
+  kCosineQ,
+  kCosineK,
+  kAdditiveQ,
+  kAdditiveK,
+  kSingleLayerPre,
+  kBiInputDot,
+  kBiMemoryDot,
+  kBiCrossDot,
+  kScores,
+  // Scaling, softcap, bias, ALiBi, masks.
+  kScaled,
+  kSoftcapRaw,
+  kSoftcap,
+  kBiased,
+  kAlibiBias,
+  kAlibi,
+  kMasked,
+  // Softmax, dropout, the weighted sum, the output.
+  kRowMax,
+  kExp,
+  kRowSum,
+  kSinkShare,
+  kWeights,
+  kDropout,
+  kWeightedSum,
+  kOutputScaled,
+  kHeadOutput,
+  kConcat,
+  kOutputProjection,
+  kOutput,
+  // BiAttention's second attention.
+  kBiO1,
+  kBiRowMax,
+  kBiW2,
+  kBiO2,
+  // What attn run adds: row similarities, the expected numbers.
+  kSimilarityInput,
+  kSimilarityOutput,
+  kExpected,
+  kExpectedReading,
+  // A model's steps before a layer's attention.
+  kTokenIds,
+  kEmbeddings,
+  kHiddenIn,
+  kInputNorm,
+  // A step an observer of its own adds: TraceStep::custom_name names it.
+  kCustom,
+};
+
+// The stable name of a step kind ("input_X", "scores", "weighted_sum").
+std::string_view name(StepId id);
+
+// Every step kind, in the order above.
+const std::vector<StepId>& step_ids();
+
+// The step kind of a name; nullopt when no step has it.
+std::optional<StepId> parse_step_id(std::string_view name);
 
 // What a step computed besides its numbers: the symbols and quantities its
 // title, formula and note are worded from. A step sets the members its id
@@ -68,7 +152,8 @@ struct StepFacts {
 };
 
 struct TraceStep {
-  std::string id;               // stable identifier: "scores", "scaled", "weights", ...
+  StepId id = StepId::kScores;  // what kind of step: its words and its name in JSON
+  std::string custom_name;      // of a kCustom step: its name (its title in a trace)
   StepFacts facts;              // what the step computed, for its words
   int64_t batch = -1;           // -1: not per batch
   int64_t head = -1;            // -1: not per head
@@ -80,6 +165,9 @@ struct TraceStep {
   MatrixR weights, value_rows;
   std::vector<std::string> value_labels;
 };
+
+// A step's name: its kind's, or a kCustom step's own.
+std::string_view name(const TraceStep& s);
 
 class Observer {
  public:

@@ -11,6 +11,7 @@
 #include "base/big_buffer.h"
 #include "engine/engine.h"
 #include "engine/score_range.h"
+#include "engine/variants/variant.h"
 
 namespace attn {
 
@@ -88,17 +89,10 @@ template <class T>
 class Engine {
  public:
   Engine(const Problem& p, const ComputeRequest& req, Observer* obs)
-      : p_(p), req_(req), obs_(obs), proj_(p.params) {
+      : p_(p), unit_(detail::variant_unit(p.variant)), req_(req), obs_(obs), proj_(p.params) {
     const Params& w = p.params;
     Wo_ = cast<T>(w.W_o);
     bo_ = cast<T>(w.b_o);
-    aWq_ = cast<T>(w.additive_W_q);
-    aWk_ = cast<T>(w.additive_W_k);
-    wv_ = cast<T>(w.w_v);
-    w_ = cast<T>(w.w);
-    w_in_ = cast<T>(w.w_in);
-    w_mem_ = cast<T>(w.w_mem);
-    dot_scale_ = cast<T>(w.dot_scale);
     keep_maps_ = req.weights || req.scores;
     if (keep_maps_) {
       const size_t cells = static_cast<size_t>(p.batch * p.heads * p.len_q * p.len_k);
@@ -120,7 +114,7 @@ class Engine {
     }
     output_ = Tensor<double>(out_shape);
     for (int64_t b = 0; b < p_.batch; ++b) {
-      if (p_.variant == Variant::kBiattention) {
+      if (detail::bidaf_pipeline(p_.variant)) {
         biattention(b);
       } else if (p_.four_d) {
         four_d_item(b);
@@ -149,7 +143,7 @@ class Engine {
   // A step as data: its id, what it computed (facts; the run's mode and
   // variant are filled in), where (batch b, head h) and the numbers. The
   // trace renderers word it.
-  TraceStep step(const std::string& id, StepFacts facts, int64_t b, int64_t h) const {
+  TraceStep step(StepId id, StepFacts facts, int64_t b, int64_t h) const {
     TraceStep s;
     s.id = id;
     s.facts = std::move(facts);
@@ -161,7 +155,7 @@ class Engine {
   }
 
   template <class M>
-  void emit(const std::string& id, StepFacts facts, int64_t b, int64_t h, const M& values,
+  void emit(StepId id, StepFacts facts, int64_t b, int64_t h, const M& values,
             const std::vector<std::string>& rows, const std::vector<std::string>& cols = {},
             const std::vector<uint8_t>* masked = nullptr) {
     TraceStep s = step(id, std::move(facts), b, h);
@@ -202,10 +196,10 @@ class Engine {
     f.qk_norm = p_.qk_norm;
     f.symbol = "Q";
     f.bias = p_.params.q_norm.has_value();  // weighted
-    emit("qk_norm_q", f, b, h, q, qlabels());
+    emit(StepId::kQkNormQ, f, b, h, q, qlabels());
     f.symbol = "K";
     f.bias = p_.params.k_norm.has_value();
-    emit("qk_norm_k", f, b, h, k, klabels());
+    emit(StepId::kQkNormK, f, b, h, k, klabels());
   }
 
   // RoPE on one head's queries and keys (before any scoring).
@@ -236,35 +230,39 @@ class Engine {
     StepFacts f;
     f.rope = r;
     f.rope_width = q.cols();
-    emit("rope_angles", f, b, h, angles, rows, cols);
-    emit("rope_cos", {}, b, h, cosines, rows, cols);
-    emit("rope_sin", {}, b, h, sines, rows, cols);
-    emit("rope_q", {}, b, h, q, qlabels());
-    emit("rope_k", {}, b, h, k, klabels());
+    emit(StepId::kRopeAngles, f, b, h, angles, rows, cols);
+    emit(StepId::kRopeCos, {}, b, h, cosines, rows, cols);
+    emit(StepId::kRopeSin, {}, b, h, sines, rows, cols);
+    emit(StepId::kRopeQ, {}, b, h, q, qlabels());
+    emit(StepId::kRopeK, {}, b, h, k, klabels());
   }
 
   // ---- projections -------------------------------------------------------
   // The projection step of out_name (Q, K or V) from src_name, when W is
   // given.
-  void emit_projection(const char* out_name, const std::string& src_name, bool has_bias, int64_t b,
-                       const Mat<T>& y, const std::vector<std::string>& labels) {
+  void emit_projection(StepId id, const char* out_name, const std::string& src_name, bool has_bias,
+                       int64_t b, const Mat<T>& y, const std::vector<std::string>& labels) {
     StepFacts f = symbols(out_name, src_name);
     f.bias = has_bias;
-    emit(std::string("projection_") + out_name, f, b, -1, y, labels);
+    emit(id, f, b, -1, y, labels);
   }
 
   void batch_item(int64_t b) {
-    const bool dot_family = p_.variant != Variant::kAdditive;
-    const detail::ItemInputs<T> x = detail::item_inputs(p_, b, proj_, dot_family);
-    const bool q_projected = dot_family && proj_.W_q, k_projected = dot_family && proj_.W_k;
+    const bool project_qk = unit_.projects_qk;
+    const detail::ItemInputs<T> x = detail::item_inputs(p_, b, proj_, project_qk);
+    const bool q_projected = project_qk && proj_.W_q, k_projected = project_qk && proj_.W_k;
     const bool v_projected = proj_.W_v.has_value();
     if (observing()) {
       emit_inputs(b, x.xq, x.xk, x.xv);
       if (q_projected)
-        emit_projection("Q", p_.query_name, proj_.b_q.has_value(), b, x.q, qlabels());
-      if (k_projected) emit_projection("K", p_.key_name, proj_.b_k.has_value(), b, x.k, klabels());
+        emit_projection(StepId::kProjectionQ, "Q", p_.query_name, proj_.b_q.has_value(), b, x.q,
+                        qlabels());
+      if (k_projected)
+        emit_projection(StepId::kProjectionK, "K", p_.key_name, proj_.b_k.has_value(), b, x.k,
+                        klabels());
       if (v_projected)
-        emit_projection("V", p_.value_name, proj_.b_v.has_value(), b, x.v, klabels());
+        emit_projection(StepId::kProjectionV, "V", p_.value_name, proj_.b_v.has_value(), b, x.v,
+                        klabels());
       if (b == 0) emit_sources(q_projected, k_projected, v_projected);
     }
     const Mat<T>& q = x.q;
@@ -283,9 +281,9 @@ class Engine {
       Mat<T> kh = detail::head_block(k, g, KV);
       Mat<T> vh = detail::head_block(v, g, KV);
       if (observing() && H > 1) {
-        emit("head_q", block("Q", h, h, dq), b, h, qh, qlabels());
-        emit("head_k", block("K", h, g, dk), b, h, kh, klabels());
-        emit("head_v", block("V", h, g, dv), b, h, vh, klabels());
+        emit(StepId::kHeadQ, block("Q", h, h, dq), b, h, qh, qlabels());
+        emit(StepId::kHeadK, block("K", h, g, dk), b, h, kh, klabels());
+        emit(StepId::kHeadV, block("V", h, g, dv), b, h, vh, klabels());
       }
       Mat<T> oh = attend(b, h, qh, kh, vh);
       concat.middleCols(h * dv, dv) = oh;
@@ -295,7 +293,7 @@ class Engine {
     if (observing() && H > 1) {
       StepFacts f;
       f.heads = H;
-      emit("concat", f, b, -1, concat, qlabels());
+      emit(StepId::kConcat, f, b, -1, concat, qlabels());
     }
     if (Wo_) out = concat * *Wo_;
     if (bo_) out.rowwise() += bo_->transpose();
@@ -303,9 +301,9 @@ class Engine {
       StepFacts f = reading(H > 1 ? "C" : "O");
       f.weight = Wo_.has_value();
       f.bias = bo_.has_value();
-      emit("output_projection", f, b, -1, out, qlabels());
+      emit(StepId::kOutputProjection, f, b, -1, out, qlabels());
     }
-    if (observing()) emit("output", {}, b, -1, out, qlabels());
+    if (observing()) emit(StepId::kOutput, {}, b, -1, out, qlabels());
     store_output(b, -1, out);
   }
 
@@ -325,12 +323,12 @@ class Engine {
       Mat<T> kh = detail::four_d_head<T>(p_.key_in, b, g);
       Mat<T> vh = detail::four_d_head<T>(p_.value_in, b, g);
       if (observing()) {
-        emit("input_Q", symbols("Q"), b, h, qh, qlabels());
-        emit("input_K", kv_block("K", h), b, h, kh, klabels());
-        emit("input_V", kv_block("V", h), b, h, vh, klabels());
+        emit(StepId::kInputQ, symbols("Q"), b, h, qh, qlabels());
+        emit(StepId::kInputK, kv_block("K", h), b, h, kh, klabels());
+        emit(StepId::kInputV, kv_block("V", h), b, h, vh, klabels());
       }
       const Mat<T> out = attend(b, h, qh, kh, vh);
-      if (observing()) emit("output", {}, b, h, out, qlabels());
+      if (observing()) emit(StepId::kOutput, {}, b, h, out, qlabels());
       store_output(b, h, out);
       report_progress(b, h, p_.heads);
     }
@@ -339,16 +337,16 @@ class Engine {
   void emit_inputs(int64_t b, const Mat<T>& xq, const Mat<T>& xk, const Mat<T>& xv) {
     switch (p_.mode) {
       case Mode::kSelf:
-        emit("input_X", symbols("X"), b, -1, xq, qlabels());
+        emit(StepId::kInputX, symbols("X"), b, -1, xq, qlabels());
         break;
       case Mode::kCross:
-        emit("input_X", symbols("X"), b, -1, xq, qlabels());
-        emit("input_Y", symbols("Y"), b, -1, xk, klabels());
+        emit(StepId::kInputX, symbols("X"), b, -1, xq, qlabels());
+        emit(StepId::kInputY, symbols("Y"), b, -1, xk, klabels());
         break;
       case Mode::kQkv:
-        emit("input_Q", symbols("Q"), b, -1, xq, qlabels());
-        emit("input_K", symbols("K"), b, -1, xk, klabels());
-        if (p_.value_name == "V") emit("input_V", symbols("V"), b, -1, xv, klabels());
+        emit(StepId::kInputQ, symbols("Q"), b, -1, xq, qlabels());
+        emit(StepId::kInputK, symbols("K"), b, -1, xk, klabels());
+        if (p_.value_name == "V") emit(StepId::kInputV, symbols("V"), b, -1, xv, klabels());
         break;
     }
   }
@@ -365,7 +363,7 @@ class Engine {
     if (!k_projected) add("K", p_.key_name);
     if (!v_projected) add("V", p_.value_name);
     if (f.aliases.empty()) return;
-    TraceStep s = step("sources", std::move(f), 0, -1);
+    TraceStep s = step(StepId::kSources, std::move(f), 0, -1);
     s.batch = -1;  // said once, for every batch entry
     obs_->step(s);
   }
@@ -380,66 +378,32 @@ class Engine {
   // ---- one head ----------------------------------------------------------
   // Raw scores of the variant (before any scaling).
   Mat<T> raw_scores(int64_t b, int64_t h, Mat<T>& q, Mat<T>& k) {
-    const int64_t Lq = q.rows(), Lk = k.rows();
     // cosine: every variant forms its scores from L2-normalised rows.
     if (p_.scale.kind == ScaleKind::kCosine) {
       detail::normalize_rows(q);
       detail::normalize_rows(k);
       if (observing()) {
-        emit("cosine_q", {}, b, h, q, qlabels());
-        emit("cosine_k", {}, b, h, k, klabels());
+        emit(StepId::kCosineQ, {}, b, h, q, qlabels());
+        emit(StepId::kCosineK, {}, b, h, k, klabels());
       }
     }
-    switch (p_.variant) {
-      case Variant::kScaledDot:
-      case Variant::kDot: {
-        Mat<T> s(Lq, Lk);
-        s.noalias() = q * k.transpose();
-        if (observing()) {
-          StepFacts f;
-          f.cosine = p_.scale.kind == ScaleKind::kCosine;
-          emit("scores", f, b, h, s, qlabels(), klabels());
-        }
-        return s;
+    return scored(b, h, q, k);
+  }
+
+  // The variant's scores of queries q against keys k, and its terms and
+  // the scores reported as steps.
+  Mat<T> scored(int64_t b, int64_t h, const Mat<T>& q, const Mat<T>& k) {
+    detail::HeadScores<T> r = detail::variant_scores(unit_, p_, q, k);
+    if (observing()) {
+      for (const detail::ScoreTerm<T>& t : r.terms) {
+        emit(t.id, {}, b, h, t.values, t.key_rows ? klabels() : qlabels(),
+             t.key_cols ? klabels() : std::vector<std::string>{});
       }
-      case Variant::kAdditive: {
-        const Mat<T> a = q * *aWq_;  // [Lq][hidden]
-        const Mat<T> c = k * *aWk_;  // [Lk][hidden]
-        if (observing()) {
-          emit("additive_q", {}, b, h, a, qlabels());
-          emit("additive_k", {}, b, h, c, klabels());
-        }
-        const int64_t hid = a.cols();
-        Mat<T> s(Lq, Lk);
-        for (int64_t i = 0; i < Lq; ++i) {
-          for (int64_t j = 0; j < Lk; ++j) {
-            T acc = 0;
-            for (int64_t t = 0; t < hid; ++t) acc += (*wv_)[t] * std::tanh(a(i, t) + c(j, t));
-            s(i, j) = acc;
-          }
-        }
-        if (observing()) {
-          emit("scores", {}, b, h, s, qlabels(), klabels());
-        }
-        return s;
-      }
-      case Variant::kSingleLayer: {
-        Mat<T> pre(Lq, Lk);
-        const Vec<T>& w = *w_;
-        for (int64_t i = 0; i < Lq; ++i) {
-          for (int64_t j = 0; j < Lk; ++j) pre(i, j) = (q.row(i) - k.row(j)).dot(w);
-        }
-        Mat<T> s = pre.unaryExpr([](T x) { return x >= 0 ? x : T(0.01) * x; });
-        if (observing()) {
-          emit("single_layer_pre", {}, b, h, pre, qlabels(), klabels());
-          emit("scores", {}, b, h, s, qlabels(), klabels());
-        }
-        return s;
-      }
-      case Variant::kBiattention:
-        break;
+      StepFacts f;
+      f.cosine = p_.scale.kind == ScaleKind::kCosine;
+      emit(StepId::kScores, f, b, h, r.scores, qlabels(), klabels());
     }
-    throw_internal("raw_scores called for biattention");
+    return std::move(r.scores);
   }
 
   // The factor the scores are multiplied by (before the temperature).
@@ -487,7 +451,7 @@ class Engine {
     if (observing()) {
       StepFacts f;
       f.dropout = p_.dropout;  // of the weights after dropout, Ã
-      TraceStep st = step("weighted_sum", std::move(f), b, h);
+      TraceStep st = step(StepId::kWeightedSum, std::move(f), b, h);
       st.values = o.template cast<double>();
       st.weights = s.template cast<double>();
       st.value_rows = v.template cast<double>();
@@ -498,9 +462,9 @@ class Engine {
     if (at_output) {
       o *= static_cast<T>(factor);
       if (p_.temperature != 1.0) o /= static_cast<T>(p_.temperature);
-      if (observing()) emit("output_scaled", scaling(factor), b, h, o, qlabels());
+      if (observing()) emit(StepId::kOutputScaled, scaling(factor), b, h, o, qlabels());
     }
-    if (observing() && p_.heads > 1) emit("head_output", {}, b, h, o, qlabels());
+    if (observing() && p_.heads > 1) emit(StepId::kHeadOutput, {}, b, h, o, qlabels());
     return o;
   }
 
@@ -518,20 +482,20 @@ class Engine {
       }
     }
     if (observing() && at_scores && mult != 1.0) {
-      emit("scaled", scaling(factor), b, h, s, qlabels(), klabels());
+      emit(StepId::kScaled, scaling(factor), b, h, s, qlabels(), klabels());
       sn = "S'";
     }
   }
 
   // Soft-capping: c·tanh(s/c).
   void softcap_scores(int64_t b, int64_t h, Mat<T>& s) {
-    if (observing()) emit("softcap_raw", {}, b, h, s, qlabels(), klabels());
+    if (observing()) emit(StepId::kSoftcapRaw, {}, b, h, s, qlabels(), klabels());
     const T cap = static_cast<T>(p_.softcap);
     s = s.unaryExpr([cap](T x) { return detail::softcap_score(x, cap); });
     if (observing()) {
       StepFacts f;
       f.softcap = p_.softcap;
-      emit("softcap", f, b, h, s, qlabels(), klabels());
+      emit(StepId::kSoftcap, f, b, h, s, qlabels(), klabels());
     }
   }
 
@@ -544,7 +508,7 @@ class Engine {
         for (int64_t j = 0; j < Lk; ++j) s(i, j) += static_cast<T>(br[j]);
       }
       if (observing()) {
-        emit("biased", reading(sn), b, h, s, qlabels(), klabels());
+        emit(StepId::kBiased, reading(sn), b, h, s, qlabels(), klabels());
         sn = "S'";
       }
     }
@@ -562,8 +526,8 @@ class Engine {
       if (observing()) {
         StepFacts f;
         f.slope = m;
-        emit("alibi_bias", f, b, h, bias, qlabels(), klabels());
-        emit("alibi", {}, b, h, s, qlabels(), klabels());
+        emit(StepId::kAlibiBias, f, b, h, bias, qlabels(), klabels());
+        emit(StepId::kAlibi, {}, b, h, s, qlabels(), klabels());
       }
     }
   }
@@ -590,7 +554,7 @@ class Engine {
           }
         }
       }
-      if (observing()) emit("masked", mask_facts(sn), b, h, s, qlabels(), klabels(), &flags);
+      if (observing()) emit(StepId::kMasked, mask_facts(sn), b, h, s, qlabels(), klabels(), &flags);
     }
     // Cells with a score of -inf (from the bias) count as masked for display.
     if (want_flags) {
@@ -641,11 +605,11 @@ class Engine {
       if (sinks) f.sink = static_cast<double>(sink);
       f.fully_masked_rows = dead_rows > 0;
       f.fully_masked = p_.fully_masked;
-      emit("row_max", f, b, h, row_max, qlabels());
-      emit("exp", f, b, h, exps, qlabels(), klabels(), display_flags(flags));
-      emit("row_sum", f, b, h, row_sum, qlabels());
-      if (sinks) emit("sink_share", f, b, h, sink_share, qlabels());
-      emit("weights", f, b, h, s, qlabels(), klabels(), display_flags(flags));
+      emit(StepId::kRowMax, f, b, h, row_max, qlabels());
+      emit(StepId::kExp, f, b, h, exps, qlabels(), klabels(), display_flags(flags));
+      emit(StepId::kRowSum, f, b, h, row_sum, qlabels());
+      if (sinks) emit(StepId::kSinkShare, f, b, h, sink_share, qlabels());
+      emit(StepId::kWeights, f, b, h, s, qlabels(), klabels(), display_flags(flags));
     }
   }
 
@@ -665,7 +629,7 @@ class Engine {
       StepFacts f;
       f.dropout = p_.dropout;
       f.seed = p_.seed;
-      emit("dropout", f, b, h, s, qlabels(), klabels());
+      emit(StepId::kDropout, f, b, h, s, qlabels(), klabels());
     }
   }
 
@@ -712,7 +676,7 @@ class Engine {
                         req_.scores ? &scores_ : nullptr, masked_, r);
   }
 
-  // ---- BiAttention (BiDAF) ----------------------------------------------------
+  // ---- the BiDAF pipeline (biattention), after the variant's scores ----------
   void biattention(int64_t b) {
     const Tensor<double>& xi = p_.query_in;
     const Tensor<double>& yi = p_.key_in;
@@ -720,24 +684,10 @@ class Engine {
     const Mat<T> y = slice<T>(yi, b, yi.dim(1), yi.dim(2));
     const int64_t Lx = x.rows(), Ly = y.rows(), d = x.cols();
     if (observing()) {
-      emit("input_X", symbols("X"), b, -1, x, qlabels());
-      emit("input_Y", symbols("Y"), b, -1, y, klabels());
+      emit(StepId::kInputX, symbols("X"), b, -1, x, qlabels());
+      emit(StepId::kInputY, symbols("Y"), b, -1, y, klabels());
     }
-    const Vec<T> input_dot = x * *w_in_;
-    const Vec<T> memory_dot = y * *w_mem_;
-    Mat<T> xs = x;
-    for (int64_t i = 0; i < Lx; ++i) xs.row(i) = xs.row(i).cwiseProduct(dot_scale_->transpose());
-    const Mat<T> cross = xs * y.transpose();
-    Mat<T> s(Lx, Ly);
-    for (int64_t i = 0; i < Lx; ++i) {
-      for (int64_t j = 0; j < Ly; ++j) s(i, j) = input_dot[i] + memory_dot[j] + cross(i, j);
-    }
-    if (observing()) {
-      emit("bi_input_dot", {}, b, -1, input_dot, qlabels());
-      emit("bi_memory_dot", {}, b, -1, memory_dot, klabels());
-      emit("bi_cross_dot", {}, b, -1, cross, qlabels(), klabels());
-      emit("scores", {}, b, -1, s, qlabels(), klabels());
-    }
+    Mat<T> s = scored(b, -1, x, y);
     std::vector<uint8_t> flags(static_cast<size_t>(Lx * Ly), 0);
     if (keep_maps_ && req_.scores) copy_map(scores_, b, 0, s);
     const MaskView mv(p_, b, 0);
@@ -751,7 +701,8 @@ class Engine {
           }
         }
       }
-      if (observing()) emit("masked", mask_facts("S"), b, -1, s, qlabels(), klabels(), &flags);
+      if (observing())
+        emit(StepId::kMasked, mask_facts("S"), b, -1, s, qlabels(), klabels(), &flags);
     }
     if (keep_maps_) store_flags(b, 0, flags);
     // max over memory positions for the document-side attention, taken
@@ -764,7 +715,7 @@ class Engine {
       if (st.fully_masked) fully_masked(b, 0, i, w1.data() + i * Ly, Ly);
     }
     if (keep_maps_ && req_.weights) copy_map(weights_, b, 0, w1);
-    if (observing()) emit("weights", {}, b, -1, w1, qlabels(), klabels(), &flags);
+    if (observing()) emit(StepId::kWeights, {}, b, -1, w1, qlabels(), klabels(), &flags);
     if (p_.dropout > 0) {
       const T keep_scale = static_cast<T>(1.0 / (1.0 - p_.dropout));
       const uint64_t base = static_cast<uint64_t>(b * Lx) * static_cast<uint64_t>(Ly);
@@ -780,10 +731,10 @@ class Engine {
     detail::softmax_row(w2.data(), Lx);
     const Eigen::Matrix<T, 1, Eigen::Dynamic> o2 = w2.transpose() * x;
     if (observing()) {
-      emit("bi_o1", {}, b, -1, o1, qlabels());
-      emit("bi_row_max", {}, b, -1, row_max, qlabels());
-      emit("bi_w2", {}, b, -1, w2, qlabels());
-      emit("bi_o2", {}, b, -1, o2, {});
+      emit(StepId::kBiO1, {}, b, -1, o1, qlabels());
+      emit(StepId::kBiRowMax, {}, b, -1, row_max, qlabels());
+      emit(StepId::kBiW2, {}, b, -1, w2, qlabels());
+      emit(StepId::kBiO2, {}, b, -1, o2, {});
     }
     Mat<T> out(Lx, 4 * d);
     for (int64_t i = 0; i < Lx; ++i) {
@@ -792,7 +743,7 @@ class Engine {
       out.row(i).segment(2 * d, d) = x.row(i).cwiseProduct(o1.row(i));
       out.row(i).segment(3 * d, d) = o2.cwiseProduct(o1.row(i));
     }
-    if (observing()) emit("output", {}, b, -1, out, qlabels());
+    if (observing()) emit(StepId::kOutput, {}, b, -1, out, qlabels());
     store_output(b, -1, out);
     report_progress(b, 0, 1);
   }
@@ -803,11 +754,12 @@ class Engine {
   }
 
   const Problem& p_;
+  const detail::VariantUnit& unit_;
   ComputeRequest req_;
   Observer* obs_;
   detail::Projections<T> proj_;  // W_q, W_k, W_v and their biases
-  std::optional<Mat<T>> Wo_, aWq_, aWk_;
-  std::optional<Vec<T>> bo_, wv_, w_, w_in_, w_mem_, dot_scale_;
+  std::optional<Mat<T>> Wo_;
+  std::optional<Vec<T>> bo_;
   bool keep_maps_ = false;
   Values<double> weights_, scores_;
   Values<uint8_t> masked_;

@@ -9,13 +9,14 @@
 #include "base/big_buffer.h"
 #include "engine/engine.h"
 #include "engine/norms.h"
+#include "engine/variants/variant.h"
 #include "kernel/attention_kernel.h"
 #include "kernel/parallel.h"
 
 namespace attn::detail {
 
 bool fast_path_applies(const Problem& p, DType dtype) {
-  if (p.variant != Variant::kScaledDot && p.variant != Variant::kDot) return false;
+  if (!variant_unit(p.variant).fast_kernel) return false;
   // The kernels pack each head's keys in whole panels of keys: a few very
   // wide keys (X of 1 x 3,000,000) would be padded to up to 48 times their
   // size, memory --max-elements never counted. Such problems are cheap for

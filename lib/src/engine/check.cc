@@ -6,6 +6,7 @@
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "attn/number_text.h"
+#include "engine/variants/variant.h"
 
 namespace attn {
 
@@ -132,7 +133,7 @@ std::string where_they_differ(const CheckReport& rep, const Problem& p) {
   };
   // Concatenated head outputs without W_o: a column block is a head.
   const bool heads_by_column = !p.four_d && p.heads > 1 && !p.params.W_o &&
-                               p.variant != Variant::kBiattention && p.d_out == p.concat_width();
+                               !detail::bidaf_pipeline(p.variant) && p.d_out == p.concat_width();
   for (const CheckItem& it : rep.items) {
     if (it.ok) continue;
     const std::vector<std::string> names =

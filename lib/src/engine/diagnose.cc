@@ -14,6 +14,7 @@
 #include "attn/check.h"
 #include "attn/error.h"
 #include "attn/number_text.h"
+#include "engine/variants/variant.h"
 
 namespace attn {
 
@@ -239,7 +240,7 @@ Plant heads_split(bool merged_wrong) {
 // computed as usual, then each key's column is normalised, and the values
 // weighted with those columns.
 std::optional<Result> softmax_over_queries(const Problem& p, const ComputeRequest& req) {
-  if (p.variant == Variant::kBiattention || !p.sinks.empty() || p.dropout > 0) return std::nullopt;
+  if (detail::bidaf_pipeline(p.variant) || !p.sinks.empty() || p.dropout > 0) return std::nullopt;
   ComputeRequest r2 = req;
   r2.scores = true;
   r2.weights = true;
@@ -553,7 +554,7 @@ const std::vector<Mistake>& mistakes() {
 }  // namespace
 
 std::optional<CheckAlternative> explain_mismatch(const Problem& p, const Expected& e, DType dtype) {
-  if (p.variant == Variant::kBiattention || p.dropout > 0) return std::nullopt;
+  if (detail::bidaf_pipeline(p.variant) || p.dropout > 0) return std::nullopt;
   // Each mistake reruns the attention: tried on problems of at most
   // kDiagnoseCells score cells, where the reruns take a moment.
   if (p.batch * p.heads * p.len_q * p.len_k > kDiagnoseCells) return std::nullopt;

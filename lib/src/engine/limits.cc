@@ -6,6 +6,7 @@
 
 #include "attn/attention.h"
 #include "attn/error.h"
+#include "engine/variants/variant.h"
 
 namespace attn {
 
@@ -49,7 +50,8 @@ bool needs_full_scores(const Problem& p, const ComputeRequest& req, bool trace) 
   return plan_compute(p, req, trace) != ComputePath::kStreaming;
 }
 
-// Mirrors the steps the engine reports (lib/src/engine/attention.cc), taking every
+// Mirrors the steps the engine reports (lib/src/engine/attention.cc, and the
+// variant's terms, engine/variants/), taking every
 // optional step whose condition depends on the data as present.
 TraceSize trace_size(const Problem& p) {
   TraceSize t;
@@ -74,13 +76,22 @@ TraceSize trace_size(const Problem& p) {
     ts.steps += steps;
     ts.elements = std::min(kMax / 4, ts.elements + elements);
   };
-  if (p.variant == Variant::kBiattention) {
+  const detail::VariantUnit& unit = detail::variant_unit(p.variant);
+  // The steps of the variant's terms, and their elements.
+  auto add_terms = [&](TraceSize& ts) {
+    int64_t elements = 0;
+    const std::vector<detail::TermMatrix> terms = unit.trace_terms(p);
+    for (const detail::TermMatrix& m : terms) elements += mul(m.rows, m.cols);
+    if (!terms.empty()) add_to(ts, static_cast<int64_t>(terms.size()), elements);
+  };
+  if (unit.pipeline == detail::Pipeline::kBidaf) {
     const int64_t d = width(p.query_in);
     add_to(item, 2, mul(Lq, d) + mul(Lk, width(p.key_in)));  // inputs
-    add_to(item, 4, Lq + Lk + 2 * qk);                       // terms, scores
-    add_to(item, 2, qk + flags + qk + flags);                // masked, weights
-    add_to(item, 4, mul(Lq, d) + 2 * Lq + d);                // o1, row_max, w2, o2
-    add_to(item, 1, mul(Lq, mul(4, d)));                     // output
+    add_terms(item);
+    add_to(item, 1, qk);                       // scores
+    add_to(item, 2, qk + flags + qk + flags);  // masked, weights
+    add_to(item, 4, mul(Lq, d) + 2 * Lq + d);  // o1, row_max, w2, o2
+    add_to(item, 1, mul(Lq, mul(4, d)));       // output
   } else {
     const int64_t dh = p.d_q / H, dvh = p.d_v / H;
     const Params& w = p.params;
@@ -90,9 +101,8 @@ TraceSize trace_size(const Problem& p) {
       add_to(item, 3,
              mul(Lq, width(p.query_in)) + mul(Lk, width(p.key_in)) +
                  mul(Lk, width(p.value_in)));  // inputs (at most three)
-      const bool dot_family = p.variant != Variant::kAdditive;
-      if (w.W_q && dot_family) add_to(item, 1, mul(Lq, p.d_q));
-      if (w.W_k && dot_family) add_to(item, 1, mul(Lk, p.d_k));
+      if (w.W_q && unit.projects_qk) add_to(item, 1, mul(Lq, p.d_q));
+      if (w.W_k && unit.projects_qk) add_to(item, 1, mul(Lk, p.d_k));
       if (w.W_v) add_to(item, 1, mul(Lk, p.d_v));
       if (H > 1) add_to(item, 1, mul(Lq, p.d_v));  // concatenated heads
       if (w.W_o || w.b_o) add_to(item, 1, mul(Lq, p.d_out));
@@ -103,11 +113,7 @@ TraceSize trace_size(const Problem& p) {
       }
     }
     if (p.scale.kind == ScaleKind::kCosine) add_to(head, 2, mul(Lq, dh) + mul(Lk, dh));
-    if (p.variant == Variant::kAdditive && w.additive_W_q) {
-      const int64_t hidden = w.additive_W_q->cols();
-      add_to(head, 2, mul(Lq, hidden) + mul(Lk, hidden));  // query and key features
-    }
-    if (p.variant == Variant::kSingleLayer) add_to(head, 1, qk);  // pre-activations
+    add_terms(head);
     // scores, exponentials (with flags), weights (with flags)
     add_to(head, 3, 3 * qk + 2 * flags);
     const bool scaled = p.scale.kind == ScaleKind::kNorm || scale_factor(p) / p.temperature != 1.0;
@@ -154,8 +160,9 @@ void check_limits(const Problem& p, const ComputeRequest& req, const LimitOption
                      std::min(kMax, t.elements + mul(t.steps, kTraceStepElements)),
                      raise + " or drop --trace"});
   } else if (!keep && needs_full_scores(p, req, false)) {
-    const std::string who = "variant " + std::string(name(p.variant));
-    const std::string per = p.variant == Variant::kBiattention ? "batch item" : "head";
+    const detail::VariantUnit& unit = detail::variant_unit(p.variant);
+    const std::string who = "variant " + std::string(unit.name);
+    const std::string per = unit.pipeline == detail::Pipeline::kBidaf ? "batch item" : "head";
     needs.push_back({who + " needs the whole score matrix of each " + per + ",", "scores",
                      factors_text({Lq, Lk}), mul(Lq, Lk), raise});
   }
@@ -183,13 +190,9 @@ void check_limits(const Problem& p, const ComputeRequest& req, const LimitOption
   if (w.W_o) tensor_need("the concatenation of the head outputs", Lq, p.d_v);
   const int64_t out_width = p.four_d ? mul(H, p.d_out) : p.d_out;
   tensor_need("the output", Lq, out_width);
-  if (w.additive_W_q && w.additive_W_k) {
-    // Bahdanau features Q·W_q and K·W_k, per batch item.
-    const int64_t hidden = w.additive_W_q->cols();
-    needs.push_back({"variant additive needs query features", "elements",
-                     factors_text({Lq, hidden}), mul(Lq, hidden), raise});
-    needs.push_back({"variant additive needs key features", "elements", factors_text({Lk, hidden}),
-                     mul(Lk, hidden), raise});
+  for (const detail::TermMatrix& m : detail::variant_unit(p.variant).working_memory(p)) {
+    needs.push_back({"variant " + std::string(name(p.variant)) + " needs " + m.what, "elements",
+                     factors_text({m.rows, m.cols}), mul(m.rows, m.cols), raise});
   }
   if (o.similarity) {
     // Two Gram matrices of the query rows (input and output) per batch item,

@@ -15,6 +15,7 @@
 #include "attn/error.h"
 #include "attn/number_text.h"
 #include "engine/norms.h"
+#include "engine/variants/variant.h"
 
 namespace attn::detail {
 
@@ -116,32 +117,7 @@ HeadNorms head_norms(const Problem& p, double q_norm, double k_norm) {
 // An upper bound on |score| over every head, query and key of p from the
 // projected heads' norms and the parameters (inf when the norms overflow).
 double bound_from_norms(const Problem& p, const HeadNorms& heads, int threads) {
-  const Params& w = p.params;
-  const double nq = heads.q, nk = heads.k;
-  double s = 0;
-  switch (p.variant) {
-    case Variant::kScaledDot:
-    case Variant::kDot: {
-      s = nq * nk;  // the raw product comes first, whatever the scaling
-      if (p.scale_at == ScaleAt::kScores) {
-        s *= std::max(1.0, std::abs(scale_factor(p))) / std::min(1.0, p.temperature);
-      }
-      break;
-    }
-    case Variant::kAdditive:
-      // tanh keeps each feature within [-1, 1]; its argument must stay finite.
-      s = std::max(nq * frobenius(w.additive_W_q) + nk * frobenius(w.additive_W_k),
-                   w.w_v ? w.w_v->lpNorm<1>() : 0.0);
-      s /= std::min(1.0, p.temperature);
-      break;
-    case Variant::kSingleLayer:
-      s = (nq + nk) * norm2(w.w) / std::min(1.0, p.temperature);
-      break;
-    case Variant::kBiattention:
-      s = nq * norm2(w.w_in) + nk * norm2(w.w_mem) +
-          nq * nk * (w.dot_scale ? w.dot_scale->lpNorm<Eigen::Infinity>() : 0.0);
-      break;
-  }
+  double s = variant_unit(p.variant).score_bound(p, heads.q, heads.k);
   if (!p.masks.bias.empty()) {
     s += largest_abs(p.masks.bias.data(), p.masks.bias.size(), threads);
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "attn/error.h"
+#include "engine/variants/variant.h"
 #include "problem/problem_internal.h"
 
 namespace attn::detail {
@@ -59,7 +60,7 @@ void resolve_masks(const InputDocument& doc, Problem& p) {
   const bool keep =
       doc.settings.mask_convention.value_or(MaskConvention::kBlock) == MaskConvention::kKeep;
   m.flipped = keep;
-  if (p.variant == Variant::kBiattention) {
+  if (bidaf_pipeline(p.variant)) {
     for (const auto* in : {&doc.mask, &doc.valid_lens, &doc.attn_bias}) {
       if (*in) throw_input((*in)->place, "biattention accepts key_padding_mask only");
     }
@@ -101,7 +102,7 @@ void resolve_masks(const InputDocument& doc, Problem& p) {
     Values<uint8_t> data(in.tensor.values().begin(), in.tensor.values().end());
     m.key_padding = Tensor<uint8_t>(two, std::move(data));
     if (keep) flip(m.key_padding);
-    if (p.variant == Variant::kBiattention) {
+    if (bidaf_pipeline(p.variant)) {
       for (int64_t b = 0; b < two[0]; ++b) {
         bool all = true;
         for (int64_t j = 0; j < p.len_k; ++j) all &= m.key_padding[b * p.len_k + j] != 0;

@@ -7,6 +7,7 @@
 #include "attn/error.h"
 #include "attn/json_tensor.h"
 #include "attn/number_text.h"
+#include "engine/variants/variant.h"
 #include "problem/problem_internal.h"
 
 namespace attn::detail {
@@ -52,7 +53,7 @@ void resolve_modern(const InputDocument& doc, Problem& p) {
   const RunSettings& s = doc.settings;
   auto place = [&](const std::string& key) { return place_path(doc.settings_place, key); };
   p.kv_heads = p.heads;
-  if (p.variant != Variant::kScaledDot && p.variant != Variant::kDot) {
+  if (!detail::variant_unit(p.variant).fast_kernel) {
     const std::pair<bool, const char*> keys[] = {
         {s.kv_heads.has_value(), "kv_heads"},
         {s.rope.value_or(false) || s.rope_theta || s.rope_dims || s.rope_layout ||

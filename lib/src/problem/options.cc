@@ -8,6 +8,7 @@
 
 #include "attn/number_text.h"
 #include "base/names.h"
+#include "engine/variants/variant.h"
 
 namespace attn {
 
@@ -40,10 +41,16 @@ const Names<Mode>& modes() {
   return t;
 }
 
+// The variants' names are their registry's (engine/variants/registry.cc).
 const Names<Variant>& variants() {
-  static const Names<Variant> t{{"scaled_dot", "dot", "additive", "single_layer", "biattention"},
-                                {Variant::kScaledDot, Variant::kDot, Variant::kAdditive,
-                                 Variant::kSingleLayer, Variant::kBiattention}};
+  static const Names<Variant> t = [] {
+    Names<Variant> n;
+    for (const detail::VariantUnit* u : detail::variant_units()) {
+      n.names.emplace_back(u->name);
+      n.values.push_back(u->id);
+    }
+    return n;
+  }();
   return t;
 }
 

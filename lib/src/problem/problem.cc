@@ -8,6 +8,7 @@
 #include "attn/error.h"
 #include "attn/json.h"
 #include "attn/number_text.h"
+#include "engine/variants/variant.h"
 #include "problem/problem_internal.h"
 
 namespace attn {
@@ -64,7 +65,7 @@ void resolve_settings(const InputDocument& doc, Problem& p) {
   if (s.scale) {
     p.scale = *s.scale;
   } else {
-    p.scale = Scale{p.variant == Variant::kScaledDot ? ScaleKind::kSqrtDk : ScaleKind::kNone, 1};
+    p.scale = Scale{detail::variant_unit(p.variant).default_scale, 1};
   }
   p.temperature = s.temperature.value_or(1.0);
   p.scale_at = s.scale_at.value_or(ScaleAt::kScores);
@@ -81,7 +82,7 @@ void resolve_settings(const InputDocument& doc, Problem& p) {
     throw_input(place, "scale_at \"output\" needs a scalar scale factor; scale \"" +
                            std::string(name(p.scale.kind)) + "\" depends on the data");
   }
-  if (p.variant == Variant::kBiattention) {
+  if (detail::bidaf_pipeline(p.variant)) {
     if (s.scale || s.temperature || s.heads || s.causal.value_or(false) || s.scale_at) {
       throw_input(place,
                   "biattention takes no scale, temperature, scale_at, heads or causal setting");
@@ -426,7 +427,7 @@ std::string valid_lens_text(const Problem& p) {
 
 std::string describe_run(const Problem& p) {
   std::string s = std::string(name(p.variant)) + ", " + std::string(name(p.mode));
-  if (p.variant != Variant::kBiattention) {
+  if (!detail::bidaf_pipeline(p.variant)) {
     s += ", scale " + name(p.scale);
     if (p.scale_at == ScaleAt::kOutput) s += " at output";
     if (p.temperature != 1.0) s += ", temperature " + format_shortest(p.temperature);

@@ -77,8 +77,8 @@ CellGrid make_grid(const TraceStep& s, int precision, int max_rows, int max_cols
 std::string step_shape(const TraceStep& s) {
   if (s.values.size() == 0) return "";
   if (s.values.cols() == 1 &&
-      (s.id == "row_max" || s.id == "row_sum" || s.id == "bi_input_dot" ||
-       s.id == "bi_memory_dot" || s.id == "bi_row_max" || s.id == "bi_w2")) {
+      (s.id == StepId::kRowMax || s.id == StepId::kRowSum || s.id == StepId::kBiInputDot ||
+       s.id == StepId::kBiMemoryDot || s.id == StepId::kBiRowMax || s.id == StepId::kBiW2)) {
     return shape_string({s.values.rows()});
   }
   return shape_string({s.values.rows(), s.values.cols()});

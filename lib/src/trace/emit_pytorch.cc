@@ -13,6 +13,7 @@
 
 #include "attn/escape.h"
 #include "attn/number_text.h"
+#include "engine/variants/variant.h"
 
 namespace attn {
 
@@ -265,9 +266,32 @@ std::string loaders(const Loads& loads, int64_t load_from) {
   return s;
 }
 
+// The variants' PyTorch lines (engine/variants/) write their params
+// through these: loaded from the run's files, or written out.
+class PyLines : public detail::PyParams {
+ public:
+  PyLines(const Problem& p, const Loads& l) : p_(p), l_(l) {}
+  std::string matrix(const std::string& var, const std::string& name,
+                     const MatrixR& m) const override {
+    return matrix_line(p_, l_, var, name, m, false);
+  }
+  std::string vector(const std::string& var, const std::string& name,
+                     const Eigen::VectorXd& v) const override {
+    return vector_line(l_, var, name, v);
+  }
+
+ private:
+  const Problem& p_;
+  const Loads& l_;
+};
+
+// BiDAF's program (biattention) is its own: two attentions and a 4d output.
+bool bidaf(const Problem& p) { return detail::bidaf_pipeline(p.variant); }
+
 bool mha_shaped(const Problem& p) {
   const Params& w = p.params;
-  if (p.variant != Variant::kScaledDot || p.scale.kind != ScaleKind::kSqrtDk) return false;
+  if (!detail::variant_unit(p.variant).torch_mha || p.scale.kind != ScaleKind::kSqrtDk)
+    return false;
   if (p.temperature != 1.0 || p.scale_at != ScaleAt::kScores || p.dropout > 0) return false;
   if (p.four_d || !std::isinf(p.mask_fill)) return false;
   // nn.MultiheadAttention has none of current models' settings.
@@ -316,7 +340,7 @@ std::string inputs(const Problem& p, const Loads& l) {
   std::string s = "# Inputs, with a leading batch axis";
   s += p.batched ? ".\n" : " of 1 (attn adds it to unbatched input).\n";
   s += input_line(l, p.query_name == "X" ? "X" : "Q_in", p.query_name, p.query_in);
-  if (p.mode == Mode::kCross || p.variant == Variant::kBiattention) {
+  if (p.mode == Mode::kCross || bidaf(p)) {
     if (p.mode == Mode::kCross) s += input_line(l, "Y", "Y", p.key_in);
     if (p.mode == Mode::kSelf) s += "Y = X\n";
   } else if (p.mode == Mode::kQkv) {
@@ -598,7 +622,7 @@ std::string rope_code(const Problem& p) {
 std::string generic_program(const Problem& p, const Loads& l) {
   const Params& w = p.params;
   std::string s;
-  const bool additive = p.variant == Variant::kAdditive;
+  const detail::VariantUnit& unit = detail::variant_unit(p.variant);
   if (p.four_d) {
     s += "q, k, v = Q_in, K_in, V_in  # [B][H][L][d], given per head\n";
   } else {
@@ -606,7 +630,7 @@ std::string generic_program(const Problem& p, const Loads& l) {
     const std::string qsrc = p.mode == Mode::kQkv ? "Q_in" : "X";
     const std::string ksrc = p.mode == Mode::kQkv ? "K_in" : (p.mode == Mode::kCross ? "Y" : "X");
     const std::string vsrc = p.mode == Mode::kQkv ? "V_in" : ksrc;
-    if (additive) {
+    if (!unit.projects_qk) {
       s += "Q, K, V = " + qsrc + ", " + ksrc + ", " + vsrc + "\n";
     } else {
       if (!w.W_q && !w.W_k && !w.W_v) {
@@ -651,25 +675,7 @@ std::string generic_program(const Problem& p, const Loads& l) {
     s += "q, k = F.normalize(q, dim=-1, eps=1e-12), F.normalize(k, dim=-1, eps=1e-12)  # cosine\n";
   }
   s += "d_k = q.shape[-1]\n\n# Scores.\n";
-  switch (p.variant) {
-    case Variant::kScaledDot:
-    case Variant::kDot:
-      s += "s = q @ k.transpose(-2, -1)\n";
-      break;
-    case Variant::kAdditive:
-      s += matrix_line(p, l, "Wa_q", "W_q", *w.additive_W_q, false) +
-           matrix_line(p, l, "Wa_k", "W_k", *w.additive_W_k, false) +
-           vector_line(l, "w_v", "w_v", *w.w_v);
-      s += "s = torch.tanh((q @ Wa_q)[..., :, None, :] + (k @ Wa_k)[..., None, :, :]) @ w_v"
-           "  # Bahdanau / d2l\n";
-      break;
-    case Variant::kSingleLayer:
-      s += vector_line(l, "w", "w", *w.w);
-      s += "s = F.leaky_relu((q[..., :, None, :] - k[..., None, :, :]) @ w, 0.01)\n";
-      break;
-    case Variant::kBiattention:
-      break;
-  }
+  s += unit.pytorch_scores(p, PyLines(p, l));
   const std::string factor = factor_expr(p, "d_k");
   const bool at_output = p.scale_at == ScaleAt::kOutput;
   s += "factor = " + factor + "\n";
@@ -727,13 +733,7 @@ std::string generic_program(const Problem& p, const Loads& l) {
 }
 
 std::string biattention_program(const Problem& p, const Loads& l) {
-  const Params& w = p.params;
-  std::string s = vector_line(l, "w_in", "w_in", *w.w_in) +
-                  vector_line(l, "w_mem", "w_mem", *w.w_mem) +
-                  vector_line(l, "dot_scale", "dot_scale", *w.dot_scale);
-  s += "# BiDAF-style attention: S_ij = x_i·w_in + y_j·w_mem + (x_i ⊙ dot_scale)·y_j\n";
-  s += "s = (X @ w_in)[:, :, None] + (Y @ w_mem)[:, None, :] + (X * dot_scale) @ Y.transpose(1, "
-       "2)\n";
+  std::string s = detail::variant_unit(p.variant).pytorch_scores(p, PyLines(p, l));
   if (p.masks.any()) s += "s = s.masked_fill(masked[:, 0], " + num(p.mask_fill) + ")\n";
   s += "weights = torch.softmax(s, dim=-1)  # W1 [B][Lx][Ly]\n";
   if (p.dropout > 0) {
@@ -758,7 +758,7 @@ std::string emit_pytorch(const Problem& p, const std::string& command, bool aver
   s += loaders(l, load_from);
   s += inputs(p, l);
   s += masks(p, l);
-  if (p.variant == Variant::kBiattention) {
+  if (bidaf(p)) {
     s += biattention_program(p, l);
   } else if (mha_shaped(p)) {
     s += mha_program(p, l);

@@ -43,7 +43,7 @@ std::string json_trace(const Problem& p, const std::vector<TraceStep>& steps,
     w.begin_object(JsonLayout::kInline);
     // The numbers of formulas and notes (scale factors) with every digit.
     const StepWords words = step_words(s, -1);
-    w.key("index").integer(++n).key("id").string(s.id);
+    w.key("index").integer(++n).key("id").string(name(s));
     w.key("title").string(words.title).key("formula").string(words.formula);
     write_index(w.key("batch"), s.batch);
     write_index(w.key("head"), s.head);
@@ -64,7 +64,7 @@ std::string json_trace(const Problem& p, const std::vector<TraceStep>& steps,
       }
       w.end_array();
     }
-    if (s.id == "weighted_sum") {
+    if (s.id == StepId::kWeightedSum) {
       write_matrix(w.wrap().key("weights"), s.weights);
       write_matrix(w.wrap().key("value_rows"), s.value_rows);
       w.key("value_labels").strings(s.value_labels);

@@ -104,7 +104,8 @@ std::string latex_trace(const Problem& p, const std::vector<TraceStep>& steps,
     out += "\n% " + std::to_string(n) + ". " + latex_text(w.title) +
            (scope.empty() ? "" : " (" + scope + ")") + "  " + step_shape(s) + "\n";
     if (!w.note.empty()) out += "% " + latex_text(w.note) + "\n";
-    const bool terms = s.id == "weighted_sum" && s.weights.cols() <= 8 && s.values.cols() <= 8;
+    const bool terms =
+        s.id == StepId::kWeightedSum && s.weights.cols() <= 8 && s.values.cols() <= 8;
     out += terms ? weighted_sum(s, o.precision) : display(s, w, o);
   }
   return out;

@@ -34,13 +34,18 @@ const std::vector<std::string>& trace_format_names() {
 namespace {
 
 // Steps whose rows are the queries, one row each, computed row by row.
-bool query_rows(const std::string& id) {
-  static const std::string ids =
-      " input_Q projection_Q head_q cosine_q additive_q scores scaled biased masked row_max exp"
-      " row_sum weights dropout weighted_sum output_scaled head_output concat output_projection"
-      " output single_layer_pre bi_input_dot bi_cross_dot bi_o1 similarity_output expected"
-      " expected_reading ";
-  return ids.find(" " + id + " ") != std::string::npos;
+bool query_rows(StepId id) {
+  static const StepId ids[] = {
+      StepId::kInputQ,           StepId::kProjectionQ, StepId::kHeadQ,
+      StepId::kCosineQ,          StepId::kAdditiveQ,   StepId::kScores,
+      StepId::kScaled,           StepId::kBiased,      StepId::kMasked,
+      StepId::kRowMax,           StepId::kExp,         StepId::kRowSum,
+      StepId::kWeights,          StepId::kDropout,     StepId::kWeightedSum,
+      StepId::kOutputScaled,     StepId::kHeadOutput,  StepId::kConcat,
+      StepId::kOutputProjection, StepId::kOutput,      StepId::kSingleLayerPre,
+      StepId::kBiInputDot,       StepId::kBiCrossDot,  StepId::kBiO1,
+      StepId::kSimilarityOutput, StepId::kExpected,    StepId::kExpectedReading};
+  return std::find(std::begin(ids), std::end(ids), id) != std::end(ids);
 }
 
 template <class M>
@@ -197,7 +202,7 @@ std::string text_trace(const Problem& p, const std::vector<TraceStep>& steps,
     if (!shape.empty()) out += "  " + st.accent(shape);
     out += "\n   " + w.formula + "\n";
     if (!w.note.empty()) out += "   " + st.dim(w.note) + "\n";
-    if (s.id == "weighted_sum" && write_terms(s)) {
+    if (s.id == StepId::kWeightedSum && write_terms(s)) {
       out += weighted_sum_lines(s, o, false);
       continue;
     }
@@ -229,7 +234,7 @@ std::string markdown_trace(const Problem& p, const std::vector<TraceStep>& steps
     if (!shape.empty()) out += " — " + shape;
     out += "\n\n" + markdown_code(w.formula) + "\n\n";
     if (!w.note.empty()) out += "*" + markdown_text(w.note) + "*\n\n";
-    if (s.id == "weighted_sum" && write_terms(s)) {
+    if (s.id == StepId::kWeightedSum && write_terms(s)) {
       out += weighted_sum_lines(s, o, true);
       continue;
     }

@@ -11,52 +11,14 @@
 
 #include "attn/number_text.h"
 #include "attn/trace.h"
+#include "engine/variants/variant.h"
+#include "trace/formula.h"
 
 namespace attn {
 
 namespace {
 
-// A piece of a formula written both ways: "·" and " \cdot ".
-struct Math {
-  std::string text, latex;
-  Math(const char* s) : text(s), latex(s) {}
-  Math(const std::string& s) : text(s), latex(s) {}
-  Math(std::string t, std::string l) : text(std::move(t)), latex(std::move(l)) {}
-};
-
-Math operator+(Math a, const Math& b) {
-  a.text += b.text;
-  a.latex += b.latex;
-  return a;
-}
-
-const Math kDot("·", " \\cdot ");
-const Math kTop("ᵀ", "^\\top");
-const Math kMinus("−", "-");
-const Math kOdot("⊙", "\\odot");
-const Math kNorm("‖", "\\|");
-const Math kSumJ("Σ_j", "\\sum_j ");
-const Math kDots("...", "\\dots");
-const Math kTildeA("Ã", "\\tilde{A}");
-const Math kMaskFill("mask_fill", "\\text{mask\\_{fill}}");
-
-// A function set upright in LaTeX: exp, max, tanh have their own command.
-Math fn(const std::string& name) { return {name, "\\" + name}; }
-Math roman(const std::string& name) { return {name, "\\mathrm{" + name + "}"}; }
-Math hat(const std::string& x) { return {x + "\u0302", "\\hat{" + x + "}"}; }
-
-// x_i, S_{ij}: LaTeX braces a subscript of more than one character.
-Math sub(const Math& base, const std::string& index) {
-  const bool word = index.size() > 1 && std::all_of(index.begin(), index.end(), [](char c) {
-                      return std::isalnum(static_cast<unsigned char>(c)) != 0;
-                    });
-  return {base.text + "_" + index, base.latex + "_" + (word ? "{" + index + "}" : index)};
-}
-
-// "Q_1" in a step of head 1; "Q" in a step not per head.
-Math at_head(const Math& base, int64_t head) {
-  return head < 0 ? base : sub(base, std::to_string(head));
-}
+using namespace formula;
 
 // A number the step computed, with `digits` after the point (at least one,
 // so that a factor 0.7071 does not print as 1; significant digits for one
@@ -80,26 +42,12 @@ std::string number(double v, int digits) {
 std::string shortest(double v) { return format_shortest(v); }
 std::string str(int64_t v) { return std::to_string(v); }
 
-StepWords words(std::string title, const Math& formula, std::string note = {}) {
-  StepWords w;
-  w.title = std::move(title);
-  w.formula = formula.text;
-  w.latex = formula.latex;
-  w.note = std::move(note);
-  return w;
-}
-
-// A formula that defines a matrix element by element ("E_ij = ..."): its
-// LaTeX display names the matrix ("E =") above the table.
-StepWords each(std::string title, const Math& name, const std::string& index, const Math& rhs,
-               std::string note = {}) {
-  StepWords w = words(std::move(title), sub(name, index) + " = " + rhs, std::move(note));
-  w.latex_name = name.latex;
-  return w;
-}
+// The BiDAF pipeline's steps (biattention) are worded as document and
+// memory.
+bool bidaf(const StepFacts& f) { return detail::bidaf_pipeline(f.variant); }
 
 using Wording = std::function<StepWords(const TraceStep&, int digits)>;
-using WordingTable = std::map<std::string, Wording, std::less<>>;
+using WordingTable = std::map<StepId, Wording>;
 
 // ---- inputs, projections, heads ---------------------------------------------
 
@@ -115,7 +63,7 @@ StepWords input(const TraceStep& s, int) {
   const StepFacts& f = s.facts;
   std::string title = "Input " + f.symbol;
   const bool x = f.symbol == "X";
-  if (f.variant == Variant::kBiattention) {
+  if (bidaf(f)) {
     title += x ? " (document)" : " (memory)";
   } else if (f.mode == Mode::kCross) {
     title += x ? " (queries)" : " (keys and values)";
@@ -183,21 +131,26 @@ StepWords output_projection(const TraceStep& s, int) {
 }
 
 StepWords output(const TraceStep& s, int) {
-  if (s.facts.variant == Variant::kBiattention) {
+  if (bidaf(s.facts)) {
     return words("Output", "[x_i, O1_i, x_i " + kOdot + " O1_i, o2 " + kOdot + " O1_i]");
   }
   return words("Output", at_head(roman("output"), s.head));
 }
 
 void add_input_words(WordingTable& t) {
-  for (const char* id : {"input_X", "input_Y", "input_Q", "input_K", "input_V"}) t[id] = input;
-  t["sources"] = sources;
-  for (const char* id : {"projection_Q", "projection_K", "projection_V"}) t[id] = projection;
-  for (const char* id : {"head_q", "head_k", "head_v"}) t[id] = head_block;
-  t["concat"] = concat;
-  t["output_projection"] = output_projection;
-  t["output"] = output;
-  t["head_output"] = [](const TraceStep& s, int) {
+  for (StepId id :
+       {StepId::kInputX, StepId::kInputY, StepId::kInputQ, StepId::kInputK, StepId::kInputV}) {
+    t[id] = input;
+  }
+  t[StepId::kSources] = sources;
+  for (StepId id : {StepId::kProjectionQ, StepId::kProjectionK, StepId::kProjectionV}) {
+    t[id] = projection;
+  }
+  for (StepId id : {StepId::kHeadQ, StepId::kHeadK, StepId::kHeadV}) t[id] = head_block;
+  t[StepId::kConcat] = concat;
+  t[StepId::kOutputProjection] = output_projection;
+  t[StepId::kOutput] = output;
+  t[StepId::kHeadOutput] = [](const TraceStep& s, int) {
     return words("Head output", at_head("O", s.head));
   };
 }
@@ -205,32 +158,16 @@ void add_input_words(WordingTable& t) {
 // ---- scores and their scaling ---------------------------------------------------
 
 StepWords normalized(const TraceStep& s, int) {
-  const bool q = s.id == "cosine_q";
+  const bool q = s.id == StepId::kCosineQ;
   const std::string x = q ? "Q" : "K", row = q ? "q_i" : "k_j";
   return words(q ? "Normalized queries" : "Normalized keys",
                hat(x) + " = " + x + " / " + fn("max") + "(" + kNorm + row + kNorm + ", 1e-12)",
                "each row " + row + " of " + x + " divided by its length");
 }
 
+// Each variant words its own scores (engine/variants/).
 StepWords scores(const TraceStep& s, int) {
-  switch (s.facts.variant) {
-    case Variant::kAdditive:
-      return each("Additive scores", "S", "ij",
-                  sub("w", "v") + kTop + kDot + fn("tanh") + "(f_i + g_j)",
-                  "f_i: row i of F, g_j: row j of G");
-    case Variant::kSingleLayer:
-      return each(
-          "Single-layer scores", "S", "ij",
-          Math("LeakyReLU_0.01", "\\mathrm{LeakyReLU}_{0.01}") + "(" + sub("D", "ij") + ")");
-    case Variant::kBiattention:
-      return each("BiAttention scores", "S", "ij", "t_i + u_j + " + sub("D", "ij"));
-    case Variant::kScaledDot:
-    case Variant::kDot:
-      break;
-  }
-  const Math q = s.facts.cosine ? hat("Q") : Math("Q"), k = s.facts.cosine ? hat("K") : Math("K");
-  return words("Scores " + (q + kDot + k + kTop).text,
-               "S = " + at_head(q, s.head) + kDot + at_head(k, s.head) + kTop);
+  return detail::variant_unit(s.facts.variant).score_words(s);
 }
 
 // "factor 1/√d_k = 1/√4 = 0.5, temperature 2"
@@ -281,19 +218,16 @@ StepWords output_scaled(const TraceStep& s, int digits) {
 }
 
 void add_score_words(WordingTable& t) {
-  t["cosine_q"] = t["cosine_k"] = normalized;
-  t["scores"] = scores;
-  t["additive_q"] = [](const TraceStep&, int) {
-    return words("Query features", "F = Q" + kDot + "W_q");
-  };
-  t["additive_k"] = [](const TraceStep&, int) {
-    return words("Key features", "G = K" + kDot + "W_k");
-  };
-  t["single_layer_pre"] = [](const TraceStep&, int) {
-    return each("Differences projected on w", "D", "ij", "(q_i " + kMinus + " k_j)" + kDot + "w");
-  };
-  t["scaled"] = scaled;
-  t["output_scaled"] = output_scaled;
+  t[StepId::kCosineQ] = t[StepId::kCosineK] = normalized;
+  t[StepId::kScores] = scores;
+  // The steps only one variant reports (its terms), worded in its file.
+  for (const detail::VariantUnit* u : detail::variant_units()) {
+    for (const detail::StepWording& w : u->own_steps) {
+      t[w.id] = [words = w.words](const TraceStep& s, int) { return words(s); };
+    }
+  }
+  t[StepId::kScaled] = scaled;
+  t[StepId::kOutputScaled] = output_scaled;
 }
 
 // ---- bias, masks, softcap, ALiBi, RoPE ----------------------------------------------
@@ -317,7 +251,7 @@ std::string mask_note(const StepFacts& f) {
 }
 
 StepWords masked(const TraceStep& s, int) {
-  if (s.facts.variant == Variant::kBiattention) {
+  if (bidaf(s.facts)) {
     return each(
         "Masked scores", "S", "ij",
         kMaskFill + " " + Math("where memory j is padding", "\\text{where memory $j$ is padding}"));
@@ -365,39 +299,41 @@ Math rotation() {
 }
 
 void add_modern_words(WordingTable& t) {
-  t["biased"] = [](const TraceStep& s, int) {
+  t[StepId::kBiased] = [](const TraceStep& s, int) {
     return words("Scores plus bias",
                  "S' = " + s.facts.source + " + " + Math("attn_bias", "\\text{attn\\_{bias}}"));
   };
-  t["masked"] = masked;
-  t["softcap_raw"] = [](const TraceStep&, int) {
+  t[StepId::kMasked] = masked;
+  t[StepId::kSoftcapRaw] = [](const TraceStep&, int) {
     return words("Scores before capping", "S' (uncapped)");
   };
-  t["softcap"] = [](const TraceStep& s, int) {
+  t[StepId::kSoftcap] = [](const TraceStep& s, int) {
     return words("Capped scores",
                  "S' = c" + kDot + fn("tanh") + "(S'/c), c = " + shortest(s.facts.softcap),
                  "every score is pulled into (−c, c)");
   };
-  t["alibi_bias"] = alibi_bias;
-  t["alibi"] = [](const TraceStep&, int) { return words("Scores plus ALiBi", "S' = S' + B"); };
-  t["qk_norm_q"] = [](const TraceStep& s, int) { return qk_norm_step(s, "queries"); };
-  t["qk_norm_k"] = [](const TraceStep& s, int) { return qk_norm_step(s, "keys"); };
+  t[StepId::kAlibiBias] = alibi_bias;
+  t[StepId::kAlibi] = [](const TraceStep&, int) {
+    return words("Scores plus ALiBi", "S' = S' + B");
+  };
+  t[StepId::kQkNormQ] = [](const TraceStep& s, int) { return qk_norm_step(s, "queries"); };
+  t[StepId::kQkNormK] = [](const TraceStep& s, int) { return qk_norm_step(s, "keys"); };
   const Math theta = sub(Math("θ", "\\theta"), "tp");
-  t["rope_angles"] = [theta](const TraceStep& s, int) {
+  t[StepId::kRopeAngles] = [theta](const TraceStep& s, int) {
     if (s.facts.rope.scaling) {
       return words("RoPE angles", theta + " = t" + kDot + "f_p", rope_note(s.facts));  // scaled f_p
     }
     return words("RoPE angles", theta + " = t" + kDot + "theta^(" + kMinus + "2p/dims)",
                  rope_note(s.facts));
   };
-  t["rope_cos"] = [theta](const TraceStep&, int) {
+  t[StepId::kRopeCos] = [theta](const TraceStep&, int) {
     return words("RoPE cosines", Math("cos ", "\\cos ") + theta);
   };
-  t["rope_sin"] = [theta](const TraceStep&, int) {
+  t[StepId::kRopeSin] = [theta](const TraceStep&, int) {
     return words("RoPE sines", Math("sin ", "\\sin ") + theta);
   };
-  t["rope_q"] = [](const TraceStep&, int) { return words("Rotated queries", rotation()); };
-  t["rope_k"] = [](const TraceStep&, int) { return words("Rotated keys", rotation()); };
+  t[StepId::kRopeQ] = [](const TraceStep&, int) { return words("Rotated queries", rotation()); };
+  t[StepId::kRopeK] = [](const TraceStep&, int) { return words("Rotated keys", rotation()); };
 }
 
 // ---- softmax, dropout, the weighted sum -----------------------------------------------
@@ -430,7 +366,7 @@ std::string weights_note(const StepFacts& f) {
 
 // A, not W: W_q, W_k, W_v and W_o are the projections.
 StepWords weights(const TraceStep& s, int) {
-  if (s.facts.variant == Variant::kBiattention) {
+  if (bidaf(s.facts)) {
     return words("Document-to-memory weights", "A1 = " + roman("softmax") + "_j(S)",
                  "each row sums to 1");
   }
@@ -452,44 +388,34 @@ StepWords weighted_sum(const TraceStep& s, int) {
 }
 
 void add_softmax_words(WordingTable& t) {
-  t["row_max"] = row_max;
-  t["exp"] = [](const TraceStep& s, int) {
+  t[StepId::kRowMax] = row_max;
+  t[StepId::kExp] = [](const TraceStep& s, int) {
     return each("Exponentials", "E", "ij",
                 fn("exp") + "(" + sub(s.facts.source, "ij") + " " + kMinus + " m_i)");
   };
-  t["row_sum"] = row_sum;
-  t["sink_share"] = [](const TraceStep&, int) {
+  t[StepId::kRowSum] = row_sum;
+  t[StepId::kSinkShare] = [](const TraceStep&, int) {
     return each("Sink's share of each row", "σ", "i", fn("exp") + "(s " + kMinus + " m_i) / z_i",
                 "the weight the sink takes; row i of A sums to 1 − σ_i");
   };
-  t["weights"] = weights;
-  t["dropout"] = dropout;
-  t["weighted_sum"] = weighted_sum;
+  t[StepId::kWeights] = weights;
+  t[StepId::kDropout] = dropout;
+  t[StepId::kWeightedSum] = weighted_sum;
 }
 
-// ---- BiAttention ------------------------------------------------------------------------
+// ---- BiAttention: the BiDAF pipeline after the scores ---------------------------------
 
 void add_biattention_words(WordingTable& t) {
-  t["bi_input_dot"] = [](const TraceStep&, int) {
-    return each("Document term", "t", "i", "x_i" + kDot + sub("w", "in"));
-  };
-  t["bi_memory_dot"] = [](const TraceStep&, int) {
-    return each("Memory term", "u", "j", "y_j" + kDot + sub("w", "mem"));
-  };
-  t["bi_cross_dot"] = [](const TraceStep&, int) {
-    return each("Cross term", "D", "ij",
-                "(x_i " + kOdot + " " + sub("dot", "scale") + ")" + kDot + "y_j");
-  };
-  t["bi_o1"] = [](const TraceStep&, int) {
+  t[StepId::kBiO1] = [](const TraceStep&, int) {
     return words("Attended memory", "O1 = A1" + kDot + "Y");
   };
-  t["bi_row_max"] = [](const TraceStep&, int) {
+  t[StepId::kBiRowMax] = [](const TraceStep&, int) {
     return each("Best match per document position", "m", "i", fn("max") + "_j " + sub("S", "ij"));
   };
-  t["bi_w2"] = [](const TraceStep&, int) {
+  t[StepId::kBiW2] = [](const TraceStep&, int) {
     return words("Memory-to-document weights", "a2 = " + roman("softmax") + "_i(m)");
   };
-  t["bi_o2"] = [](const TraceStep&, int) {
+  t[StepId::kBiO2] = [](const TraceStep&, int) {
     return words("Attended document", "o2 = a2" + kTop + kDot + "X");
   };
 }
@@ -517,31 +443,31 @@ StepWords expected_reading(const TraceStep& s, int digits) {
 
 void add_run_words(WordingTable& t) {
   // The dot products between rows: of the inputs X, or of the outputs o.
-  t["similarity_input"] = t["similarity_output"] = [](const TraceStep& s, int) {
-    const bool in = s.id == "similarity_input";
+  t[StepId::kSimilarityInput] = t[StepId::kSimilarityOutput] = [](const TraceStep& s, int) {
+    const bool in = s.id == StepId::kSimilarityInput;
     const std::string& x = s.facts.source;
     return words(in ? "Similarity of input rows" : "Similarity of output rows",
                  "sim(i, j) = " + x + "_i" + kDot + x + "_j",
                  in ? "" : "how alike the rows are after attention (compare with the inputs)");
   };
-  t["expected"] = [](const TraceStep& s, int) {
+  t[StepId::kExpected] = [](const TraceStep& s, int) {
     return words("Expected output (the input's expected block)", "expected",
                  expected_note(s.facts));
   };
-  t["expected_reading"] = expected_reading;
+  t[StepId::kExpectedReading] = expected_reading;
 }
 
 // ---- a model's steps before the layer: from the token ids ----------------------
 
 void add_model_words(WordingTable& t) {
-  t["token_ids"] = [](const TraceStep& s, int) {
+  t[StepId::kTokenIds] = [](const TraceStep& s, int) {
     return words("Token ids", Math("id", "\\mathrm{id}"), s.facts.detail);
   };
-  t["embeddings"] = [](const TraceStep& s, int) {
+  t[StepId::kEmbeddings] = [](const TraceStep& s, int) {
     return words("Embeddings", Math("H⁰ = embed(id)", "H^0 = \\mathrm{embed}(\\mathrm{id})"),
                  s.facts.detail);
   };
-  t["hidden_in"] = [](const TraceStep& s, int) {
+  t[StepId::kHiddenIn] = [](const TraceStep& s, int) {
     const std::string n = str(s.facts.layer), m = str(s.facts.layer - 1);
     const Math through =
         s.facts.layer == 1 ? Math("H = layer_0(H⁰)", "H = \\mathrm{layer}_0(H^0)")
@@ -551,7 +477,7 @@ void add_model_words(WordingTable& t) {
                  "each layer adds its attention's output and its MLP's to the hidden states "
                  "(with its norms), as transformers computes them");
   };
-  t["input_norm"] = [](const TraceStep& s, int) {
+  t[StepId::kInputNorm] = [](const TraceStep& s, int) {
     return words("Layer " + str(s.facts.layer) + "'s input norm",
                  Math("X = norm(H)", "X = \\mathrm{norm}(H)"), s.facts.detail);
   };
@@ -577,8 +503,8 @@ const WordingTable& wording_table() {
 StepWords step_words(const TraceStep& s, int digits) {
   const WordingTable& table = wording_table();
   const auto it = table.find(s.id);
-  // A step attn does not know (an observer's own) is shown under its id.
-  if (it == table.end()) return words(s.id, "");
+  // A step attn does not know (an observer's own, kCustom) is shown under its name.
+  if (it == table.end()) return words(std::string(name(s)), "");
   return it->second(s, digits);
 }
 
