@@ -19,8 +19,8 @@
 
 #include "attn/csv.h"
 #include "attn/error.h"
-#include "attn/utf8.h"
 #include "base/unicode_printable.inc"
+#include "base/utf8.h"
 #include "test_util.h"
 
 namespace attn {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "shell_util.h"
@@ -64,6 +65,24 @@ TEST(Library, FirstProgramBuildsAgainstAnInstall) {
   for (const auto& w : j["weights"][0]) row += w.get<double>();
   EXPECT_NEAR(row, 1.0, 1e-12);
   EXPECT_EQ(test::read_text(project + "/weights.png").substr(0, 4), "\x89PNG");
+}
+
+// The installed headers are exactly those docs/library.md lists: a header
+// moved into lib/include/attn joins the API only with its row there.
+TEST(Library, InstalledHeadersAreTheDocumentedOnes) {
+  const std::string page = test::read_text(test::source_path("docs/library.md"));
+  const std::string table = page.substr(page.find("## What the headers hold"));
+  std::set<std::string> listed;
+  for (size_t at = table.find("`attn/"); at != std::string::npos;
+       at = table.find("`attn/", at + 1)) {
+    const size_t end = table.find('`', at + 1);
+    listed.insert(table.substr(at + 1, end - at - 1));
+  }
+  std::set<std::string> installed;
+  for (const auto& e : fs::directory_iterator(test::source_path("lib/include/attn"))) {
+    installed.insert("attn/" + e.path().filename().string());
+  }
+  EXPECT_EQ(listed, installed);
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 
 #include "attn/document.h"
 #include "attn/error.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 #include "problem/settings.h"
 #include "test_util.h"
 

@@ -15,11 +15,11 @@
 
 #include "attn/attention.h"
 #include "attn/document.h"
-#include "attn/dropout.h"
 #include "attn/error.h"
 #include "attn/limits.h"
-#include "attn/number_text.h"
 #include "attn/problem.h"
+#include "base/number_text.h"
+#include "engine/dropout.h"
 #include "io/json_writer.h"
 #include "kernel/attention_kernel.h"
 #include "kernel/instruction_set.h"

@@ -6,7 +6,7 @@
 #include "attn/compare.h"
 #include "attn/error.h"
 #include "attn/escape.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 #include "base/select_index.h"
 #include "commands/exit_codes.h"
 #include "commands/input_files.h"

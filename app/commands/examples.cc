@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include "attn/dropout.h"
 #include "attn/json.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 #include "commands/examples_data.h"
+#include "engine/dropout.h"
 
 namespace attn {
 

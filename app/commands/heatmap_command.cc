@@ -6,10 +6,10 @@
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "attn/file_io.h"
-#include "attn/tokens.h"
 #include "commands/flags.h"
 #include "commands/input_files.h"
 #include "commands/matrix_input.h"
+#include "io/tokens.h"
 
 namespace attn {
 

@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "attn/error.h"
-#include "attn/number_text.h"
 #include "base/names.h"
+#include "base/number_text.h"
 
 namespace attn {
 

@@ -15,15 +15,15 @@
 #include "attn/json.h"
 #include "attn/json_tensor.h"
 #include "attn/matrix_file.h"
-#include "attn/number_text.h"
 #include "attn/tokenizer.h"
-#include "attn/tokens.h"
-#include "attn/utf8.h"
 #include "base/names.h"
+#include "base/number_text.h"
+#include "base/utf8.h"
 #include "commands/examples.h"
 #include "commands/flags.h"
 #include "commands/run_internal.h"
 #include "io/formats.h"
+#include "io/tokens.h"
 
 namespace attn::detail {
 

@@ -1,6 +1,6 @@
 #include "attn/error.h"
 
-#include "attn/utf8.h"
+#include "base/utf8.h"
 
 namespace attn {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <iterator>
 
-#include "attn/number_text.h"
+#include "base/number_text.h"
 #include "unicode_printable.inc"
 
 namespace attn {

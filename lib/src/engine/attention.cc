@@ -6,9 +6,9 @@
 
 #include <cmath>
 
-#include "attn/dropout.h"
 #include "attn/error.h"
 #include "base/big_buffer.h"
+#include "engine/dropout.h"
 #include "engine/engine.h"
 #include "engine/score_range.h"
 #include "engine/variants/variant.h"

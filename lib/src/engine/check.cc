@@ -5,7 +5,7 @@
 
 #include "attn/error.h"
 #include "attn/escape.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 #include "engine/variants/variant.h"
 
 namespace attn {

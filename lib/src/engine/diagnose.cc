@@ -13,7 +13,7 @@
 
 #include "attn/check.h"
 #include "attn/error.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 #include "engine/variants/variant.h"
 
 namespace attn {

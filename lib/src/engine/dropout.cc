@@ -1,4 +1,4 @@
-#include "attn/dropout.h"
+#include "engine/dropout.h"
 
 namespace attn {
 

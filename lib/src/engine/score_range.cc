@@ -13,7 +13,7 @@
 #include <string>
 
 #include "attn/error.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 #include "engine/norms.h"
 #include "engine/variants/variant.h"
 

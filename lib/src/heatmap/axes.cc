@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "attn/number_text.h"
+#include "base/number_text.h"
 
 namespace attn::heatmap {
 

@@ -17,7 +17,7 @@
 
 #include "attn/error.h"
 #include "attn/file_io.h"
-#include "attn/utf8.h"
+#include "base/utf8.h"
 
 #include <ft2build.h>
 #include FT_FREETYPE_H

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "attn/error.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 #include "heatmap/axes.h"
 #include "heatmap/color.h"
 #include "heatmap/font.h"

@@ -4,8 +4,8 @@
 
 #include "attn/error.h"
 #include "attn/heatmap.h"
-#include "attn/number_text.h"
 #include "attn/options.h"
+#include "base/number_text.h"
 
 namespace attn {
 

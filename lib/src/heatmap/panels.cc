@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "attn/error.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 
 namespace attn::heatmap {
 

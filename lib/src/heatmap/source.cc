@@ -8,7 +8,7 @@
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "attn/heatmap.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 
 namespace attn {
 

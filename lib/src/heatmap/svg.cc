@@ -8,7 +8,7 @@
 
 #include "attn/escape.h"
 #include "attn/heatmap.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 #include "heatmap/color.h"
 #include "heatmap/font.h"
 #include "heatmap/panels.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "attn/heatmap.h"
-#include "attn/utf8.h"
+#include "base/utf8.h"
 
 namespace attn {
 

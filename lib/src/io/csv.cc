@@ -6,8 +6,8 @@
 
 #include "attn/error.h"
 #include "attn/json.h"
-#include "attn/number_text.h"
-#include "attn/utf8.h"
+#include "base/number_text.h"
+#include "base/utf8.h"
 
 namespace attn {
 

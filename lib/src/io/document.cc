@@ -5,7 +5,7 @@
 
 #include "attn/error.h"
 #include "attn/json_tensor.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 #include "problem/settings.h"
 
 namespace attn {

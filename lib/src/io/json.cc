@@ -7,8 +7,8 @@
 #include <unordered_set>
 
 #include "attn/error.h"
-#include "attn/number_text.h"
-#include "attn/utf8.h"
+#include "base/number_text.h"
+#include "base/utf8.h"
 
 namespace attn::json {
 

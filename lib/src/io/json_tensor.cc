@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "attn/error.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 
 namespace attn {
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/escape.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 
 namespace attn {
 

@@ -8,8 +8,8 @@
 #include "attn/error.h"
 #include "attn/json.h"
 #include "attn/json_tensor.h"
-#include "attn/number_text.h"
-#include "attn/utf8.h"
+#include "base/number_text.h"
+#include "base/utf8.h"
 #include "io/cells.h"
 
 namespace attn {

@@ -6,8 +6,8 @@
 #include "attn/escape.h"
 #include "attn/npy.h"
 #include "attn/npz.h"
-#include "attn/number_text.h"
 #include "base/elide.h"
+#include "base/number_text.h"
 #include "base/select_index.h"
 #include "io/json_writer.h"
 

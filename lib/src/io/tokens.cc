@@ -1,8 +1,8 @@
-#include "attn/tokens.h"
+#include "io/tokens.h"
 
 #include "attn/error.h"
 #include "attn/json.h"
-#include "attn/utf8.h"
+#include "base/utf8.h"
 
 namespace attn {
 

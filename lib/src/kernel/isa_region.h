@@ -46,10 +46,10 @@
 #include <immintrin.h>
 #endif
 
-#include "attn/dropout.h"
 #include "attn/options.h"
 #include "attn/progress.h"
 #include "attn/tensor.h"
+#include "engine/dropout.h"
 #include "kernel/attention_kernel.h"
 #include "kernel/instruction_set.h"
 #include "kernel/kernels.h"

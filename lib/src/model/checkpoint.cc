@@ -12,8 +12,8 @@
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "attn/json.h"
-#include "attn/number_text.h"
 #include "attn/safetensors.h"
+#include "base/number_text.h"
 #include "model/checkpoint_files.h"
 
 namespace attn {

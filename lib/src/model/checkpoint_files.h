@@ -16,9 +16,9 @@
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "attn/json.h"
-#include "attn/number_text.h"
 #include "attn/safetensors.h"
 #include "attn/tensor_origin.h"
+#include "base/number_text.h"
 
 namespace attn::detail {
 

@@ -6,8 +6,8 @@
 #include <cctype>
 #include <cmath>
 
-#include "attn/number_text.h"
 #include "base/names.h"
+#include "base/number_text.h"
 #include "engine/variants/variant.h"
 
 namespace attn {

@@ -7,7 +7,7 @@
 
 #include "attn/error.h"
 #include "attn/json.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 #include "engine/variants/variant.h"
 #include "problem/problem_internal.h"
 

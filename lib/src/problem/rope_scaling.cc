@@ -8,7 +8,7 @@
 
 #include "attn/error.h"
 #include "attn/json.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 
 namespace attn {
 

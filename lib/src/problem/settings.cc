@@ -6,9 +6,9 @@
 #include "attn/document.h"
 #include "attn/error.h"
 #include "attn/json_tensor.h"
-#include "attn/number_text.h"
 #include "attn/rope_scaling.h"
 #include "base/names.h"
+#include "base/number_text.h"
 
 namespace attn {
 

@@ -4,7 +4,7 @@
 #include <queue>
 #include <tuple>
 
-#include "attn/utf8.h"
+#include "base/utf8.h"
 
 namespace attn::tok {
 

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "attn/error.h"
-#include "attn/utf8.h"
+#include "base/utf8.h"
 #include "tokenizer/unicode.h"
 
 namespace attn::tok {

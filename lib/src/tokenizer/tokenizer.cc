@@ -14,7 +14,7 @@
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "attn/json.h"
-#include "attn/utf8.h"
+#include "base/utf8.h"
 #include "tokenizer/model.h"
 #include "tokenizer/pipeline.h"
 #include "tokenizer/unicode.h"

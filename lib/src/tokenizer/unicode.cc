@@ -5,7 +5,7 @@
 #include <iterator>
 #include <vector>
 
-#include "attn/utf8.h"
+#include "base/utf8.h"
 #include "unicode_data.inc"
 
 namespace attn::unicode {

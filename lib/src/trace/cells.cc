@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "attn/number_text.h"
 #include "attn/problem.h"
 #include "base/elide.h"
+#include "base/number_text.h"
 
 namespace attn::detail {
 

@@ -12,7 +12,7 @@
 #include <map>
 
 #include "attn/escape.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 #include "engine/variants/variant.h"
 
 namespace attn {

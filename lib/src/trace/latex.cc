@@ -1,8 +1,8 @@
 // LaTeX traces: display-math blocks (array with labels, as in the self-attention blog post's
 // post) a blog author can paste into a document that loads amsmath.
 #include "attn/escape.h"
-#include "attn/number_text.h"
 #include "attn/trace.h"
+#include "base/number_text.h"
 #include "trace/cells.h"
 
 namespace attn {

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "attn/escape.h"
-#include "attn/number_text.h"
+#include "base/number_text.h"
 #include "trace/cells.h"
 
 namespace attn {

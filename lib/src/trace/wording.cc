@@ -9,8 +9,8 @@
 #include <functional>
 #include <map>
 
-#include "attn/number_text.h"
 #include "attn/trace.h"
+#include "base/number_text.h"
 #include "engine/variants/variant.h"
 #include "trace/formula.h"
 
