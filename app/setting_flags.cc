@@ -31,16 +31,25 @@ std::function<void(RunSettings&)> add_setting_flags(CLI::App* app, const std::st
         ->group(group)
         ->type_name(std::string(s.placeholder));
   }
-  // Switches after the options: "--rope" alone, "--rope=false",
-  // "--causal=bottom-right" (cli.cc joins "--causal bottom-right").
+  // Switches after the options: "--rope" alone, "--rope=false" (CLI11
+  // reads the word as a boolean), "--causal=bottom-right" (cli.cc joins
+  // "--causal bottom-right").
+  auto on = std::make_shared<std::map<std::string, bool>>();  // flag -> switch
   for (const Setting& s : settings_table()) {
-    if (!wanted(s) || s.form != Setting::Form::kSwitch) continue;
+    if (!wanted(s) || s.form == Setting::Form::kValue) continue;
     const std::string flag(s.flag);
-    app->add_flag(flag, (*texts)[flag], std::string(s.help))->group(group);
+    if (s.form == Setting::Form::kSwitch) {
+      app->add_flag(flag, (*on)[flag], std::string(s.help))->group(group);
+    } else {
+      app->add_flag(flag, (*texts)[flag], std::string(s.help))->group(group);
+    }
   }
-  return [app, texts](RunSettings& settings) {
+  return [app, texts, on](RunSettings& settings) {
     for (const auto& [flag, text] : *texts) {
       if (app->count(flag) > 0) setting_of_flag(flag)->from_text(settings, text);
+    }
+    for (const auto& [flag, value] : *on) {
+      if (app->count(flag) > 0) setting_of_flag(flag)->from_text(settings, value ? "" : "false");
     }
   };
 }

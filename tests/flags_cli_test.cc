@@ -269,5 +269,19 @@ TEST(Bench, SecondsTakeADecimalUpToAnHour) {
   }
 }
 
+// A switch's value is any word CLI11 reads as a boolean, as for any flag
+// of attn: --rope=off is --rope=false, --alibi=yes is --alibi.
+TEST(Switches, TakeTheWordsOfABoolean) {
+  const auto off = run_attn({"run", "--example", "llama", "--rope=off"});
+  ASSERT_EQ(off.code, 0) << off.err;
+  EXPECT_EQ(off.out.find("rope"), std::string::npos) << off.out.substr(0, 200);
+  const auto on = run_attn({"run", "--example", "sweet", "--alibi=yes"});
+  ASSERT_EQ(on.code, 0) << on.err;
+  EXPECT_NE(on.out.find("alibi"), std::string::npos) << on.out.substr(0, 200);
+  const auto bad = run_attn({"run", "--example", "sweet", "--rope=maybe"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--rope"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace attn

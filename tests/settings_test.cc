@@ -229,5 +229,21 @@ TEST(SettingsDocs, EveryKeyAndFlagIsDocumented) {
   }
 }
 
+// A window's element that is not a number is named by its place, and the
+// message quotes it whole (the element is a copy that must outlive the
+// check: a long string lives on the heap, where a freed copy would show).
+TEST(SettingsTable, AWindowElementThatIsNotANumberIsNamed) {
+  try {
+    test::problem(
+        R"({"X": [[1, 0], [0, 1]], "window": [1, "a string longer than fifteen bytes"]})");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  R"(window[1]: expected a number, got "a string longer than fifteen bytes")"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace attn

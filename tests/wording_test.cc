@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "attn/trace.h"
 #include "test_util.h"
@@ -301,6 +302,25 @@ TEST(Wording, EveryEngineStepHasWordsInBothForms) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// Every kind of step has one name, which reads back as the same kind: the
+// names JSON traces write and tests look steps up by.
+TEST(StepIds, EveryIdHasANameThatReadsBack) {
+  std::set<std::string> names;
+  for (const StepId id : step_ids()) {
+    const std::string n(name(id));
+    EXPECT_FALSE(n.empty());
+    EXPECT_TRUE(names.insert(n).second) << n << " names two kinds";
+    EXPECT_EQ(parse_step_id(n), id) << n;
+  }
+  EXPECT_FALSE(parse_step_id("no_such_step"));
 }
 
 }  // namespace

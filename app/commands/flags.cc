@@ -34,14 +34,6 @@ std::vector<std::string> split_list(const std::string& text) {
   }
 }
 
-void set_setting_flag(RunSettings& s, std::string_view flag, const std::string& text) {
-  const Setting* row = setting_of_flag(flag);
-  if (row == nullptr || row->from_text == nullptr) {
-    throw_internal("unknown setting flag " + std::string(flag));
-  }
-  row->from_text(s, text);
-}
-
 Format parse_format_flag(const std::string& text) {
   return flag_choice("--format", text, parse_format, format_names());
 }

@@ -15,10 +15,6 @@
 
 namespace attn {
 
-// Sets the setting of `flag` ("--mode", "--scale", ...) from its text, by
-// its row of the settings table (problem/settings.h).
-void set_setting_flag(RunSettings& s, std::string_view flag, const std::string& text);
-
 Format parse_format_flag(const std::string& text);
 TraceFormat parse_trace_format_flag(const std::string& text);
 DType parse_dtype_flag(const std::string& flag, const std::string& text);

@@ -8,14 +8,11 @@
 #include "attn/error.h"
 #include "base/names.h"
 #include "base/number_text.h"
+#include "problem/settings.h"
 
 namespace attn {
 
 namespace {
-
-[[noreturn]] void bad(std::string_view flag, const std::string& what) {
-  throw_usage(std::string(flag) + ": " + what);
-}
 
 template <class E>
 E choice(std::string_view flag, const std::string& text, const std::vector<std::string>& names,
@@ -23,13 +20,13 @@ E choice(std::string_view flag, const std::string& text, const std::vector<std::
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == text) return values[i];
   }
-  bad(flag, not_one_of(text, names));
+  bad_flag(flag, not_one_of(text, names));
 }
 
 double finite_number(std::string_view flag, const std::string& text) {
   double v = 0;
   if (!parse_number_word(text, &v) || !std::isfinite(v)) {
-    bad(flag, "expected a finite number, got '" + text + "'");
+    bad_flag(flag, "expected a finite number, got '" + text + "'");
   }
   return v;
 }
@@ -37,8 +34,8 @@ double finite_number(std::string_view flag, const std::string& text) {
 int64_t integer(std::string_view flag, const std::string& text, int64_t lo, int64_t hi) {
   const double v = finite_number(flag, text);
   if (v != std::floor(v) || v < static_cast<double>(lo) || v > static_cast<double>(hi)) {
-    bad(flag, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
-                  ", got '" + text + "'");
+    bad_flag(flag, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                       ", got '" + text + "'");
   }
   return static_cast<int64_t>(v);
 }
@@ -64,7 +61,7 @@ void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::strin
     if (!text.empty() && (text[0] == 'q' || text[0] == 'Q')) {
       const double q = finite_number(flag, text.substr(1));
       if (!(q > 0 && q <= 100)) {
-        bad(flag, "the percentile in '" + text + "' must be above 0 and at most 100 (q99)");
+        bad_flag(flag, "the percentile in '" + text + "' must be above 0 and at most 100 (q99)");
       }
       o.vmax_quantile = q;
       o.vmax.reset();
@@ -79,11 +76,11 @@ void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::strin
       o.color_scale = ColorScale::kLog;
     } else if (text.rfind("power:", 0) == 0) {
       const double g = finite_number(flag, text.substr(6));
-      if (!(g > 0)) bad(flag, "the gamma of '" + text + "' must be above 0 (power:0.5)");
+      if (!(g > 0)) bad_flag(flag, "the gamma of '" + text + "' must be above 0 (power:0.5)");
       o.color_scale = ColorScale::kPower;
       o.gamma = g;
     } else {
-      bad(flag, "expected linear, log or power:G (G > 0, as power:0.5), got '" + text + "'");
+      bad_flag(flag, "expected linear, log or power:G (G > 0, as power:0.5), got '" + text + "'");
     }
   } else if (flag == "--ignore-first") {
     o.ignore_first = text == "true";

@@ -152,7 +152,7 @@ struct StepFacts {
 };
 
 struct TraceStep {
-  StepId id = StepId::kScores;  // what kind of step: its words and its name in JSON
+  StepId id = StepId::kCustom;  // what kind of step: its words and its name in JSON
   std::string custom_name;      // of a kCustom step: its name (its title in a trace)
   StepFacts facts;              // what the step computed, for its words
   int64_t batch = -1;           // -1: not per batch

@@ -139,7 +139,7 @@ std::string write_html(const HeatmapData& d, const HeatmapOptions& o) {
   // The members in alphabetical order (the page reads them by name), with
   // nlohmann's numbers, as the page's data has always been written.
   std::string data;
-  JsonWriter w(data, NumberStyle::kNlohmann);
+  JsonWriter w(data, NumberStyle::kNlohmannNull);
   w.begin_object(JsonLayout::kCompact);
   // Values in the cells as in the PNG: its digits, and --annotate.
   w.key("annotate").string(name(o.annotate));

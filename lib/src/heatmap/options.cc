@@ -1,11 +1,6 @@
 // Names of the heatmap enumerations.
-#include <cctype>
-#include <cmath>
-
-#include "attn/error.h"
-#include "attn/heatmap.h"
 #include "attn/options.h"
-#include "base/number_text.h"
+#include "attn/heatmap.h"
 
 namespace attn {
 

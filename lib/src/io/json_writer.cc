@@ -108,7 +108,9 @@ JsonWriter& JsonWriter::integer(int64_t v) {
 
 JsonWriter& JsonWriter::number(double v) {
   next_member();
-  if (!std::isfinite(v)) {
+  if (!std::isfinite(v) && numbers_ == NumberStyle::kNlohmannNull) {
+    out_ += "null";
+  } else if (!std::isfinite(v)) {
     out_ += '"';
     append_shortest(out_, v);
     out_ += '"';

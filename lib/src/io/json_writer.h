@@ -34,8 +34,11 @@ enum class NumberStyle {
   kShortest,
   // As nlohmann::json's dump() writes them (its Grisu2 digits, "1.0" for an
   // integral value, "1e+20"): the diff summary and the page data, which
-  // were written by it and are kept byte for byte.
+  // were written by it and are kept byte for byte. The diff summary wrote a
+  // value that is not finite as text ("inf"), like the other styles;
   kNlohmann,
+  // the page data let dump() write it, as null.
+  kNlohmannNull,
 };
 
 class JsonWriter {

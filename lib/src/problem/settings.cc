@@ -170,7 +170,9 @@ std::pair<int64_t, int64_t> window_from_json(const JsonAt& at) {
   }
   int64_t side[2];
   for (size_t i = 0; i < 2; ++i) {
-    const JsonAt e = at.at(at.v.element(i), at.path + "[" + std::to_string(i) + "]");
+    // element() returns a copy: it must outlive the JsonAt that refers to it.
+    const json::Value element = at.v.element(i);
+    const JsonAt e = at.at(element, at.path + "[" + std::to_string(i) + "]");
     side[i] = static_cast<int64_t>(checked(e, [](double x) { return check_window_side(x, true); }));
   }
   return {side[0], side[1]};
@@ -320,7 +322,7 @@ std::vector<Setting> make_table() {
           assign<&S::causal>(into, over);
           assign<&S::causal_bottom_right>(into, over);
         });
-    causal.form = Form::kSwitch;
+    causal.form = Form::kSwitchOrWord;
     static const std::vector<std::string> aligns = {"true", "false", "top-left", "bottom-right"};
     causal.choices = []() -> const std::vector<std::string>& { return aligns; };
   }

@@ -3,8 +3,8 @@
 // from a document's JSON, and how a later source (the flags) overrides an
 // earlier one (the document). The document reader, the flags of attn run
 // and attn bench, --help, and through --help the manual page, docs/cli.md
-// and both completions (which tests compare with it) all come from here:
-// a new setting is a field of RunSettings and a row in settings.cc.
+// and both completions (which tests compare with it) all come from here.
+// docs/architecture.md lists what else a new setting touches.
 #pragma once
 
 #include <string>
@@ -19,7 +19,8 @@ namespace attn {
 
 // A JSON value and where it is, for messages: `path` is the JSON path
 // inside the document `source` ("rope.theta"). The checks throw input
-// errors naming "source: path".
+// errors naming "source: path". It refers to `v` and `source`: both must
+// outlive it (json::Value::element() returns a copy; keep it in a local).
 struct JsonAt {
   const json::Value& v;
   const std::string& source;
@@ -68,8 +69,10 @@ struct Setting {
   // The flag; "" when only a document sets it (rope.scaling).
   std::string_view flag;
   // How the flag takes its value: kValue "--heads 4"; kSwitch "--rope",
-  // "--rope=false", "--causal=bottom-right".
-  enum class Form { kValue, kSwitch } form = Form::kValue;
+  // "--rope=false" (and the other words CLI11 reads as a boolean: off, no,
+  // ...; from_text then gets "" or "false"); kSwitchOrWord "--causal",
+  // "--causal=bottom-right" (from_text gets the word, "true" when alone).
+  enum class Form { kValue, kSwitch, kSwitchOrWord } form = Form::kValue;
   std::string_view placeholder;  // "N", "X", "NAME"; as in docs/cli.md and the manual page
   std::string_view help;         // ends with the default: "(default 1)"
   // The accepted names (empty for free-form values): for --help and the
