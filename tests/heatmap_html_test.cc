@@ -7,6 +7,7 @@
 // selectors.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -426,6 +427,32 @@ TEST(HtmlPage, HeadSummaryShowsTheHeadOnHover) {
   EXPECT_EQ(tip.rfind("layer\t1\nhead\t2\nweight on the previous token\t", 0), 0u) << tip;
   EXPECT_NE(tip.find("the head's weights (colours from 0 to its largest)"), std::string::npos)
       << tip;
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// The page's style sheet and script are pasted into <style> and <script>
+// as they are, and the page is split at its marker lines: neither file may
+// close its element early or hold a marker of its own.
+TEST(HtmlPageFiles, CannotCloseTheirElementsOrHoldAMarker) {
+  const std::string css = test::read_text(test::source_path("lib/src/heatmap/page/page.css"));
+  const std::string js = test::read_text(test::source_path("lib/src/heatmap/page/page.js"));
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  EXPECT_EQ(lower(css).find("</style"), std::string::npos);
+  EXPECT_EQ(lower(js).find("</script"), std::string::npos);
+  EXPECT_EQ(lower(js).find("<!--"), std::string::npos);
+  for (const std::string* text : {&css, &js}) {
+    for (const char* marker : {"{{page.css}}", "{{page.js}}", "{{title}}", "{{data}}"}) {
+      EXPECT_EQ(text->find(marker), std::string::npos) << marker;
+    }
+  }
 }
 
 }  // namespace
