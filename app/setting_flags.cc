@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "attn/error.h"
 #include "commands.h"
 #include "problem/settings.h"
 
@@ -45,6 +46,17 @@ std::function<void(RunSettings&)> add_setting_flags(CLI::App* app, const std::st
     }
   }
   return [app, texts, on](RunSettings& settings) {
+    // Counted only where the command has both flags (attn bench has one).
+    auto given = [app](std::string_view flag) {
+      const CLI::Option* o = app->get_option_no_throw(std::string(flag));
+      return o != nullptr && o->count() > 0;
+    };
+    for (const Setting& s : settings_table()) {
+      if (!s.same_as.empty() && given(s.flag) && given(s.same_as)) {
+        throw_usage(std::string(s.flag) + " and " + std::string(s.same_as) +
+                    " set the same thing; give one");
+      }
+    }
     for (const auto& [flag, text] : *texts) {
       if (app->count(flag) > 0) setting_of_flag(flag)->from_text(settings, text);
     }

@@ -283,5 +283,13 @@ TEST(Switches, TakeTheWordsOfABoolean) {
   EXPECT_NE(bad.err.find("--rope"), std::string::npos) << bad.err;
 }
 
+// Two flags that set one setting are refused together, not silently one
+// over the other.
+TEST(Switches, SlidingWindowAndWindowTogetherAreRefused) {
+  const auto r = run_attn({"run", "--example", "causal", "--window", "1", "--sliding-window", "2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "attn: error: --sliding-window and --window set the same thing; give one\n");
+}
+
 }  // namespace
 }  // namespace attn

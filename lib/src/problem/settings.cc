@@ -546,7 +546,8 @@ std::vector<Setting> make_table() {
         }
         s.window = std::make_pair(static_cast<int64_t>(w) - 1, int64_t{0});
       },
-      nullptr, nullptr);
+      nullptr, nullptr)
+      .same_as = "--window";
   row(
       "softcap", "--softcap", "C", "soft-cap the scores: c·tanh(S/c), c > 0 (default none)",
       [](S& s, const std::string& x) { s.softcap = checked("--softcap", x, check_softcap); },

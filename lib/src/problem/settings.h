@@ -79,6 +79,9 @@ struct Setting {
   // completions, which read them after the help's ": ".
   const std::vector<std::string>& (*choices)() = nullptr;
   bool bench = false;  // attn bench takes the flag too
+  // Another flag that sets the same field ("--window" for
+  // --sliding-window): giving both is a usage error, not a silent choice.
+  std::string_view same_as;
   // Sets the setting from the flag's text (a switch given alone: "").
   void (*from_text)(RunSettings& s, const std::string& text) = nullptr;
   // Sets the setting from the document's value.
