@@ -19,6 +19,7 @@
 #include "commands/exit_codes.h"
 #include "commands/flags.h"
 #include "kernel/instruction_set.h"
+#include "problem/settings.h"
 
 namespace attn::cli {
 namespace {
@@ -122,17 +123,22 @@ std::string command_line(int argc, char** argv) {
 
 namespace {
 
-// "--causal bottom-right" as "--causal=bottom-right": --causal is a flag
-// (a file may follow it), which takes its alignment only when one of these
-// words follows.
-std::vector<std::string> joined_causal(int argc, char** argv) {
+// "--causal bottom-right" as "--causal=bottom-right": a switch that takes
+// a word (the settings table's kSwitchOrWord rows) is a flag, so a file may
+// follow it; it takes the next argument only when that is one of its words
+// (with _ for -, as bottom_right).
+std::vector<std::string> joined_switch_words(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
+  auto is_word = [](const Setting& s, std::string next) {
+    std::replace(next.begin(), next.end(), '_', '-');
+    const std::vector<std::string>& words = s.choices();
+    return std::find(words.begin(), words.end(), next) != words.end();
+  };
   for (size_t i = 1; i + 1 < args.size(); ++i) {
-    const std::string& next = args[i + 1];
-    if (args[i] == "--causal" &&
-        (next == "bottom-right" || next == "bottom_right" || next == "top-left" ||
-         next == "top_left" || next == "true" || next == "false")) {
-      args[i] += "=" + next;
+    const Setting* s = setting_of_flag(args[i]);
+    if (s != nullptr && s->form == Setting::Form::kSwitchOrWord && s->choices != nullptr &&
+        is_word(*s, args[i + 1])) {
+      args[i] += "=" + args[i + 1];
       args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
     }
   }
@@ -170,7 +176,7 @@ int run_program(int argc, char** argv) {
       return help(std::vector<std::string>(argv + 2, argv + argc));
     }
     try {
-      std::vector<std::string> args = joined_causal(argc, argv);
+      std::vector<std::string> args = joined_switch_words(argc, argv);
       args.erase(args.begin());                // the program's name
       std::reverse(args.begin(), args.end());  // CLI11 takes them last first
       app.parse(args);

@@ -78,6 +78,16 @@ struct Picked {
 };
 
 // A list flag's indices, each in range (a usage error naming it).
+// The layers (or heads) drawn: the one chosen, else the list, else all n.
+std::vector<int64_t> drawn(const std::optional<int64_t>& one, const std::vector<int64_t>& list,
+                           int64_t n) {
+  if (one) return {*one};
+  if (!list.empty()) return list;
+  std::vector<int64_t> all(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) all[static_cast<size_t>(i)] = i;
+  return all;
+}
+
 void check_list(const char* flag, const std::vector<int64_t>& list, int64_t n, const char* what) {
   for (int64_t i : list) check_choice(flag, i, n, what);
 }
@@ -99,20 +109,8 @@ Picked pick(const BinaryArray& a, const StackChoice& c, const std::string& sourc
   check_list("--layers", c.layers, p.L, "layer");
   check_list("--heads", c.heads, p.H, "head");
   p.b = c.batch.value_or(0);
-  if (c.layer) {
-    p.layers = {*c.layer};
-  } else if (!c.layers.empty()) {
-    p.layers = c.layers;
-  } else {
-    for (int64_t l = 0; l < p.L; ++l) p.layers.push_back(l);
-  }
-  if (c.head) {
-    p.heads = {*c.head};
-  } else if (!c.heads.empty()) {
-    p.heads = c.heads;
-  } else {
-    for (int64_t h = 0; h < p.H; ++h) p.heads.push_back(h);
-  }
+  p.layers = drawn(c.layer, c.layers, p.L);
+  p.heads = drawn(c.head, c.heads, p.H);
   p.nl = static_cast<int64_t>(p.layers.size());
   p.nh = static_cast<int64_t>(p.heads.size());
   p.some_layers = p.nl < p.L || c.layer.has_value() || !c.layers.empty();
