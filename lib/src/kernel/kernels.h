@@ -11,6 +11,7 @@
 #include "attn/progress.h"
 #include "kernel/attention_kernel.h"
 #include "kernel/instruction_set.h"
+#include "kernel/linear_kernel.h"
 
 namespace attn::kernel {
 
@@ -44,19 +45,31 @@ struct Kernels {
   }
 };
 
+// The float32 products with weights (kernel/linear_kernel.h) of one
+// instruction set: linear_kernel_<isa>.cc compiles linear_kernel_impl.h.
+struct LinearKernels {
+  int64_t row_block;  // linear_row_block()
+  bool (*linear_f32)(const float* x, int64_t n, int64_t in, const LinearWeight* w, int count,
+                     float* y, int64_t ldy, int threads);
+};
+
 namespace generic {
 extern const Kernels kKernels;
-}
+extern const LinearKernels kLinear;
+}  // namespace generic
 #if defined(__x86_64__)
 namespace avx2 {
 extern const Kernels kKernels;
-}
+extern const LinearKernels kLinear;
+}  // namespace avx2
 namespace avx512 {
 extern const Kernels kKernels;
-}
+extern const LinearKernels kLinear;
+}  // namespace avx512
 #endif
 
-// The table of `isa`, which must be one of built_isas().
+// The tables of `isa`, which must be one of built_isas().
 const Kernels& kernels_for(Isa isa);
+const LinearKernels& linear_kernels_for(Isa isa);
 
 }  // namespace attn::kernel

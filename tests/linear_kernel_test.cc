@@ -1,0 +1,235 @@
+// The float32 products with weights (lib/src/kernel/linear_kernel.h), on
+// every instruction set this CPU runs: against a plain sum in double over
+// the same float32 operands, for every layout and cell type the kernel
+// reads with vectors (bfloat16, float32) or cell by cell (float16, float64,
+// int8), shapes that fill whole panels and shapes that leave every kind of
+// edge (rows, outputs, inputs past a block), several weights at once, any
+// thread count; and a weight that is not finite is found wherever it is.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "attn/binary_array.h"
+#include "kernel/instruction_set.h"
+#include "kernel/kernels.h"
+#include "kernel/linear_kernel.h"
+
+namespace attn {
+namespace {
+
+using kernel::Isa;
+using kernel::LinearWeight;
+
+std::vector<Isa> runnable() {
+  std::vector<Isa> isas;
+  for (Isa isa : kernel::built_isas()) {
+    if (kernel::cpu_supports(isa)) isas.push_back(isa);
+  }
+  return isas;
+}
+
+class UseIsa {
+ public:
+  explicit UseIsa(Isa isa) { kernel::force_isa(isa); }
+  ~UseIsa() { kernel::force_isa(std::nullopt); }
+  UseIsa(const UseIsa&) = delete;
+  UseIsa& operator=(const UseIsa&) = delete;
+};
+
+// A weight's cells in a file's bytes, and the floats they hold exactly.
+struct Weight {
+  std::vector<unsigned char> bytes;
+  std::vector<float> values;  // row-major, as the file
+  LinearWeight view;
+};
+
+void put_cell(unsigned char* p, ElementType t, float v) {
+  switch (t) {
+    case ElementType::kF32:
+      std::memcpy(p, &v, 4);
+      break;
+    case ElementType::kF64: {
+      const double d = v;
+      std::memcpy(p, &d, 8);
+      break;
+    }
+    case ElementType::kBF16: {
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      const auto h = static_cast<uint16_t>(bits >> 16);  // v is a bfloat16 already
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case ElementType::kF16: {
+      // v is a multiple of 2^-10 below 2: a normal float16.
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      uint16_t h = static_cast<uint16_t>((bits >> 16) & 0x8000);
+      if (v != 0) {
+        const int e = static_cast<int>((bits >> 23) & 0xff) - 127 + 15;
+        h |= static_cast<uint16_t>((e << 10) | ((bits >> 13) & 0x3ff));
+      }
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case ElementType::kI8: {
+      const auto i = static_cast<int8_t>(v);
+      std::memcpy(p, &i, 1);
+      break;
+    }
+    default:
+      FAIL() << "no writer for this type";
+  }
+}
+
+// Values every type holds exactly: small multiples of 1/16 (integers for
+// int8).
+Weight make_weight(int64_t rows, int64_t cols, ElementType t, bool out_major, std::mt19937& rng) {
+  Weight w;
+  const int size = element_size(t);
+  w.bytes.resize(static_cast<size_t>(rows * cols * size));
+  w.values.resize(static_cast<size_t>(rows * cols));
+  std::uniform_int_distribution<int> d(-24, 24);
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    const float v = t == ElementType::kI8 ? static_cast<float>(d(rng)) : d(rng) / 16.0f;
+    w.values[static_cast<size_t>(i)] = v;
+    put_cell(w.bytes.data() + i * size, t, v);
+  }
+  w.view.data = w.bytes.data();
+  w.view.type = t;
+  w.view.rows = rows;
+  w.view.cols = cols;
+  w.view.out_major = out_major;
+  return w;
+}
+
+// x padded to the kernel's row block, its extra rows zeros.
+std::vector<float> make_x(int64_t n, int64_t in, std::mt19937& rng) {
+  const int64_t block = kernel::linear_row_block();
+  std::vector<float> x(static_cast<size_t>((n + block - 1) / block * block * in), 0.0f);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (int64_t i = 0; i < n * in; ++i) x[static_cast<size_t>(i)] = d(rng);
+  return x;
+}
+
+// The largest |got - want| over y, want summed in double; the sums of in
+// products of floats below 1.5 in size agree to a few float roundings.
+double worst(const std::vector<float>& x, int64_t n, int64_t in, const std::vector<Weight>& ws,
+             const std::vector<float>& y, int64_t ldy) {
+  double out = 0;
+  int64_t column = 0;
+  for (const Weight& w : ws) {
+    const int64_t outs = w.view.outputs();
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t o = 0; o < outs; ++o) {
+        double want = 0;
+        for (int64_t k = 0; k < in; ++k) {
+          const float c = w.view.out_major ? w.values[static_cast<size_t>(o * in + k)]
+                                           : w.values[static_cast<size_t>(k * outs + o)];
+          want += static_cast<double>(x[static_cast<size_t>(r * in + k)]) * c;
+        }
+        const double got = y[static_cast<size_t>(r * ldy + column + o)];
+        out = std::max(out, std::fabs(got - want));
+      }
+    }
+    column += outs;
+  }
+  return out;
+}
+
+struct Shape {
+  int64_t n, in;
+  std::vector<int64_t> outs;
+};
+
+TEST(LinearKernel, MatchesAPlainSumOnEveryLayoutTypeAndEdge) {
+  const std::vector<Shape> shapes = {
+      {1, 1, {1}},         {3, 5, {7}},     {8, 16, {48}},       {13, 40, {50, 17}},
+      {128, 64, {96, 16}}, {17, 300, {49}}, {24, 512, {33, 65}}, {6, 257, {8, 1, 95}},
+      {31, 96, {200}},     {2, 1000, {3}},
+  };
+  const ElementType types[] = {ElementType::kBF16, ElementType::kF32, ElementType::kF16,
+                               ElementType::kF64, ElementType::kI8};
+  std::mt19937 rng(7);
+  for (Isa isa : runnable()) {
+    const UseIsa use(isa);
+    for (const Shape& s : shapes) {
+      for (ElementType t : types) {
+        for (bool out_major : {true, false}) {
+          std::vector<Weight> ws;
+          std::vector<LinearWeight> views;
+          int64_t total = 0;
+          for (int64_t out : s.outs) {
+            ws.push_back(out_major ? make_weight(out, s.in, t, true, rng)
+                                   : make_weight(s.in, out, t, false, rng));
+            total += out;
+          }
+          for (const Weight& w : ws) views.push_back(w.view);
+          const std::vector<float> x = make_x(s.n, s.in, rng);
+          for (int threads : {1, 2, 5}) {
+            const int64_t ldy = total + 3;
+            std::vector<float> y(static_cast<size_t>(s.n * ldy), -7.0f);
+            ASSERT_TRUE(kernel::linear_f32(x.data(), s.n, s.in, views.data(),
+                                           static_cast<int>(views.size()), y.data(), ldy, threads));
+            const double bound = 1e-6 * static_cast<double>(s.in) * 2.0;
+            EXPECT_LE(worst(x, s.n, s.in, ws, y, ldy), bound)
+                << kernel::isa_key(isa) << " n " << s.n << " in " << s.in << " type "
+                << static_cast<int>(t) << (out_major ? " [out][in]" : " [in][out]") << " threads "
+                << threads;
+            // The padding columns of y are not written.
+            for (int64_t r = 0; r < s.n; ++r) {
+              for (int64_t c = total; c < ldy; ++c) {
+                ASSERT_EQ(y[static_cast<size_t>(r * ldy + c)], -7.0f);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(LinearKernel, TheResultDoesNotDependOnTheThreads) {
+  std::mt19937 rng(11);
+  const Weight w = make_weight(200, 700, ElementType::kBF16, true, rng);
+  const std::vector<float> x = make_x(37, 700, rng);
+  std::vector<float> one(37 * 200), many(37 * 200);
+  ASSERT_TRUE(kernel::linear_f32(x.data(), 37, 700, &w.view, 1, one.data(), 200, 1));
+  ASSERT_TRUE(kernel::linear_f32(x.data(), 37, 700, &w.view, 1, many.data(), 200, 7));
+  EXPECT_EQ(one, many);
+}
+
+TEST(LinearKernel, FindsACellThatIsNotFinite) {
+  std::mt19937 rng(5);
+  for (Isa isa : runnable()) {
+    const UseIsa use(isa);
+    for (ElementType t : {ElementType::kBF16, ElementType::kF32, ElementType::kF64}) {
+      for (bool out_major : {true, false}) {
+        for (int64_t at : {int64_t{0}, int64_t{37}, int64_t{50 * 70 - 1}}) {
+          Weight w =
+              out_major ? make_weight(50, 70, t, true, rng) : make_weight(70, 50, t, false, rng);
+          put_cell(w.bytes.data() + at * element_size(t), t, at == 37 ? std::nanf("") : INFINITY);
+          const std::vector<float> x = make_x(9, 70, rng);
+          std::vector<float> y(9 * 50);
+          EXPECT_FALSE(kernel::linear_f32(x.data(), 9, 70, &w.view, 1, y.data(), 50, 2))
+              << kernel::isa_key(isa) << " cell " << at;
+        }
+      }
+    }
+  }
+  // A float64 past float32's range is not finite as a float.
+  Weight w = make_weight(4, 4, ElementType::kF64, true, rng);
+  const double big = 1e300;
+  std::memcpy(w.bytes.data() + 8 * 5, &big, 8);
+  const std::vector<float> x = make_x(2, 4, rng);
+  std::vector<float> y(2 * 4);
+  EXPECT_FALSE(kernel::linear_f32(x.data(), 2, 4, &w.view, 1, y.data(), 4, 1));
+}
+
+}  // namespace
+}  // namespace attn
