@@ -30,14 +30,6 @@ if(NOT FREETYPE_FOUND)
   attn_missing("FreeType" "libfreetype-dev")
 endif()
 
-# OpenBLAS multiplies the forward pass's weight matrices (--text/--ids):
-# the same tuned GEMM PyTorch uses on Debian, threaded, for every ISA.
-set(BLA_VENDOR OpenBLAS)
-find_package(BLAS QUIET)
-find_path(ATTN_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas-pthread x86_64-linux-gnu/openblas-pthread)
-if(NOT BLAS_FOUND OR NOT ATTN_CBLAS_INCLUDE_DIR)
-  attn_missing("OpenBLAS (cblas)" "libopenblas-dev")
-endif()
 
 find_path(STB_INCLUDE_DIR stb/stb_image_write.h)
 if(NOT STB_INCLUDE_DIR)

@@ -17,7 +17,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 # Debian packages the build needs (compiler, CMake, libraries, GoogleTest).
 build_pkgs=(g++ make cmake pkg-config libeigen3-dev libcli11-dev nlohmann-json3-dev libstb-dev
-            libfreetype-dev libopenblas-dev fonts-dejavu-core libgtest-dev)
+            libfreetype-dev fonts-dejavu-core libgtest-dev)
 # Extra packages for the test suite: the PyTorch cross-check of --emit-pytorch
 # and docs/from-pytorch.md, the LaTeX trace compilation, jq pipelines, the
 # man page rendering (groff), zsh completion, the clang-format check, the

@@ -1,10 +1,11 @@
-// The float32 products with weights (lib/src/kernel/linear_kernel.h), on
-// every instruction set this CPU runs: against a plain sum in double over
-// the same float32 operands, for every layout and cell type the kernel
-// reads with vectors (bfloat16, float32) or cell by cell (float16, float64,
-// int8), shapes that fill whole panels and shapes that leave every kind of
-// edge (rows, outputs, inputs past a block), several weights at once, any
-// thread count; and a weight that is not finite is found wherever it is.
+// The products with weights (lib/src/kernel/linear_kernel.h), in float32
+// and float64, on every instruction set this CPU runs: against a plain sum
+// in double over the same operands, for every layout and cell type the
+// kernel reads with vectors (bfloat16, float32) or cell by cell (float16,
+// float64, int8), shapes that fill whole panels and shapes that leave every
+// kind of edge (rows, outputs, inputs past a block), several weights at
+// once, any thread count; and a weight that is not finite is found
+// wherever it is.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "attn/binary_array.h"
@@ -108,19 +110,19 @@ Weight make_weight(int64_t rows, int64_t cols, ElementType t, bool out_major, st
   return w;
 }
 
-// x padded to the kernel's row block, its extra rows zeros.
-std::vector<float> make_x(int64_t n, int64_t in, std::mt19937& rng) {
-  const int64_t block = kernel::linear_row_block();
-  std::vector<float> x(static_cast<size_t>((n + block - 1) / block * block * in), 0.0f);
+template <class T>
+std::vector<T> make_x(int64_t n, int64_t in, std::mt19937& rng) {
+  std::vector<T> x(static_cast<size_t>(n * in));
   std::uniform_real_distribution<float> d(-1, 1);
-  for (int64_t i = 0; i < n * in; ++i) x[static_cast<size_t>(i)] = d(rng);
+  for (T& v : x) v = d(rng);
   return x;
 }
 
 // The largest |got - want| over y, want summed in double; the sums of in
-// products of floats below 1.5 in size agree to a few float roundings.
-double worst(const std::vector<float>& x, int64_t n, int64_t in, const std::vector<Weight>& ws,
-             const std::vector<float>& y, int64_t ldy) {
+// products below 1.5 in size agree to a few roundings of T.
+template <class T>
+double worst(const std::vector<T>& x, int64_t n, int64_t in, const std::vector<Weight>& ws,
+             const std::vector<T>& y, int64_t ldy) {
   double out = 0;
   int64_t column = 0;
   for (const Weight& w : ws) {
@@ -147,7 +149,8 @@ struct Shape {
   std::vector<int64_t> outs;
 };
 
-TEST(LinearKernel, MatchesAPlainSumOnEveryLayoutTypeAndEdge) {
+template <class T>
+void matches_a_plain_sum() {
   const std::vector<Shape> shapes = {
       {1, 1, {1}},         {3, 5, {7}},     {8, 16, {48}},       {13, 40, {50, 17}},
       {128, 64, {96, 16}}, {17, 300, {49}}, {24, 512, {33, 65}}, {6, 257, {8, 1, 95}},
@@ -170,21 +173,22 @@ TEST(LinearKernel, MatchesAPlainSumOnEveryLayoutTypeAndEdge) {
             total += out;
           }
           for (const Weight& w : ws) views.push_back(w.view);
-          const std::vector<float> x = make_x(s.n, s.in, rng);
+          const std::vector<T> x = make_x<T>(s.n, s.in, rng);
           for (int threads : {1, 2, 5}) {
             const int64_t ldy = total + 3;
-            std::vector<float> y(static_cast<size_t>(s.n * ldy), -7.0f);
-            ASSERT_TRUE(kernel::linear_f32(x.data(), s.n, s.in, views.data(),
-                                           static_cast<int>(views.size()), y.data(), ldy, threads));
-            const double bound = 1e-6 * static_cast<double>(s.in) * 2.0;
+            std::vector<T> y(static_cast<size_t>(s.n * ldy), T(-7));
+            ASSERT_TRUE(kernel::linear(x.data(), s.n, s.in, views.data(),
+                                       static_cast<int>(views.size()), y.data(), ldy, threads));
+            const double eps = std::is_same_v<T, float> ? 1e-6 : 1e-15;
+            const double bound = eps * static_cast<double>(s.in) * 2.0;
             EXPECT_LE(worst(x, s.n, s.in, ws, y, ldy), bound)
                 << kernel::isa_key(isa) << " n " << s.n << " in " << s.in << " type "
                 << static_cast<int>(t) << (out_major ? " [out][in]" : " [in][out]") << " threads "
-                << threads;
+                << threads << (std::is_same_v<T, float> ? " float" : " double");
             // The padding columns of y are not written.
             for (int64_t r = 0; r < s.n; ++r) {
               for (int64_t c = total; c < ldy; ++c) {
-                ASSERT_EQ(y[static_cast<size_t>(r * ldy + c)], -7.0f);
+                ASSERT_EQ(y[static_cast<size_t>(r * ldy + c)], T(-7));
               }
             }
           }
@@ -194,14 +198,26 @@ TEST(LinearKernel, MatchesAPlainSumOnEveryLayoutTypeAndEdge) {
   }
 }
 
+TEST(LinearKernel, MatchesAPlainSumOnEveryLayoutTypeAndEdgeInFloat) {
+  matches_a_plain_sum<float>();
+}
+TEST(LinearKernel, MatchesAPlainSumOnEveryLayoutTypeAndEdgeInDouble) {
+  matches_a_plain_sum<double>();
+}
+
 TEST(LinearKernel, TheResultDoesNotDependOnTheThreads) {
   std::mt19937 rng(11);
   const Weight w = make_weight(200, 700, ElementType::kBF16, true, rng);
-  const std::vector<float> x = make_x(37, 700, rng);
+  const std::vector<float> x = make_x<float>(37, 700, rng);
   std::vector<float> one(37 * 200), many(37 * 200);
-  ASSERT_TRUE(kernel::linear_f32(x.data(), 37, 700, &w.view, 1, one.data(), 200, 1));
-  ASSERT_TRUE(kernel::linear_f32(x.data(), 37, 700, &w.view, 1, many.data(), 200, 7));
+  ASSERT_TRUE(kernel::linear(x.data(), 37, 700, &w.view, 1, one.data(), 200, 1));
+  ASSERT_TRUE(kernel::linear(x.data(), 37, 700, &w.view, 1, many.data(), 200, 7));
   EXPECT_EQ(one, many);
+  const std::vector<double> xd = make_x<double>(37, 700, rng);
+  std::vector<double> one_d(37 * 200), many_d(37 * 200);
+  ASSERT_TRUE(kernel::linear(xd.data(), 37, 700, &w.view, 1, one_d.data(), 200, 1));
+  ASSERT_TRUE(kernel::linear(xd.data(), 37, 700, &w.view, 1, many_d.data(), 200, 7));
+  EXPECT_EQ(one_d, many_d);
 }
 
 TEST(LinearKernel, FindsACellThatIsNotFinite) {
@@ -214,21 +230,29 @@ TEST(LinearKernel, FindsACellThatIsNotFinite) {
           Weight w =
               out_major ? make_weight(50, 70, t, true, rng) : make_weight(70, 50, t, false, rng);
           put_cell(w.bytes.data() + at * element_size(t), t, at == 37 ? std::nanf("") : INFINITY);
-          const std::vector<float> x = make_x(9, 70, rng);
+          const std::vector<float> x = make_x<float>(9, 70, rng);
           std::vector<float> y(9 * 50);
-          EXPECT_FALSE(kernel::linear_f32(x.data(), 9, 70, &w.view, 1, y.data(), 50, 2))
+          EXPECT_FALSE(kernel::linear(x.data(), 9, 70, &w.view, 1, y.data(), 50, 2))
               << kernel::isa_key(isa) << " cell " << at;
+          const std::vector<double> xd = make_x<double>(9, 70, rng);
+          std::vector<double> yd(9 * 50);
+          EXPECT_FALSE(kernel::linear(xd.data(), 9, 70, &w.view, 1, yd.data(), 50, 2))
+              << kernel::isa_key(isa) << " cell " << at << " double";
         }
       }
     }
   }
-  // A float64 past float32's range is not finite as a float.
+  // A float64 past float32's range is not finite as a float, and is as a
+  // double.
   Weight w = make_weight(4, 4, ElementType::kF64, true, rng);
   const double big = 1e300;
   std::memcpy(w.bytes.data() + 8 * 5, &big, 8);
-  const std::vector<float> x = make_x(2, 4, rng);
+  const std::vector<float> x = make_x<float>(2, 4, rng);
   std::vector<float> y(2 * 4);
-  EXPECT_FALSE(kernel::linear_f32(x.data(), 2, 4, &w.view, 1, y.data(), 4, 1));
+  EXPECT_FALSE(kernel::linear(x.data(), 2, 4, &w.view, 1, y.data(), 4, 1));
+  const std::vector<double> xd = make_x<double>(2, 4, rng);
+  std::vector<double> yd(2 * 4);
+  EXPECT_TRUE(kernel::linear(xd.data(), 2, 4, &w.view, 1, yd.data(), 4, 1));
 }
 
 }  // namespace

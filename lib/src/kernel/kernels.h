@@ -45,12 +45,15 @@ struct Kernels {
   }
 };
 
-// The float32 products with weights (kernel/linear_kernel.h) of one
-// instruction set: linear_kernel_<isa>.cc compiles linear_kernel_impl.h.
+// The products with weights (kernel/linear_kernel.h) of one instruction
+// set: linear_kernel_<isa>.cc compiles linear_kernel_impl.h.
 struct LinearKernels {
-  int64_t row_block;  // linear_row_block()
-  bool (*linear_f32)(const float* x, int64_t n, int64_t in, const LinearWeight* w, int count,
-                     float* y, int64_t ldy, int threads);
+  bool (*f32)(const float* x, int64_t n, int64_t in, const LinearWeight* w, int count, float* y,
+              int64_t ldy, int threads);
+  bool (*f64)(const double* x, int64_t n, int64_t in, const LinearWeight* w, int count, double* y,
+              int64_t ldy, int threads);
+  void (*gate_f32)(const float* gate_up, int64_t n, int64_t width, int64_t ld, GateKind kind,
+                   float* out, int64_t ldo, int threads);
 };
 
 namespace generic {

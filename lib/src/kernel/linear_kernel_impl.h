@@ -1,17 +1,17 @@
-// The float32 products with weight matrices (kernel/linear_kernel.h), for
-// one instruction set.
+// The products with weight matrices (kernel/linear_kernel.h), in float32
+// and float64, for one instruction set.
 //
 // Not a normal header: linear_kernel_<isa>.cc includes it inside its own
 // namespace, after kernel/simd.h, once per instruction set; everything but
 // the table kLinear has internal linkage (see kernel/isa_region.h).
 //
-// The product is cut into panels of kPanel outputs. A task takes one panel
-// (and, when the panels are too few to keep the threads busy, part of x's
-// rows); for each block of kDepth inputs it packs the panel's cells into
-// a buffer, input-major (pack), and runs the register tile over every
-// group of kRows rows of x against it (tile). The buffer (48 KiB with
-// AVX-512) stays in L2 for the whole block; the rows of x are read from L2
-// or L3 once per panel.
+// The product is cut into panels of Tile<T>::kPanel outputs. A task takes
+// one panel (and, when the panels are too few to keep the threads busy,
+// part of x's rows); for each block of kDepth inputs it packs the panel's
+// cells into a buffer, input-major (pack), and runs the register tile over
+// every group of Tile<T>::kRows rows of x against it (tile). The buffer
+// (48 KiB with AVX-512 in float) stays in L2 for the whole block; the rows
+// of x are read from L2 or L3 once per panel.
 #ifndef ATTN_KERNEL_ISA_REGION
 #error "kernel/linear_kernel_impl.h is included by kernel/linear_kernel_<isa>.cc only"
 #endif
@@ -20,55 +20,87 @@ namespace {
 
 #define ATTN_LINEAR_UNROLL _Pragma("GCC unroll 16")
 
-constexpr int kW = Simd<float>::W;  // floats per vector
-// The register tile: kRows rows of x by kCols vectors of outputs.
+// The register tile: kRows rows of x by kCols vectors of outputs. In
+// float64 a panel is as wide as one group of rows the float32 transpose
+// turns (kW<float>): two vectors of doubles.
+template <class T>
+struct Tile;
 #if defined(ATTN_SIMD_AVX512)
-constexpr int kRows = 8, kCols = 3;  // 24 accumulators of 32 registers
+template <>
+struct Tile<float> {
+  static constexpr int kRows = 8, kCols = 3;  // 24 accumulators of 32 registers
+};
+template <>
+struct Tile<double> {
+  static constexpr int kRows = 12, kCols = 2;
+};
 #elif defined(ATTN_SIMD_AVX2)
-constexpr int kRows = 6, kCols = 2;  // 12 of 16
+template <>
+struct Tile<float> {
+  static constexpr int kRows = 6, kCols = 2;  // 12 of 16
+};
+template <>
+struct Tile<double> {
+  static constexpr int kRows = 6, kCols = 2;
+};
 #else
-constexpr int kRows = 4, kCols = 2;
+template <>
+struct Tile<float> {
+  static constexpr int kRows = 4, kCols = 2;
+};
+template <>
+struct Tile<double> {
+  static constexpr int kRows = 4, kCols = 2;
+};
 #endif
-constexpr int kPanel = kCols * kW;  // outputs per panel
-constexpr int64_t kDepth = 256;     // inputs per packed block
+
+template <class T>
+constexpr int kW = Simd<T>::W;  // cells per vector
+template <class T>
+constexpr int kRows = Tile<T>::kRows;
+template <class T>
+constexpr int kPanel = Tile<T>::kCols* kW<T>;  // outputs per panel
+constexpr int64_t kDepth = 256;                // inputs per packed block
 
 // y[r][0..kPanel) for the kRows rows of x (ldx apart): the sum over the
 // block's kc inputs of x[r][k] · p[k][...], added to what y holds when
 // kAdd (the blocks after the first).
-template <bool kAdd>
-[[gnu::always_inline]] inline void tile(const float* x, int64_t ldx, int64_t kc, const float* p,
-                                        float* y, int64_t ldy) {
-  Vec<float> acc[kRows][kCols];
-  ATTN_LINEAR_UNROLL for (int r = 0; r < kRows; ++r) {
-    ATTN_LINEAR_UNROLL for (int c = 0; c < kCols; ++c) acc[r][c] = splat(0.0f);
+template <class T, bool kAdd>
+[[gnu::always_inline]] inline void tile(const T* x, int64_t ldx, int64_t kc, const T* p, T* y,
+                                        int64_t ldy) {
+  constexpr int R = kRows<T>, C = Tile<T>::kCols;
+  Vec<T> acc[R][C];
+  ATTN_LINEAR_UNROLL for (int r = 0; r < R; ++r) {
+    ATTN_LINEAR_UNROLL for (int c = 0; c < C; ++c) acc[r][c] = splat(T(0));
   }
   for (int64_t k = 0; k < kc; ++k) {
-    Vec<float> b[kCols];
-    ATTN_LINEAR_UNROLL for (int c = 0; c < kCols; ++c) {
-      b[c] = in_register(load(p + k * kPanel + c * kW));
+    Vec<T> b[C];
+    ATTN_LINEAR_UNROLL for (int c = 0; c < C; ++c) {
+      b[c] = in_register(load(p + k * kPanel<T> + c * kW<T>));
     }
-    ATTN_LINEAR_UNROLL for (int r = 0; r < kRows; ++r) {
-      const Vec<float> a = splat(x[r * ldx + k]);
-      ATTN_LINEAR_UNROLL for (int c = 0; c < kCols; ++c) acc[r][c] = fma(a, b[c], acc[r][c]);
+    ATTN_LINEAR_UNROLL for (int r = 0; r < R; ++r) {
+      const Vec<T> a = splat(x[r * ldx + k]);
+      ATTN_LINEAR_UNROLL for (int c = 0; c < C; ++c) acc[r][c] = fma(a, b[c], acc[r][c]);
     }
   }
-  ATTN_LINEAR_UNROLL for (int r = 0; r < kRows; ++r) {
-    ATTN_LINEAR_UNROLL for (int c = 0; c < kCols; ++c) {
-      float* out = y + r * ldy + c * kW;
+  ATTN_LINEAR_UNROLL for (int r = 0; r < R; ++r) {
+    ATTN_LINEAR_UNROLL for (int c = 0; c < C; ++c) {
+      T* out = y + r * ldy + c * kW<T>;
       store(out, kAdd ? acc[r][c] + load(out) : acc[r][c]);
     }
   }
 }
 
-// One cell as a float: exact for float32, bfloat16 and float16; a float64
-// rounds (to an infinity past float32's range, which the caller's finite
-// check then finds).
-inline float cell_float(const unsigned char* p, ElementType t) {
+// One cell as a T: exact for float32, bfloat16 and float16 (and float64
+// into double); a float64 into float rounds, to an infinity past
+// float32's range, which the caller's finite check then finds.
+template <class T>
+inline T cell_value(const unsigned char* p, ElementType t) {
   switch (t) {
     case ElementType::kF32: {
       float f;
       std::memcpy(&f, p, 4);
-      return f;
+      return static_cast<T>(f);
     }
     case ElementType::kBF16: {
       uint16_t h;
@@ -76,21 +108,22 @@ inline float cell_float(const unsigned char* p, ElementType t) {
       const uint32_t bits = static_cast<uint32_t>(h) << 16;
       float f;
       std::memcpy(&f, &bits, 4);
-      return f;
+      return static_cast<T>(f);
     }
     case ElementType::kF64: {
       double d;
       std::memcpy(&d, p, 8);
-      return static_cast<float>(d);
+      return static_cast<T>(d);
     }
     default:
-      return static_cast<float>(decode_cell(p, t));
+      return static_cast<T>(decode_cell(p, t));
   }
 }
 
 #if defined(ATTN_SIMD_AVX512) || defined(ATTN_SIMD_AVX2)
+constexpr int kFW = kW<float>;
 
-// kW cells at p as floats: float32 loaded, bfloat16 widened (its bits
+// kFW cells at p as floats: float32 loaded, bfloat16 widened (its bits
 // moved to the top half of each lane).
 template <ElementType kType>
 inline Vec<float> cells(const unsigned char* p) {
@@ -123,9 +156,27 @@ inline unsigned nonfinite_lanes(Vec<float> v) {
 #endif
 }
 
-// r[i][j] becomes r[j][i]: a kW x kW block of floats transposed in
+// kFW floats stored as T at dst: as they are, or widened to two vectors
+// of doubles (exact).
+template <class T>
+inline void put(T* dst, Vec<float> v) {
+  if constexpr (std::is_same_v<T, float>) {
+    store(dst, v);
+  } else {
+#if defined(ATTN_SIMD_AVX512)
+    store(dst, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+    store(dst + 8,
+          _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+#else
+    store(dst, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+    store(dst + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+#endif
+  }
+}
+
+// r[i][j] becomes r[j][i]: a kFW x kFW block of floats transposed in
 // registers (unpack, shuffle, then whole 128-bit lanes).
-inline void transpose(Vec<float> (&r)[kW]) {
+inline void transpose(Vec<float> (&r)[kFW]) {
 #if defined(ATTN_SIMD_AVX512)
   __m512 t[16], u[16];
   for (int i = 0; i < 8; ++i) {
@@ -168,27 +219,29 @@ inline void transpose(Vec<float> (&r)[kW]) {
 #endif
 }
 
-// The vector part of pack(): whole groups of kW outputs, whole vectors of
-// inputs. Returns the bits of nonfinite_lanes, 0 when all are finite.
-template <ElementType kType>
+// The vector part of pack(): whole groups of kFW outputs, whole vectors of
+// inputs, read as floats (bfloat16 widened) and stored as T. Returns the
+// bits of nonfinite_lanes, 0 when all are finite.
+template <class T, ElementType kType>
 unsigned pack_vectors(const LinearWeight& w, int64_t o0, int64_t groups, int64_t k0, int64_t kv,
-                      float* dst) {
+                      T* dst) {
   constexpr int size = element_size(kType);
   unsigned bad = 0;
   if (w.out_major) {
-    // Row o of the file holds output o's inputs: kW rows of kW cells
+    // Row o of the file holds output o's inputs: kFW rows of kFW cells
     // each, transposed.
     for (int64_t g = 0; g < groups; ++g) {
-      const unsigned char* src = w.data + ((o0 + g * kW) * w.cols + k0) * size;
-      for (int64_t k = 0; k < kv; k += kW) {
-        Vec<float> r[kW];
-        ATTN_LINEAR_UNROLL for (int i = 0; i < kW; ++i) {
+      const unsigned char* src = w.data + ((o0 + g * kFW) * w.cols + k0) * size;
+      for (int64_t k = 0; k < kv; k += kFW) {
+        Vec<float> r[kFW];
+        ATTN_LINEAR_UNROLL for (int i = 0; i < kFW; ++i) {
           r[i] = cells<kType>(src + (i * w.cols + k) * size);
           bad |= nonfinite_lanes(r[i]);
         }
         transpose(r);
-        ATTN_LINEAR_UNROLL for (int i = 0; i < kW; ++i)
-            store(dst + (k + i) * kPanel + g * kW, r[i]);
+        ATTN_LINEAR_UNROLL for (int i = 0; i < kFW; ++i) {
+          put(dst + (k + i) * kPanel<T> + g * kFW, r[i]);
+        }
       }
     }
   } else {
@@ -196,9 +249,9 @@ unsigned pack_vectors(const LinearWeight& w, int64_t o0, int64_t groups, int64_t
     for (int64_t k = 0; k < kv; ++k) {
       const unsigned char* src = w.data + ((k0 + k) * w.cols + o0) * size;
       for (int64_t g = 0; g < groups; ++g) {
-        const Vec<float> v = cells<kType>(src + g * kW * size);
+        const Vec<float> v = cells<kType>(src + g * kFW * size);
         bad |= nonfinite_lanes(v);
-        store(dst + k * kPanel + g * kW, v);
+        put(dst + k * kPanel<T> + g * kFW, v);
       }
     }
   }
@@ -206,37 +259,41 @@ unsigned pack_vectors(const LinearWeight& w, int64_t o0, int64_t groups, int64_t
 }
 #endif
 
-// dst[k][j] (kPanel floats per k) = the cell of output o0 + j and input
+// dst[k][j] (kPanel<T> cells per k) = the cell of output o0 + j and input
 // k0 + k, for j < width (0 past it) and k < kc. Whether every cell is
-// finite as a float.
-bool pack(const LinearWeight& w, int64_t o0, int64_t width, int64_t k0, int64_t kc, float* dst) {
-  int64_t groups = 0, kv = 0;  // what the vector code did
+// finite as a T.
+template <class T>
+bool pack(const LinearWeight& w, int64_t o0, int64_t width, int64_t k0, int64_t kc, T* dst) {
+  // What the vector code did: columns [0, done) of inputs [0, kv).
+  int64_t done = 0, kv = 0;
   bool finite = true;
 #if defined(ATTN_SIMD_AVX512) || defined(ATTN_SIMD_AVX2)
+  static_assert(kPanel<T> % kFW == 0, "a panel holds whole groups of the float transpose");
   if (w.type == ElementType::kBF16 || w.type == ElementType::kF32) {
-    groups = width / kW;
-    kv = w.out_major ? kc / kW * kW : kc;
+    const int64_t groups = width / kFW;
+    kv = w.out_major ? kc / kFW * kFW : kc;
     const unsigned bad = w.type == ElementType::kBF16
-                             ? pack_vectors<ElementType::kBF16>(w, o0, groups, k0, kv, dst)
-                             : pack_vectors<ElementType::kF32>(w, o0, groups, k0, kv, dst);
+                             ? pack_vectors<T, ElementType::kBF16>(w, o0, groups, k0, kv, dst)
+                             : pack_vectors<T, ElementType::kF32>(w, o0, groups, k0, kv, dst);
     finite = bad == 0;
+    done = groups * kFW;
   }
 #endif
   const int size = element_size(w.type);
   const int64_t in_stride = w.out_major ? 1 : w.cols, out_stride = w.out_major ? w.cols : 1;
   for (int64_t k = 0; k < kc; ++k) {
-    float* row = dst + k * kPanel;
+    T* row = dst + k * kPanel<T>;
     // The columns the vector code left: all of them past its last input,
     // else those past its last group.
-    for (int64_t j = k < kv ? groups * kW : 0; j < kPanel; ++j) {
+    for (int64_t j = k < kv ? done : 0; j < kPanel<T>; ++j) {
       if (j >= width) {
-        row[j] = 0.0f;
+        row[j] = T(0);
         continue;
       }
-      const float f =
-          cell_float(w.data + ((o0 + j) * out_stride + (k0 + k) * in_stride) * size, w.type);
-      finite &= std::isfinite(f);
-      row[j] = f;
+      const T v =
+          cell_value<T>(w.data + ((o0 + j) * out_stride + (k0 + k) * in_stride) * size, w.type);
+      finite &= std::isfinite(v);
+      row[j] = v;
     }
   }
   return finite;
@@ -247,42 +304,61 @@ struct Panel {
   int64_t o0, width, column;  // its outputs in the weight, and y's column of o0
 };
 
-bool linear_f32(const float* x, int64_t n, int64_t in, const LinearWeight* w, int count, float* y,
-                int64_t ldy, int threads) {
+template <class T>
+struct Buffer {
+  T* p = nullptr;
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { std::free(p); }
+  void allocate(int64_t cells) {
+    if (p) return;
+    const auto bytes = static_cast<size_t>(cells) * sizeof(T);
+    p = static_cast<T*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+    if (!p) throw std::bad_alloc();
+  }
+};
+
+template <class T>
+bool linear(const T* x, int64_t n, int64_t in, const LinearWeight* w, int count, T* y, int64_t ldy,
+            int threads) {
+  constexpr int R = kRows<T>, P = kPanel<T>;
   std::vector<Panel> panels;
   int64_t column = 0;
   for (int i = 0; i < count; ++i) {
     const int64_t out = w[i].outputs();
-    for (int64_t o0 = 0; o0 < out; o0 += kPanel) {
-      panels.push_back(Panel{i, o0, std::min<int64_t>(kPanel, out - o0), column + o0});
+    for (int64_t o0 = 0; o0 < out; o0 += P) {
+      panels.push_back(Panel{i, o0, std::min<int64_t>(P, out - o0), column + o0});
     }
     column += out;
   }
-  const int64_t row_groups = (n + kRows - 1) / kRows;
+  const int64_t row_groups = (n + R - 1) / R;
   const auto npanels = static_cast<int64_t>(panels.size());
   if (npanels == 0 || row_groups == 0) return true;
+  // The last rows when they do not fill a group, padded with zeros: the
+  // register tile reads kRows rows.
+  Buffer<T> tail;
+  const int64_t full = n / R * R;
+  if (full < n) {
+    tail.allocate(R * in);
+    std::memcpy(tail.p, x + full * in, sizeof(T) * static_cast<size_t>((n - full) * in));
+    std::fill(tail.p + (n - full) * in, tail.p + R * in, T(0));
+  }
   // Too few panels for the threads (the keys' and values' projections):
   // the rows are cut too, each part packing the panel again.
   const int workers = std::max(1, threads);
   const int64_t parts =
       std::min<int64_t>(row_groups, std::max<int64_t>(1, (4 * workers + npanels - 1) / npanels));
   const int64_t per_part = (row_groups + parts - 1) / parts;
-  struct Buffer {
-    float* p = nullptr;
-    ~Buffer() { std::free(p); }
-  };
-  std::vector<Buffer> buffers(static_cast<size_t>(workers));
+  std::vector<Buffer<T>> buffers(static_cast<size_t>(workers));
   std::vector<char> bad(static_cast<size_t>(npanels * parts), 0);
   parallel_for(npanels * parts, workers, [&](int64_t task, int thread) {
     const Panel& pn = panels[static_cast<size_t>(task / parts)];
     const int64_t g0 = task % parts * per_part, g1 = std::min(row_groups, g0 + per_part);
-    Buffer& buf = buffers[static_cast<size_t>(thread)];
-    if (!buf.p) {
-      buf.p = static_cast<float*>(std::aligned_alloc(64, kDepth * kPanel * sizeof(float)));
-      if (!buf.p) throw std::bad_alloc();
-    }
-    alignas(64) float part[kRows * kPanel];
-    const bool whole = pn.width == kPanel;
+    Buffer<T>& buf = buffers[static_cast<size_t>(thread)];
+    buf.allocate(kDepth * P);
+    alignas(64) T part[R * P];
+    const bool whole = pn.width == P;
     for (int64_t k0 = 0; k0 < in; k0 += kDepth) {
       const int64_t kc = std::min(kDepth, in - k0);
       if (!pack(w[pn.weight], pn.o0, pn.width, k0, kc, buf.p)) {
@@ -290,24 +366,23 @@ bool linear_f32(const float* x, int64_t n, int64_t in, const LinearWeight* w, in
         return;
       }
       for (int64_t g = g0; g < g1; ++g) {
-        const int64_t r0 = g * kRows;
-        const float* xr = x + r0 * in + k0;
-        float* yr = y + r0 * ldy + pn.column;
-        if (whole && r0 + kRows <= n) {
+        const int64_t r0 = g * R;
+        const T* xr = (r0 < full ? x + r0 * in : tail.p) + k0;
+        T* yr = y + r0 * ldy + pn.column;
+        if (whole && r0 < full) {
           if (k0 == 0) {
-            tile<false>(xr, in, kc, buf.p, yr, ldy);
+            tile<T, false>(xr, in, kc, buf.p, yr, ldy);
           } else {
-            tile<true>(xr, in, kc, buf.p, yr, ldy);
+            tile<T, true>(xr, in, kc, buf.p, yr, ldy);
           }
           continue;
         }
         // A tile past y's last row or the weight's last output: computed
         // aside, and only its cells inside y kept.
-        tile<false>(xr, in, kc, buf.p, part, kPanel);
-        for (int64_t r = 0; r < std::min<int64_t>(kRows, n - r0); ++r) {
+        tile<T, false>(xr, in, kc, buf.p, part, P);
+        for (int64_t r = 0; r < std::min<int64_t>(R, n - r0); ++r) {
           for (int64_t j = 0; j < pn.width; ++j) {
-            yr[r * ldy + j] =
-                k0 == 0 ? part[r * kPanel + j] : yr[r * ldy + j] + part[r * kPanel + j];
+            yr[r * ldy + j] = k0 == 0 ? part[r * P + j] : yr[r * ldy + j] + part[r * P + j];
           }
         }
       }
@@ -316,8 +391,55 @@ bool linear_f32(const float* x, int64_t n, int64_t in, const LinearWeight* w, in
   return std::find(bad.begin(), bad.end(), 1) == bad.end();
 }
 
+// SiLU: x·σ(x) with σ(x) = 1 / (1 + e) for x >= 0 and e / (1 + e) below,
+// e = exp(-|x|): the softmax's exp, which takes x <= 0 only, and no
+// overflow for any x. GELU (tanh): the soft cap's tanh.
+template <GateKind kKind>
+inline Vec<float> activate(Vec<float> x) {
+  if constexpr (kKind == GateKind::kSilu) {
+    using I = Simd<float>::I;
+    I b;
+    std::memcpy(&b, &x, sizeof b);
+    b |= I{} + 0x80000000u;  // -|x|
+    Vec<float> neg;
+    std::memcpy(&neg, &b, sizeof b);
+    const Vec<float> e = vexp_softmax(neg);
+    const Vec<float> num = x >= splat(0.0f) ? splat(1.0f) : e;
+    return x * (num / (splat(1.0f) + e));
+  } else {
+    const Vec<float> k = splat(0.7978845608028654f);  // √(2/π)
+    const Vec<float> inner = k * fma(splat(0.044715f) * x, x * x, x);
+    return splat(0.5f) * x * (splat(1.0f) + vtanh(inner));
+  }
+}
+
+template <GateKind kKind>
+void gate_row(const float* g, const float* u, float* out, int64_t width) {
+  int64_t c = 0;
+  constexpr int W = kW<float>;
+  for (; c + W <= width; c += W) store(out + c, activate<kKind>(load(g + c)) * load(u + c));
+  if (c == width) return;
+  float tg[W] = {}, tu[W] = {}, to[W];
+  std::memcpy(tg, g + c, sizeof(float) * static_cast<size_t>(width - c));
+  std::memcpy(tu, u + c, sizeof(float) * static_cast<size_t>(width - c));
+  store(to, activate<kKind>(load(tg)) * load(tu));
+  std::memcpy(out + c, to, sizeof(float) * static_cast<size_t>(width - c));
+}
+
+void gate_f32(const float* gate_up, int64_t n, int64_t width, int64_t ld, GateKind kind, float* out,
+              int64_t ldo, int threads) {
+  parallel_for(n, std::max(1, threads), [&](int64_t r, int) {
+    const float* g = gate_up + r * ld;
+    if (kind == GateKind::kSilu) {
+      gate_row<GateKind::kSilu>(g, g + width, out + r * ldo, width);
+    } else {
+      gate_row<GateKind::kGeluTanh>(g, g + width, out + r * ldo, width);
+    }
+  });
+}
+
 #undef ATTN_LINEAR_UNROLL
 
 }  // namespace
 
-const LinearKernels kLinear = {kRows, &linear_f32};
+const LinearKernels kLinear = {&linear<float>, &linear<double>, &gate_f32};

@@ -74,8 +74,9 @@ Input columns(const Input& in, int64_t from, int64_t n) {
 
 class LayerReader {
  public:
-  LayerReader(const LayerRequest& req, const Tensors& tensors, const Config& config, Arch arch)
-      : req_(req), tensors_(tensors), config_(config), arch_(arch) {}
+  LayerReader(const LayerRequest& req, const Tensors& tensors, const Config& config, Arch arch,
+              std::vector<detail::InPlaceWeight>* in_place)
+      : req_(req), tensors_(tensors), config_(config), arch_(arch), in_place_(in_place) {}
 
   CheckpointLayer read() {
     out_.arch = arch_.name;
@@ -118,6 +119,32 @@ class LayerReader {
     }
     read_ += (read_.empty() ? "" : ", ") + *name;
     return Input{tensors_.read(*name), "", tensors_.origin(*name)};
+  }
+
+  // A projection matrix, used whole: read into params, or named in
+  // in_place_ when the caller multiplies it where it lies in the file.
+  void matrix(const char* param, const std::string& pattern) {
+    if (!in_place_) {
+      put(param, need(pattern));
+      return;
+    }
+    const auto name = name_of(pattern);
+    if (!name) need(pattern);  // its error
+    read_ += (read_.empty() ? "" : ", ") + *name;
+    in_place_->push_back(detail::InPlaceWeight{param, *name, tensors_.shape(*name)});
+  }
+
+  // The shape of a parameter read so far, from params or in_place_.
+  std::optional<Shape> shape_of(const std::string& param) const {
+    for (const NamedInput& p : out_.params) {
+      if (p.name == param) return p.input.tensor.shape();
+    }
+    if (in_place_) {
+      for (const detail::InPlaceWeight& w : *in_place_) {
+        if (w.param == param) return w.shape;
+      }
+    }
+    return std::nullopt;
   }
 
   void maybe(const std::string& pattern, const char* param) {
@@ -183,13 +210,13 @@ class LayerReader {
       s.window = std::pair<int64_t, int64_t>{w - 1, 0};
     }
     qk_norm(s, head_dim);
-    put("W_q", need("layers.N.self_attn.q_proj.weight"));
-    put("W_k", need("layers.N.self_attn.k_proj.weight"));
-    put("W_v", need("layers.N.self_attn.v_proj.weight"));
+    matrix("W_q", "layers.N.self_attn.q_proj.weight");
+    matrix("W_k", "layers.N.self_attn.k_proj.weight");
+    matrix("W_v", "layers.N.self_attn.v_proj.weight");
     maybe("layers.N.self_attn.q_proj.bias", "b_q");
     maybe("layers.N.self_attn.k_proj.bias", "b_k");
     maybe("layers.N.self_attn.v_proj.bias", "b_v");
-    put("W_o", need("layers.N.self_attn.o_proj.weight"));
+    matrix("W_o", "layers.N.self_attn.o_proj.weight");
     maybe("layers.N.self_attn.o_proj.bias", "b_o");
     check_width("W_q", heads * head_dim, "num_attention_heads × head_dim");
     check_width("W_k", kv * head_dim, "num_key_value_heads × head_dim");
@@ -310,29 +337,23 @@ class LayerReader {
   // hidden size.
   void check_inputs(int64_t hidden, const char* field, std::initializer_list<const char*> params) {
     for (const char* param : params) {
-      for (const NamedInput& p : out_.params) {
-        if (p.name != param) continue;
-        const Tensor<double>& t = p.input.tensor;
-        if (t.rank() != 2 || t.dim(1) != hidden) {
-          throw_input(display_name(req_.checkpoint),
-                      std::string(param) + " has shape " + shape_string(t.shape()) + " but " +
-                          field + " from the config is " + std::to_string(hidden) + " columns");
-        }
+      const std::optional<Shape> t = shape_of(param);
+      if (t && (t->size() != 2 || (*t)[1] != hidden)) {
+        throw_input(display_name(req_.checkpoint),
+                    std::string(param) + " has shape " + shape_string(*t) + " but " + field +
+                        " from the config is " + std::to_string(hidden) + " columns");
       }
     }
   }
 
   // W_o (torch layout) maps the heads' width back to the hidden size.
   void check_output(int64_t hidden, const char* field, int64_t heads_width) {
-    for (const NamedInput& p : out_.params) {
-      if (p.name != "W_o") continue;
-      const Tensor<double>& t = p.input.tensor;
-      if (t.rank() != 2 || t.dim(0) != hidden || t.dim(1) != heads_width) {
-        throw_input(display_name(req_.checkpoint),
-                    "W_o has shape " + shape_string(t.shape()) + " but the config gives [" +
-                        std::to_string(hidden) + "][" + std::to_string(heads_width) + "] (" +
-                        field + ", heads × head_dim)");
-      }
+    const std::optional<Shape> t = shape_of("W_o");
+    if (t && (t->size() != 2 || (*t)[0] != hidden || (*t)[1] != heads_width)) {
+      throw_input(display_name(req_.checkpoint),
+                  "W_o has shape " + shape_string(*t) + " but the config gives [" +
+                      std::to_string(hidden) + "][" + std::to_string(heads_width) + "] (" + field +
+                      ", heads × head_dim)");
     }
   }
 
@@ -376,15 +397,12 @@ class LayerReader {
   }
 
   void check_width(const char* param, int64_t want, const char* what) {
-    for (const NamedInput& p : out_.params) {
-      if (p.name != param) continue;
-      const Tensor<double>& t = p.input.tensor;
-      // torch layout: [out][in]
-      if (t.rank() != 2 || t.dim(0) != want) {
-        throw_input(display_name(req_.checkpoint),
-                    std::string(param) + " has shape " + shape_string(t.shape()) + " but " + what +
-                        " from the config is " + std::to_string(want) + " rows");
-      }
+    const std::optional<Shape> t = shape_of(param);
+    // torch layout: [out][in]
+    if (t && (t->size() != 2 || (*t)[0] != want)) {
+      throw_input(display_name(req_.checkpoint),
+                  std::string(param) + " has shape " + shape_string(*t) + " but " + what +
+                      " from the config is " + std::to_string(want) + " rows");
     }
   }
 
@@ -432,7 +450,7 @@ class LayerReader {
       put("b_k", columns(bi, hidden, hidden));
       put("b_v", columns(bi, 2 * hidden, hidden));
     }
-    put("W_o", need("h.N.attn.c_proj.weight"));
+    matrix("W_o", "h.N.attn.c_proj.weight");
     maybe("h.N.attn.c_proj.bias", "b_o");
   }
 
@@ -457,13 +475,13 @@ class LayerReader {
     s.causal = config_.flag("is_decoder", false);
     s.params_layout = ParamsLayout::kTorch;
     const std::string p = "encoder.layer.N.attention.";
-    put("W_q", need(p + "self.query.weight"));
+    matrix("W_q", p + "self.query.weight");
     maybe(p + "self.query.bias", "b_q");
-    put("W_k", need(p + "self.key.weight"));
+    matrix("W_k", p + "self.key.weight");
     maybe(p + "self.key.bias", "b_k");
-    put("W_v", need(p + "self.value.weight"));
+    matrix("W_v", p + "self.value.weight");
     maybe(p + "self.value.bias", "b_v");
-    put("W_o", need(p + "output.dense.weight"));
+    matrix("W_o", p + "output.dense.weight");
     maybe(p + "output.dense.bias", "b_o");
     check_width("W_q", hidden, "hidden_size");
     check_width("W_k", hidden, "hidden_size");
@@ -476,6 +494,7 @@ class LayerReader {
   const Tensors& tensors_;
   const Config& config_;
   Arch arch_;
+  std::vector<detail::InPlaceWeight>* in_place_;
   CheckpointLayer out_;
   std::string read_, fields_;
 };
@@ -533,17 +552,21 @@ Config open_config(const std::string& checkpoint, const std::string& arch_flag,
   return config;
 }
 
+CheckpointLayer read_layer(const LayerRequest& req, const Tensors& tensors, const Config& config,
+                           const std::string& model_type, std::vector<InPlaceWeight>* in_place) {
+  for (const Arch& a : kArchs) {
+    if (model_type == a.name) return LayerReader(req, tensors, config, a, in_place).read();
+  }
+  throw_internal("read_layer: model type " + model_type + " was not checked by open_config");
+}
+
 }  // namespace detail
 
 CheckpointLayer load_checkpoint_layer(const LayerRequest& req) {
   std::string type;
   const Config config = detail::open_config(req.checkpoint, req.arch, type);
-  const Arch* arch = nullptr;
-  for (const Arch& a : kArchs) {
-    if (type == a.name) arch = &a;
-  }
   const Tensors tensors(req.checkpoint, req.max_bytes, req.max_elements);
-  return LayerReader(req, tensors, config, *arch).read();
+  return detail::read_layer(req, tensors, config, type, nullptr);
 }
 
 std::vector<std::string> architecture_names() {

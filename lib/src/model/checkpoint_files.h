@@ -240,4 +240,20 @@ class Config {
 Config open_config(const std::string& checkpoint, const std::string& arch_flag,
                    std::string& model_type);
 
+// A projection matrix read_layer left where it lies in the checkpoint: the
+// parameter it is (W_q, W_k, W_v, W_o), its tensor's name and shape.
+struct InPlaceWeight {
+  std::string param, tensor;
+  Shape shape;
+};
+
+// load_checkpoint_layer on a checkpoint already open: its tensors, its
+// config and the model type open_config gave. With `in_place`, the
+// projection matrices the layer uses whole are not read into params but
+// listed there (their shapes checked as before), for the forward pass to
+// multiply them where they are mapped; GPT-2's c_attn, cut into W_q, W_k
+// and W_v, is still read.
+CheckpointLayer read_layer(const LayerRequest& req, const Tensors& tensors, const Config& config,
+                           const std::string& model_type, std::vector<InPlaceWeight>* in_place);
+
 }  // namespace attn::detail

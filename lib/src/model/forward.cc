@@ -14,6 +14,7 @@
 #include "attn/problem.h"
 #include "attn/progress.h"
 #include "base/number_text.h"
+#include "kernel/linear_kernel.h"
 #include "kernel/parallel.h"
 #include "model/checkpoint_files.h"
 #include "model/matmul.h"
@@ -304,9 +305,9 @@ class Forward {
   // Llama's MLP (SwiGLU; GeGLU with Gemma's activation):
   // down(act(gate(x)) ⊙ up(x)).
   Matrix gated_mlp(int64_t n, const Matrix& m) {
-    const Matrix gate = linear(m, layer("layers.N.mlp.gate_proj.weight", n));
-    const Matrix up = linear(m, layer("layers.N.mlp.up_proj.weight", n));
-    return linear(activated(gate).cwiseProduct(up), layer("layers.N.mlp.down_proj.weight", n));
+    return gated_product(m, layer("layers.N.mlp.gate_proj.weight", n),
+                         layer("layers.N.mlp.up_proj.weight", n),
+                         layer("layers.N.mlp.down_proj.weight", n));
   }
 
   // Mixtral's sparse MoE block: the router's softmax over the experts, the
@@ -351,9 +352,7 @@ class Forward {
       Matrix in(static_cast<Eigen::Index>(rows.size()), m.cols());
       for (size_t i = 0; i < rows.size(); ++i)
         in.row(static_cast<Eigen::Index>(i)) = m.row(rows[i]);
-      const Matrix gate = linear(in, x + "w1.weight");
-      const Matrix up = linear(in, x + "w3.weight");
-      const Matrix y = linear(activated(gate).cwiseProduct(up), x + "w2.weight");
+      const Matrix y = gated_product(in, x + "w1.weight", x + "w3.weight", x + "w2.weight");
       for (size_t i = 0; i < rows.size(); ++i) {
         out.row(rows[i]) += y.row(static_cast<Eigen::Index>(i)) * route(rows[i], e);
       }
@@ -375,17 +374,56 @@ class Forward {
   // x times the weight matrix `suffix`: x · Wᵀ for nn.Linear's [out][in]
   // (`torch`), x · W for Conv1D's [in][out]; in the request's precision.
   Matrix linear(const Matrix& x, const std::string& suffix, bool torch = true) {
-    const std::string name = name_of(suffix);
-    const BinaryArray a = tensors_.view(name);
-    const std::string place = tensors_.place(name);
-    const int64_t in = a.shape.size() != 2 ? -1 : torch ? a.shape.back() : a.shape.front();
-    if (in != x.cols()) {
-      throw_input(place, "has shape " + shape_string(a.shape) + "; the " + type_ +
-                             " forward pass multiplies it by " + std::to_string(x.cols()) +
-                             " features " + (torch ? "([out][in])" : "([in][out])"));
-    }
-    return multiply(x, a, torch, req_.dtype, req_.threads, place);
+    return std::move(linears(x, {suffix}, torch)[0]);
   }
+  // x times each of the weight matrices, in one pass of the threads in
+  // float32 (an MLP's gate and up).
+  std::vector<Matrix> linears(const Matrix& x, const std::vector<std::string>& suffixes,
+                              bool torch = true) {
+    std::vector<Weight> ws;
+    for (const std::string& suffix : suffixes) ws.push_back(weight(suffix, x.cols(), torch));
+    std::vector<detail::NamedWeight> named;
+    for (const Weight& w : ws) named.push_back({&w.view, torch, w.place});
+    return multiply(x, named, req_.dtype, req_.threads);
+  }
+
+  // A weight matrix where it lies in the file, checked to take `in`
+  // features.
+  struct Weight {
+    BinaryArray view;
+    std::string place;
+  };
+  Weight weight(const std::string& suffix, int64_t in, bool torch = true) {
+    const std::string name = name_of(suffix);
+    Weight w{tensors_.view(name), tensors_.place(name)};
+    const Shape& shape = w.view.shape;
+    const int64_t takes = shape.size() != 2 ? -1 : torch ? shape.back() : shape.front();
+    if (takes != in) {
+      throw_input(w.place, "has shape " + shape_string(shape) + "; the " + type_ +
+                               " forward pass multiplies it by " + std::to_string(in) +
+                               " features " + (torch ? "([out][in])" : "([in][out])"));
+    }
+    return w;
+  }
+
+  // down(act(gate(x)) ⊙ up(x)), the weights [out][in]: SwiGLU, GeGLU.
+  Matrix gated_product(const Matrix& x, const std::string& gate, const std::string& up,
+                       const std::string& down) {
+    if (req_.dtype == DType::kF32 && (act_ == silu || act_ == gelu_tanh)) {
+      const Weight g = weight(gate, x.cols()), u = weight(up, x.cols());
+      if (g.view.shape[0] != u.view.shape[0]) {
+        throw_input(u.place, "has shape " + shape_string(u.view.shape) + "; the gate " + g.place +
+                                 " has " + std::to_string(g.view.shape[0]) + " outputs");
+      }
+      const Weight d = weight(down, g.view.shape[0]);
+      return detail::gated_mlp_f32(
+          x, {&g.view, true, g.place}, {&u.view, true, u.place}, {&d.view, true, d.place},
+          act_ == silu ? kernel::GateKind::kSilu : kernel::GateKind::kGeluTanh, req_.threads);
+    }
+    const std::vector<Matrix> gate_up = linears(x, {gate, up});
+    return linear(gated(gate_up[0], gate_up[1]), down);
+  }
+
   Eigen::RowVectorXd vec(const std::string& suffix, int64_t n) {
     return as_vector(tensor(suffix), n, suffix);
   }
@@ -407,6 +445,16 @@ class Forward {
     const int threads = req_.threads > 0 ? req_.threads : kernel::hardware_threads();
     kernel::parallel_for(m.rows(), threads, [&](int64_t r, int) {
       for (Eigen::Index c = 0; c < m.cols(); ++c) out(r, c) = act_(m(r, c));
+    });
+    return out;
+  }
+
+  // act(gate) ⊙ up, rows shared among the threads.
+  Matrix gated(const Matrix& gate, const Matrix& up) const {
+    Matrix out(gate.rows(), gate.cols());
+    const int threads = req_.threads > 0 ? req_.threads : kernel::hardware_threads();
+    kernel::parallel_for(gate.rows(), threads, [&](int64_t r, int) {
+      for (Eigen::Index c = 0; c < gate.cols(); ++c) out(r, c) = act_(gate(r, c)) * up(r, c);
     });
     return out;
   }
@@ -460,7 +508,8 @@ class Forward {
     lr.arch = req_.arch;
     lr.max_bytes = req_.max_bytes;
     lr.max_elements = req_.max_elements;
-    CheckpointLayer l = load_checkpoint_layer(lr);
+    std::vector<detail::InPlaceWeight> in_place;
+    CheckpointLayer l = detail::read_layer(lr, tensors_, config_, type_, &in_place);
     const RunSettings& s = l.settings;
     const bool torch = s.params_layout.value_or(ParamsLayout::kMath) == ParamsLayout::kTorch;
     auto param = [&](const char* name) -> const Tensor<double>* {
@@ -468,6 +517,19 @@ class Forward {
         if (p.name == name) return &p.input.tensor;
       }
       return nullptr;
+    };
+    // A projection's weight where it lies in the file, or the doubles
+    // read_layer cut from a tensor (GPT-2's c_attn).
+    auto weight = [&](const char* name) {
+      for (const detail::InPlaceWeight& w : in_place) {
+        if (w.param == name) return tensors_.view(w.tensor);
+      }
+      const Tensor<double>& t = *param(name);
+      BinaryArray v;
+      v.type = ElementType::kF64;
+      v.shape = t.shape();
+      v.data = reinterpret_cast<const unsigned char*>(t.data());
+      return v;
     };
     // A bias the width of the projection's output, or an input error.
     auto add_bias = [&](Matrix& y, const char* b) {
@@ -480,11 +542,15 @@ class Forward {
       }
       y.rowwise() += Eigen::Map<const Eigen::RowVectorXd>(bias->data(), bias->size());
     };
-    auto project = [&](const char* w, const char* b) {
-      Matrix y = multiply(x, *param(w), torch, req_.dtype, req_.threads, l.title + " " + w);
-      add_bias(y, b);
-      return y;
-    };
+    const BinaryArray wq = weight("W_q"), wk = weight("W_k"), wv = weight("W_v");
+    std::vector<Matrix> qkv = multiply(x,
+                                       {{&wq, torch, l.title + " W_q"},
+                                        {&wk, torch, l.title + " W_k"},
+                                        {&wv, torch, l.title + " W_v"}},
+                                       req_.dtype, req_.threads);
+    add_bias(qkv[0], "b_q");
+    add_bias(qkv[1], "b_k");
+    add_bias(qkv[2], "b_v");
     const int64_t heads = s.heads.value_or(1), kv = s.kv_heads.value_or(heads);
     const auto len = static_cast<int64_t>(x.rows());
     // [L][h·d] -> [1][h][L][d]: head h owns column block h.
@@ -500,9 +566,9 @@ class Forward {
     const std::string source = display_name(req_.checkpoint) + " layer " + std::to_string(n);
     doc.source = source;
     doc.settings_place = source;
-    doc.Q = Input{split(project("W_q", "b_q"), heads), "Q"};
-    doc.K = Input{split(project("W_k", "b_k"), kv), "K"};
-    doc.V = Input{split(project("W_v", "b_v"), kv), "V"};
+    doc.Q = Input{split(qkv[0], heads), "Q"};
+    doc.K = Input{split(qkv[1], kv), "K"};
+    doc.V = Input{split(qkv[2], kv), "V"};
     for (NamedInput& p : l.params) {
       if (p.name == "q_norm" || p.name == "k_norm") doc.params.push_back(std::move(p));
     }
@@ -523,7 +589,8 @@ class Forward {
     for (int64_t g = 0; g < heads; ++g) {
       concat.middleCols(g * dv, dv) = Eigen::Map<const Matrix>(o.data() + g * len * dv, len, dv);
     }
-    Matrix out = multiply(concat, *param("W_o"), torch, req_.dtype, req_.threads, l.title + " W_o");
+    const BinaryArray wo = weight("W_o");
+    Matrix out = multiply(concat, wo, torch, req_.dtype, req_.threads, l.title + " W_o");
     add_bias(out, "b_o");
     if (out.cols() != d_) {
       throw_input(display_name(req_.checkpoint),

@@ -1,20 +1,13 @@
 #include "model/matmul.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <memory>
-#include <type_traits>
 #include <vector>
 
 #include "attn/error.h"
 #include "kernel/linear_kernel.h"
 #include "kernel/parallel.h"
-
-// OpenBLAS's own entry point (the generic cblas.h does not declare it).
-extern "C" void openblas_set_num_threads(int threads);
 
 namespace attn::detail {
 
@@ -23,138 +16,124 @@ namespace {
 template <class T>
 using MatrixT = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-void gemm(bool trans_b, int n, int m, int k, const double* a, const double* b, int ldb, double* c,
-          int ldc) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, n, m, k, 1.0, a, k,
-              b, ldb, 0.0, c, ldc);
-}
-
-// Cells [c0, c1) of rows [r0, r1) of the row-major [..][ld] array w, as
-// doubles (exact for every cell type), packed into dst; whether every one
-// is finite.
-bool widen(const BinaryArray& w, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t ld,
-           double* dst) {
-  const int64_t width = c1 - c0, size = element_size(w.type);
-  bool finite = true;
-  for (int64_t r = r0; r < r1; ++r) {
-    double* out = dst + (r - r0) * width;
-    decode_cells(w.data + (r * ld + c0) * size, w.type, width, out);
-    for (int64_t i = 0; i < width; ++i) finite &= std::isfinite(out[i]);
-  }
-  return finite;
-}
-
-void one_blas_thread() {
-  static const bool once = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)once;
-}
-
-// The error for a weight widen() or the float32 kernel found not finite.
-[[noreturn]] void not_finite(const BinaryArray& w, const std::string& name) {
+// The input error for a weight the kernel found not finite in T.
+template <class T>
+[[noreturn]] void not_finite(const NamedWeight& nw) {
+  const BinaryArray& w = *nw.w;
   for (int64_t i = 0; i < w.size(); ++i) {
     if (!std::isfinite(w.at(i))) {
-      throw_input(name, "non-finite value " + std::to_string(w.at(i)) + " at cell " +
-                            std::to_string(i) + " (model weights must be finite)");
+      throw_input(nw.name, "non-finite value " + std::to_string(w.at(i)) + " at cell " +
+                               std::to_string(i) + " (model weights must be finite)");
     }
   }
-  // Finite in the file but not in float32: a float64 weight past its range.
-  throw_input(name, "holds a weight outside the float32 range; run it with --dtype f64");
+  for (int64_t i = 0; i < w.size(); ++i) {
+    if (!std::isfinite(static_cast<T>(w.at(i)))) {
+      // Finite in the file but not in float32: a float64 weight past its range.
+      throw_input(nw.name, "holds a weight outside the float32 range; run it with --dtype f64");
+    }
+  }
+  throw_internal("multiply: the kernel found a weight of " + nw.name +
+                 " not finite, the check none");
 }
 
-void check_inputs(const MatrixR& x, const BinaryArray& w, bool transposed,
-                  const std::string& name) {
-  if (w.shape.size() != 2) throw_internal("multiply: " + name + " is not a matrix");
-  const int64_t in = transposed ? w.shape[1] : w.shape[0];
-  if (in != x.cols()) {
-    throw_internal("multiply: " + std::to_string(x.cols()) + " columns against " + name + " of " +
-                   std::to_string(in) + " inputs");
+void check_inputs(int64_t features, const NamedWeight& nw) {
+  const BinaryArray& w = *nw.w;
+  if (w.shape.size() != 2) throw_internal("multiply: " + nw.name + " is not a matrix");
+  const int64_t in = nw.transposed ? w.shape[1] : w.shape[0];
+  if (in != features) {
+    throw_internal("multiply: " + std::to_string(features) + " columns against " + nw.name +
+                   " of " + std::to_string(in) + " inputs");
   }
 }
 
-// float64: each block of outputs widened, then OpenBLAS's dgemm.
-MatrixR multiply_f64(const MatrixR& x, const BinaryArray& w, bool transposed, int threads,
-                     const std::string& name) {
-  check_inputs(x, w, transposed, name);
-  const int64_t rows = w.shape[0], cols = w.shape[1];
-  const int64_t out = transposed ? rows : cols, in = transposed ? cols : rows;
-  const int64_t n = x.rows();
-  one_blas_thread();
-  const int workers = threads > 0 ? threads : kernel::hardware_threads();
-  MatrixR y(n, out);
-  // Blocks of outputs, two per thread: each block packs x again in the
-  // GEMM, and two balance the threads well enough.
-  const int64_t block =
-      std::max<int64_t>(16, (out + 2 * workers - 1) / (2 * workers) + 15) / 16 * 16;
-  const int64_t blocks = (out + block - 1) / block;
-  std::vector<char> bad(static_cast<size_t>(blocks), 0);
-  kernel::parallel_for(blocks, workers, [&](int64_t b, int) {
-    const int64_t o0 = b * block, o1 = std::min(out, o0 + block), m = o1 - o0;
-    // Not zeroed: widen() writes every cell.
-    const std::unique_ptr<double[]> part(new double[static_cast<size_t>(m * in)]);
-    const bool finite = transposed ? widen(w, o0, o1, 0, in, cols, part.get())
-                                   : widen(w, 0, in, o0, o1, cols, part.get());
-    if (!finite) {
-      bad[static_cast<size_t>(b)] = 1;
-      return;
-    }
-    gemm(transposed, static_cast<int>(n), static_cast<int>(m), static_cast<int>(in), x.data(),
-         part.get(), static_cast<int>(transposed ? in : m), y.data() + o0, static_cast<int>(out));
-  });
-  if (std::find(bad.begin(), bad.end(), 1) != bad.end()) not_finite(w, name);
-  return y;
-}
+int64_t outputs(const NamedWeight& nw) { return nw.w->shape[nw.transposed ? 0 : 1]; }
 
-}  // namespace
-
-std::vector<MatrixR> multiply_f32(const MatrixR& x, const std::vector<NamedWeight>& ws,
-                                  int threads) {
+// The rows of x (n x in, row-major) times the weights into y's rows (ldy
+// apart), side by side.
+template <class T>
+void product(const T* x, int64_t n, int64_t in, const std::vector<NamedWeight>& ws, T* y,
+             int64_t ldy, int threads) {
   std::vector<kernel::LinearWeight> lw;
-  int64_t total = 0;
   for (const NamedWeight& nw : ws) {
-    check_inputs(x, *nw.w, nw.transposed, nw.name);
+    check_inputs(in, nw);
     kernel::LinearWeight l;
     l.data = nw.w->data;
     l.type = nw.w->type;
     l.rows = nw.w->shape[0];
     l.cols = nw.w->shape[1];
     l.out_major = nw.transposed;
-    total += l.outputs();
     lw.push_back(l);
   }
-  const int64_t n = x.rows(), in = x.cols();
-  const int64_t block = kernel::linear_row_block();
-  const int64_t padded = (n + block - 1) / block * block;
-  // x in float32, its rows padded with zeros to the kernel's row block.
-  const std::unique_ptr<float[]> xf(new float[static_cast<size_t>(padded * in)]);
-  Eigen::Map<MatrixT<float>>(xf.get(), n, in) = x.cast<float>();
-  std::fill(xf.get() + n * in, xf.get() + padded * in, 0.0f);
-  MatrixT<float> y(n, total);
   const int workers = threads > 0 ? threads : kernel::hardware_threads();
-  if (!kernel::linear_f32(xf.get(), n, in, lw.data(), static_cast<int>(lw.size()), y.data(), total,
-                          workers)) {
+  if (!kernel::linear(x, n, in, lw.data(), static_cast<int>(lw.size()), y, ldy, workers)) {
+    // Which weight: the first with a cell not finite in T.
     for (const NamedWeight& nw : ws) {
-      for (int64_t i = 0; i < nw.w->size(); ++i) {
-        if (!std::isfinite(static_cast<float>(nw.w->at(i)))) not_finite(*nw.w, nw.name);
+      for (int64_t c = 0; c < nw.w->size(); ++c) {
+        if (!std::isfinite(static_cast<T>(nw.w->at(c)))) not_finite<T>(nw);
       }
     }
-    throw_internal("multiply: the float32 kernel found a weight not finite, the check none");
+    throw_internal("multiply: the kernel found a weight not finite, the check none");
+  }
+}
+
+}  // namespace
+
+std::vector<MatrixR> multiply(const MatrixR& x, const std::vector<NamedWeight>& ws, DType dtype,
+                              int threads) {
+  int64_t total = 0;
+  for (const NamedWeight& nw : ws) {
+    check_inputs(x.cols(), nw);
+    total += outputs(nw);
   }
   std::vector<MatrixR> out;
+  if (dtype == DType::kF32) {
+    const MatrixT<float> xf = x.cast<float>();
+    MatrixT<float> y(x.rows(), total);
+    product(xf.data(), x.rows(), x.cols(), ws, y.data(), total, threads);
+    int64_t column = 0;
+    for (const NamedWeight& nw : ws) {
+      out.push_back(y.middleCols(column, outputs(nw)).cast<double>());
+      column += outputs(nw);
+    }
+    return out;
+  }
+  if (ws.size() == 1) {
+    out.emplace_back(x.rows(), total);
+    product(x.data(), x.rows(), x.cols(), ws, out.back().data(), total, threads);
+    return out;
+  }
+  MatrixR y(x.rows(), total);
+  product(x.data(), x.rows(), x.cols(), ws, y.data(), total, threads);
   int64_t column = 0;
-  for (const kernel::LinearWeight& l : lw) {
-    out.push_back(y.middleCols(column, l.outputs()).cast<double>());
-    column += l.outputs();
+  for (const NamedWeight& nw : ws) {
+    out.emplace_back(y.middleCols(column, outputs(nw)));
+    column += outputs(nw);
   }
   return out;
 }
 
+MatrixR gated_mlp_f32(const MatrixR& x, const NamedWeight& gate, const NamedWeight& up,
+                      const NamedWeight& down, kernel::GateKind kind, int threads) {
+  const int64_t width = outputs(gate);
+  if (outputs(up) != width) {
+    throw_internal("gated_mlp_f32: " + gate.name + " and " + up.name + " differ in outputs");
+  }
+  check_inputs(width, down);
+  const int64_t n = x.rows();
+  const MatrixT<float> xf = x.cast<float>();
+  MatrixT<float> gate_up(n, 2 * width);
+  product(xf.data(), n, x.cols(), {gate, up}, gate_up.data(), 2 * width, threads);
+  MatrixT<float> h(n, width);
+  const int workers = threads > 0 ? threads : kernel::hardware_threads();
+  kernel::gate_f32(gate_up.data(), n, width, 2 * width, kind, h.data(), width, workers);
+  MatrixT<float> y(n, outputs(down));
+  product(h.data(), n, width, {down}, y.data(), y.cols(), threads);
+  return y.cast<double>();
+}
+
 MatrixR multiply(const MatrixR& x, const BinaryArray& w, bool transposed, DType dtype, int threads,
                  const std::string& name) {
-  if (dtype == DType::kF32) return std::move(multiply_f32(x, {{&w, transposed, name}}, threads)[0]);
-  return multiply_f64(x, w, transposed, threads, name);
+  return std::move(multiply(x, {{&w, transposed, name}}, dtype, threads)[0]);
 }
 
 MatrixR multiply(const MatrixR& x, const Tensor<double>& w, bool transposed, DType dtype,

@@ -2,17 +2,9 @@
 // stored [out][in] (torch's nn.Linear) or x · W for [in][out] (GPT-2's
 // Conv1D), in float64 or float32.
 //
-// float32: kernel/linear_kernel.h's kernel, which widens the weights from
-// the mapped checkpoint (bf16 and f16 exactly) as it packs them, and
-// checks them finite there.
-//
-// float64: the weight's outputs are cut into blocks, one task each on
-// attn's thread pool: a task widens its block into doubles, checks it
-// finite, and multiplies it with OpenBLAS's dgemm on that thread. OpenBLAS
-// itself runs one thread: its own threads beside the pool's would be four
-// threads on two cores, spinning in sched_yield (PyTorch with
-// torch.set_num_threads(2) over Debian's OpenBLAS does exactly that, and
-// runs at a third of its speed).
+// Both precisions run kernel/linear_kernel.h's kernel on attn's thread
+// pool, which widens the weights from the mapped checkpoint (bf16 and f16
+// exactly) as it packs them, and checks them finite there.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +14,7 @@
 #include "attn/binary_array.h"
 #include "attn/options.h"
 #include "attn/problem.h"
+#include "kernel/linear_kernel.h"
 
 namespace attn::detail {
 
@@ -31,18 +24,26 @@ namespace attn::detail {
 MatrixR multiply(const MatrixR& x, const BinaryArray& w, bool transposed, DType dtype, int threads,
                  const std::string& name);
 
-// One weight of multiply_f32: the view, its layout and its name for errors.
+// One weight of a product: the view, its layout (as multiply's
+// `transposed`) and its name for errors.
 struct NamedWeight {
   const BinaryArray* w;
   bool transposed;
   std::string name;
 };
 
-// x times each weight in float32, in one pass of the threads (the keys',
-// queries' and values' projections of a layer, or an MLP's gate and up):
-// one matrix per weight, in their order.
-std::vector<MatrixR> multiply_f32(const MatrixR& x, const std::vector<NamedWeight>& ws,
-                                  int threads);
+// x times each weight: one matrix per weight, in their order. In float32
+// the weights share one pass of the threads (a layer's query, key and
+// value projections, or an MLP's gate and up).
+std::vector<MatrixR> multiply(const MatrixR& x, const std::vector<NamedWeight>& ws, DType dtype,
+                              int threads);
+
+// down(act(x · gate) ⊙ (x · up)) in float32 from end to end (an MLP of
+// Llama's or Gemma's kind under --dtype f32): the products in one pass for
+// gate and up, the activation on the floats (kernel::gate_f32), no
+// float64 copy between. The caller has checked that the shapes chain.
+MatrixR gated_mlp_f32(const MatrixR& x, const NamedWeight& gate, const NamedWeight& up,
+                      const NamedWeight& down, kernel::GateKind kind, int threads);
 
 // The same for a weight already read as doubles.
 MatrixR multiply(const MatrixR& x, const Tensor<double>& w, bool transposed, DType dtype,
