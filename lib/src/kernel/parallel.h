@@ -43,10 +43,15 @@ void parallel_for(int64_t n, int threads, F&& f) {
       const_cast<void*>(static_cast<const void*>(&f)));
 }
 
-// The number of hardware threads (at least 1).
+// The number of hardware threads (at least 1), read once: glibc reads
+// /sys/devices/system/cpu/online on every hardware_concurrency() call, and
+// the forward pass asks before each of its products.
 inline int hardware_threads() {
-  const unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(n);
+  static const int threads = [] {
+    const unsigned n = std::thread::hardware_concurrency();
+    return n == 0 ? 1 : static_cast<int>(n);
+  }();
+  return threads;
 }
 
 }  // namespace attn::kernel
