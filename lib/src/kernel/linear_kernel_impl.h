@@ -365,17 +365,37 @@ bool linear(const T* x, int64_t n, int64_t in, const LinearWeight* w, int count,
     std::memcpy(tail.p, x + full * in, sizeof(T) * static_cast<size_t>((n - full) * in));
     std::fill(tail.p + (n - full) * in, tail.p + R * in, T(0));
   }
-  // Too few panels for the threads (the keys' and values' projections):
-  // the rows are cut too, each part packing the panel again.
+  // Tasks of a panel and a range of row groups. Panels are whole tasks
+  // but for balance: with too few panels for the threads (the keys' and
+  // values' projections) every panel is cut by rows, each part packing the
+  // panel again; otherwise the panels that do not divide among the threads
+  // are, so that the threads end together (a Qwen2.5 down projection is 19
+  // panels of 0.6 ms each on one thread).
+  struct Task {
+    int64_t panel, g0, g1;
+  };
+  std::vector<Task> tasks;
+  auto add = [&](int64_t panel, int64_t parts) {
+    const int64_t per = (row_groups + parts - 1) / parts;
+    for (int64_t g0 = 0; g0 < row_groups; g0 += per) {
+      tasks.push_back(Task{panel, g0, std::min(row_groups, g0 + per)});
+    }
+  };
   const int workers = std::max(1, threads);
-  const int64_t parts =
-      std::min<int64_t>(row_groups, std::max<int64_t>(1, (4 * workers + npanels - 1) / npanels));
-  const int64_t per_part = (row_groups + parts - 1) / parts;
+  if (npanels < 4 * workers) {
+    const int64_t parts = std::min<int64_t>(row_groups, (4 * workers + npanels - 1) / npanels);
+    for (int64_t p = 0; p < npanels; ++p) add(p, parts);
+  } else {
+    const int64_t whole = npanels - npanels % workers;
+    for (int64_t p = 0; p < npanels; ++p)
+      add(p, p < whole ? 1 : std::min<int64_t>(row_groups, workers));
+  }
   std::vector<Buffer<T>> buffers(static_cast<size_t>(workers));
-  std::vector<char> bad(static_cast<size_t>(npanels * parts), 0);
-  parallel_for(npanels * parts, workers, [&](int64_t task, int thread) {
-    const Panel& pn = panels[static_cast<size_t>(task / parts)];
-    const int64_t g0 = task % parts * per_part, g1 = std::min(row_groups, g0 + per_part);
+  std::vector<char> bad(tasks.size(), 0);
+  parallel_for(static_cast<int64_t>(tasks.size()), workers, [&](int64_t task, int thread) {
+    const Task& t = tasks[static_cast<size_t>(task)];
+    const Panel& pn = panels[static_cast<size_t>(t.panel)];
+    const int64_t g0 = t.g0, g1 = t.g1;
     Buffer<T>& buf = buffers[static_cast<size_t>(thread)];
     buf.allocate(kDepth * P);
     alignas(64) T part[R * P];
