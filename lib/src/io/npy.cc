@@ -451,20 +451,27 @@ std::string format_npy(const Tensor<double>& t, DType dtype) {
   const bool f32 = dtype == DType::kF32;
   const size_t item = f32 ? 4 : 8;
   std::string out = npy_header(f32 ? "<f4" : "<f8", t.shape());
-  const size_t at = out.size();
-  out.resize(at + item * static_cast<size_t>(t.size()));
-  char* p = &out[at];
-  for (int64_t i = 0; i < t.size(); ++i, p += item) {
-    if (f32) {
-      const float f = static_cast<float>(t[i]);
-      uint32_t bits = 0;
-      std::memcpy(&bits, &f, sizeof f);
-      store_le(p, bits, 4);
-    } else {
-      uint64_t bits = 0;
-      std::memcpy(&bits, &t[i], sizeof bits);
-      store_le(p, bits, 8);
+  out.reserve(out.size() + item * static_cast<size_t>(t.size()));
+  // Appended a block at a time: resizing first would write every byte
+  // twice (a model's stack of weights is tens of MB).
+  char block[8192];
+  const auto per_block = static_cast<int64_t>(sizeof block / item);
+  for (int64_t i0 = 0; i0 < t.size(); i0 += per_block) {
+    const int64_t i1 = std::min(t.size(), i0 + per_block);
+    char* p = block;
+    for (int64_t i = i0; i < i1; ++i, p += item) {
+      if (f32) {
+        const float f = static_cast<float>(t[i]);
+        uint32_t bits = 0;
+        std::memcpy(&bits, &f, sizeof f);
+        store_le(p, bits, 4);
+      } else {
+        uint64_t bits = 0;
+        std::memcpy(&bits, &t[i], sizeof bits);
+        store_le(p, bits, 8);
+      }
     }
+    out.append(block, static_cast<size_t>(p - block));
   }
   return out;
 }
