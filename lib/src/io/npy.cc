@@ -8,6 +8,7 @@
 #include "attn/error.h"
 #include "attn/json.h"
 #include "attn/json_tensor.h"
+#include "base/big_buffer.h"
 #include "base/number_text.h"
 #include "base/utf8.h"
 #include "io/cells.h"
@@ -452,6 +453,7 @@ std::string format_npy(const Tensor<double>& t, DType dtype) {
   const size_t item = f32 ? 4 : 8;
   std::string out = npy_header(f32 ? "<f4" : "<f8", t.shape());
   out.reserve(out.size() + item * static_cast<size_t>(t.size()));
+  advise_huge_pages(out.data(), out.capacity());
   // Appended a block at a time: resizing first would write every byte
   // twice (a model's stack of weights is tens of MB).
   char block[8192];

@@ -13,6 +13,7 @@
 #include "attn/error.h"
 #include "attn/problem.h"
 #include "attn/progress.h"
+#include "base/big_buffer.h"
 #include "base/number_text.h"
 #include "kernel/linear_kernel.h"
 #include "kernel/parallel.h"
@@ -660,9 +661,15 @@ ModelAttention model_attention(const ForwardRequest& req) {
   Matrix h = f.embeddings();
   const int64_t d = h.cols();
   // Both stacks are written whole below: no zeros first (67 MB of them for
-  // Qwen2.5-0.5B over 128 tokens).
-  out.hidden = Tensor<double>(Shape{layers + 1, 1, q, d},
-                              Values<double>(static_cast<size_t>((layers + 1) * q * d)));
+  // Qwen2.5-0.5B over 128 tokens), and in huge pages where the system
+  // allows (base/big_buffer.h).
+  auto stack = [](Shape shape) {
+    Values<double> v;
+    reserve_big(v, static_cast<size_t>(shape_size(shape)));
+    v.resize(v.capacity());
+    return Tensor<double>(std::move(shape), std::move(v));
+  };
+  out.hidden = stack(Shape{layers + 1, 1, q, d});
   auto put_hidden = [&](int64_t at, const Matrix& m) {
     Eigen::Map<Matrix>(out.hidden.data() + at * q * d, q, d) = m;
   };
@@ -675,10 +682,7 @@ ModelAttention model_attention(const ForwardRequest& req) {
     // of these architectures has as many): growing it layer by layer cost
     // 6% of a Qwen2.5-0.5B run in copies and fresh pages.
     const int64_t heads = w.rank() >= 3 ? w.dim(w.rank() - 3) : 1;
-    if (n == 0) {
-      out.weights = Tensor<double>(Shape{layers, 1, heads, q, q},
-                                   Values<double>(static_cast<size_t>(layers * heads * q * q)));
-    }
+    if (n == 0) out.weights = stack(Shape{layers, 1, heads, q, q});
     if (w.size() != heads * q * q || out.weights.dim(2) != heads) {
       throw_internal("model_attention: layer " + std::to_string(n) + " has weights of shape " +
                      shape_string(w.shape()) + ", not " + std::to_string(out.weights.dim(2)) +
