@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -393,6 +394,48 @@ TEST(TextFile, IsTheTextOfTheFile) {
   const auto both = run_attn({"run", "--checkpoint", dir, "--text-file", file, "--text", "x"});
   EXPECT_EQ(both.code, 2);
   EXPECT_EQ(both.err, "attn: error: give --text or --text-file, not both\n");
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// -o FILE.npy with --layer all is written while the stack grows (a layer
+// at a time, on a thread of its own) and renamed over FILE at the end with
+// the other outputs: the same bytes as the stack written whole
+// (--weights-out), and nothing replaced, nothing left behind, when another
+// output fails after the layers were computed.
+TEST(ModelView, TheStackIsWrittenWhileItGrowsAllOrNone) {
+  const std::string dir = test::temp_dir() + "/streamed_stack";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string m = model("tiny-llama");
+  const std::string a = dir + "/a.npy", b = dir + "/b.npy";
+  for (const char* dtype : {"f64", "f32"}) {
+    const auto r = run_attn({"run", "--checkpoint", m, "--text", "The cat sat", "--layer", "all",
+                             "--dtype", dtype, "-o", a, "--weights-out", b});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(read_text(a), read_text(b)) << dtype;
+  }
+  auto leftovers = [&] {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      n += e.path().filename().string().rfind(".attn-", 0) == 0;
+    }
+    return n;
+  };
+  EXPECT_EQ(leftovers(), 0);
+  // The figure cannot be written: the stack's file stays as it was.
+  const std::string full = dir + "/full.svg";
+  fs::create_symlink("/dev/full", full);
+  std::ofstream(a, std::ios::trunc) << "old";
+  const auto f = run_attn({"run", "--checkpoint", m, "--text", "The cat sat", "--layer", "all",
+                           "-o", a, "--heatmap", full});
+  EXPECT_EQ(f.code, 4) << f.err;
+  EXPECT_EQ(read_text(a), "old");
+  EXPECT_EQ(leftovers(), 0);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // ([layers][1][heads][q][k], transformers' torch.stack(output_attentions)),
 // written as JSON or .npy, which attn heatmap draws as the model view and
 // attn diff compares; --hidden-out adds the hidden states.
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -84,10 +85,30 @@ int run_all_layers(const RunRequest& req, Console& console) {
         "or -o FILE.npy, or draw it with --heatmap FILE");
   }
   const CheckpointTokens t = checkpoint_tokens(req);
-  const ModelAttention m = model_attention(forward_request(req, t));
-  const std::string text = figure_only ? ""
-                           : npy       ? format_npy(m.weights, req.dtype)
-                                       : stack_json(req, m, t.labels, req.dtype);
+  const bool output_file = !req.output_path.empty() && req.output_path != "-";
+  // An .npy stack to a regular file is written while it grows, each layer
+  // as it is done, on a thread of its own: the file is complete (and on
+  // the disk) soon after the last layer, and renamed over the target with
+  // the other files, all or none, as before.
+  std::unique_ptr<StreamedFile> stream;
+  ForwardRequest fr = forward_request(req, t);
+  if (npy && output_file && can_stream(req.output_path)) {
+    stream = std::make_unique<StreamedFile>(req.output_path);
+    fr.on_layer = [&](int64_t n, int64_t layers, const Tensor<double>& w) {
+      std::string part;
+      if (n == 0) {
+        Shape shape = w.shape();
+        shape.insert(shape.begin(), layers);
+        part = format_npy_header(shape, req.dtype);
+      }
+      append_npy_cells(part, w, req.dtype);
+      stream->append(std::move(part));
+    };
+  }
+  const ModelAttention m = model_attention(fr);
+  const std::string text = figure_only || stream ? ""
+                           : npy                 ? format_npy(m.weights, req.dtype)
+                                                 : stack_json(req, m, t.labels, req.dtype);
   const RenderedHeatmap heatmap = render_stack_heatmap(
       req, m.weights, t.labels,
       m.model_type + ", every layer (" + display_name(req.checkpoint.path) + ")");
@@ -99,14 +120,13 @@ int run_all_layers(const RunRequest& req, Console& console) {
   }
   if (!req.hidden_out.empty()) hidden_text = format_npy(m.hidden, req.dtype);
   std::vector<std::pair<std::string, std::string_view>> files;
-  const bool output_file = !req.output_path.empty() && req.output_path != "-";
-  if (output_file) files.emplace_back(req.output_path, text);
+  if (output_file && !stream) files.emplace_back(req.output_path, text);
   const bool heatmap_file = !req.heatmap.path.empty() && req.heatmap.path != "-";
   if (heatmap_file) files.emplace_back(req.heatmap.path, heatmap.file);
   if (!req.weights_out.empty() && req.weights_out != "-")
     files.emplace_back(req.weights_out, weights_text);
   if (!req.hidden_out.empty()) files.emplace_back(req.hidden_out, hidden_text);
-  write_files_atomic(files);
+  write_files_atomic(files, stream.get());
   if (heatmap_file && !heatmap.warning.empty() && !req.quiet) console.warn(heatmap.warning);
   if (!output_file && !figure_only) console.out(text);
   if (req.weights_out == "-") console.out(weights_text);

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,11 @@ struct ForwardRequest {
   // residuals and activations are float64 either way).
   DType dtype = DType::kF64;
   ProgressFn progress;  // (layers done, layers), when set
+  // model_attention only: called on the calling thread after each layer,
+  // in order, with its index, the number of layers and its weights
+  // ([1][heads][q][k], the stack's slice), for a caller that writes the
+  // stack while it grows.
+  std::function<void(int64_t layer, int64_t layers, const Tensor<double>& weights)> on_layer;
 };
 Tensor<double> attention_input(const ForwardRequest& request);
 

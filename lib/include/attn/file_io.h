@@ -108,6 +108,40 @@ void write_file_atomic(const std::string& path, std::string_view content);
 // way but for a file system that fails a rename it allowed a moment before.
 void write_files_atomic(const std::vector<std::pair<std::string, std::string_view>>& files);
 
+// A regular file written while its content is still being made (a model's
+// stack of weights, layer by layer): the parts given to append() go, in
+// order, to a temporary file beside the target, written on a thread of its
+// own with their writeback to the disk started as they go; write_files_atomic
+// then finishes it and renames it over its target together with the other
+// files, all or none. A StreamedFile never committed takes its temporary
+// file with it. For paths where can_stream() is true: a regular file, or
+// none yet (through symbolic links as write_file_atomic).
+class StreamedFile {
+ public:
+  explicit StreamedFile(const std::string& path);
+  ~StreamedFile();
+  StreamedFile(const StreamedFile&) = delete;
+  StreamedFile& operator=(const StreamedFile&) = delete;
+
+  void append(std::string part);
+  // Waits for every part, flushes the file (fsync) and closes it; throws
+  // the first error of a write (a full disk) as write_file_atomic would.
+  void finish();
+
+ private:
+  friend void write_files_atomic(const std::vector<std::pair<std::string, std::string_view>>&,
+                                 StreamedFile*);
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+bool can_stream(const std::string& path);
+
+// write_files_atomic, with `streamed` (when not null) finished and renamed
+// over its target with the others.
+void write_files_atomic(const std::vector<std::pair<std::string, std::string_view>>& files,
+                        StreamedFile* streamed);
+
 // True when both paths name the same existing file.
 bool same_file(const std::string& a, const std::string& b);
 

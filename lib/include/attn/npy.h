@@ -40,6 +40,11 @@ BinaryArray view_npy(FileBytes bytes, const std::string& name, int max_rank);
 // The bytes of a .npy file (version 1.0, C order) holding t as '<f8'
 // (DType::kF64) or '<f4' (kF32), readable by numpy.load.
 std::string format_npy(const Tensor<double>& t, DType dtype);
+// format_npy in parts, for a file written while its cells are made: the
+// header of an array of `shape`, then the cells of tensors appended in
+// order (as format_npy writes them) until `shape` is full.
+std::string format_npy_header(const Shape& shape, DType dtype);
+void append_npy_cells(std::string& out, const Tensor<double>& t, DType dtype);
 
 // A .npy file of booleans ('|b1'; cells non-zero are True) of `shape`.
 std::string format_npy_bool(const uint8_t* cells, const Shape& shape);

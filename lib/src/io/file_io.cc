@@ -11,8 +11,11 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <system_error>
@@ -413,26 +416,32 @@ struct Staged {
   std::string target;  // what the rename replaces
 };
 
-Staged stage(const std::string& path, const Destination& d, std::string_view content) {
+// A temporary file beside d's target, for `path`.
+Staged open_staged(const std::string& path, const Destination& d) {
   Staged s;
   s.path = path;
   s.target = d.path;
   s.tmp = std::make_unique<detail::TempFile>(directory_of(d.path));
-  detail::TempFile& tmp = *s.tmp;
-  if (tmp.fd() < 0) {
+  if (s.tmp->fd() < 0) {
     if (d.via_link) {
       throw_file(path, "cannot create a temporary file next to the link's target " + d.path + ": " +
-                           std::strerror(tmp.error()));
+                           std::strerror(s.tmp->error()));
     }
-    os_error(path, "cannot create a temporary file next to it", tmp.error());
+    os_error(path, "cannot create a temporary file next to it", s.tmp->error());
   }
-  write_fd(tmp.fd(), content, path);
-  if (::fsync(tmp.fd()) != 0 && errno != EINVAL) os_error(path, "cannot write", errno);
+  return s;
+}
+
+// The staged content flushed to the disk, given the target's permissions
+// and closed: ready to be renamed.
+void seal(Staged& s) {
+  detail::TempFile& tmp = *s.tmp;
+  if (::fsync(tmp.fd()) != 0 && errno != EINVAL) os_error(s.path, "cannot write", errno);
   // Keep the permissions of a file being replaced; new files get 0644
   // (less the umask) instead of mkstemp's 0600.
   struct stat st {};
   mode_t mode = 0644;
-  if (::stat(d.path.c_str(), &st) == 0) {
+  if (::stat(s.target.c_str(), &st) == 0) {
     mode = st.st_mode & 07777;
   } else {
     const mode_t mask = ::umask(0);
@@ -440,7 +449,13 @@ Staged stage(const std::string& path, const Destination& d, std::string_view con
     mode &= ~mask;
   }
   ::fchmod(tmp.fd(), mode);
-  if (const int err = tmp.close(); err != 0) os_error(path, "cannot write", err);
+  if (const int err = tmp.close(); err != 0) os_error(s.path, "cannot write", err);
+}
+
+Staged stage(const std::string& path, const Destination& d, std::string_view content) {
+  Staged s = open_staged(path, d);
+  write_fd(s.tmp->fd(), content, path);
+  seal(s);
   return s;
 }
 
@@ -454,7 +469,104 @@ void write_file_atomic(const std::string& path, std::string_view content) {
   write_files_atomic({{path, content}});
 }
 
+// The writer of a StreamedFile: its staged file, and a thread writing the
+// parts queued for it.
+struct StreamedFile::State {
+  Staged staged;
+  std::thread writer;
+  std::mutex m;
+  std::condition_variable wake;
+  std::deque<std::string> parts;
+  bool closing = false;
+  bool sealed = false;
+  std::exception_ptr error;  // the writer's first, thrown by finish()
+
+  void write_parts() {
+    off_t at = 0;
+    for (;;) {
+      std::string part;
+      {
+        std::unique_lock<std::mutex> lock(m);
+        wake.wait(lock, [&] { return closing || !parts.empty(); });
+        if (parts.empty()) return;
+        part = std::move(parts.front());
+        parts.pop_front();
+      }
+      if (error) continue;  // drain: nothing more is written after a failure
+      try {
+        write_fd(staged.tmp->fd(), part, staged.path);
+#if defined(__linux__)
+        // Start the writeback now, so that the final fsync finds little left.
+        ::sync_file_range(staged.tmp->fd(), at, static_cast<off_t>(part.size()),
+                          SYNC_FILE_RANGE_WRITE);
+#endif
+        at += static_cast<off_t>(part.size());
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+  }
+
+  void stop() {
+    {
+      const std::lock_guard<std::mutex> lock(m);
+      closing = true;
+    }
+    wake.notify_one();
+    if (writer.joinable()) writer.join();
+  }
+};
+
+bool can_stream(const std::string& path) {
+  if (path.empty() || path == "-") return false;
+  try {
+    return destination(path).kind == Destination::kReplace;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+StreamedFile::StreamedFile(const std::string& path) : state_(std::make_unique<State>()) {
+  state_->staged = open_staged(path, destination(path));
+  try {
+    state_->writer = std::thread([s = state_.get()] { s->write_parts(); });
+  } catch (const std::system_error&) {
+    // No thread: append() writes on the caller's.
+  }
+}
+
+StreamedFile::~StreamedFile() {
+  if (state_) state_->stop();  // the temporary file goes with it unless committed
+}
+
+void StreamedFile::append(std::string part) {
+  State& s = *state_;
+  if (!s.writer.joinable()) {
+    write_fd(s.staged.tmp->fd(), part, s.staged.path);
+    return;
+  }
+  {
+    const std::lock_guard<std::mutex> lock(s.m);
+    s.parts.push_back(std::move(part));
+  }
+  s.wake.notify_one();
+}
+
+void StreamedFile::finish() {
+  State& s = *state_;
+  if (s.sealed) return;
+  s.stop();
+  if (s.error) std::rethrow_exception(s.error);
+  seal(s.staged);
+  s.sealed = true;
+}
+
 void write_files_atomic(const std::vector<std::pair<std::string, std::string_view>>& files) {
+  write_files_atomic(files, nullptr);
+}
+
+void write_files_atomic(const std::vector<std::pair<std::string, std::string_view>>& files,
+                        StreamedFile* streamed) {
   // 1. Every regular file's content into its temporary file; 2. devices,
   // pipes and descriptors, which cannot be staged; 3. the renames. A
   // failure before 3 leaves every target as it was (the temporary files go
@@ -475,8 +587,10 @@ void write_files_atomic(const std::vector<std::pair<std::string, std::string_vie
     if (d.kind == Destination::kDescriptor) write_fd(d.fd, content, path);
     if (d.kind == Destination::kDirect) write_direct(path, d.path, content);
   }
-  if (!staged.empty()) debug_pause_before_rename();
+  if (streamed) streamed->finish();
+  if (!staged.empty() || streamed) debug_pause_before_rename();
   for (Staged& s : staged) commit(s);
+  if (streamed) commit(streamed->state_->staged);
 }
 
 bool is_special_file(const std::string& path) {

@@ -448,12 +448,14 @@ std::vector<uint32_t> code_points(const std::string& s) {
 
 }  // namespace
 
-std::string format_npy(const Tensor<double>& t, DType dtype) {
+std::string format_npy_header(const Shape& shape, DType dtype) {
+  return npy_header(dtype == DType::kF32 ? "<f4" : "<f8", shape);
+}
+
+void append_npy_cells(std::string& out, const Tensor<double>& t, DType dtype) {
   const bool f32 = dtype == DType::kF32;
   const size_t item = f32 ? 4 : 8;
-  std::string out = npy_header(f32 ? "<f4" : "<f8", t.shape());
   out.reserve(out.size() + item * static_cast<size_t>(t.size()));
-  advise_huge_pages(out.data(), out.capacity());
   // Appended a block at a time: resizing first would write every byte
   // twice (a model's stack of weights is tens of MB).
   char block[8192];
@@ -475,6 +477,13 @@ std::string format_npy(const Tensor<double>& t, DType dtype) {
     }
     out.append(block, static_cast<size_t>(p - block));
   }
+}
+
+std::string format_npy(const Tensor<double>& t, DType dtype) {
+  std::string out = format_npy_header(t.shape(), dtype);
+  out.reserve(out.size() + (dtype == DType::kF32 ? 4 : 8) * static_cast<size_t>(t.size()));
+  advise_huge_pages(out.data(), out.capacity());
+  append_npy_cells(out, t, dtype);
   return out;
 }
 

@@ -253,7 +253,7 @@ bool pack_vectors(const LinearWeight& w, int64_t o0, int64_t groups, int64_t k0,
         // weights come from DRAM, read once per forward pass).
         if ((k * size) % 64 == 0) {
           ATTN_LINEAR_UNROLL for (int i = 0; i < kFW; ++i) {
-            __builtin_prefetch(src + (i * w.cols + k) * size + 128, 0, 3);
+            __builtin_prefetch(src + (i * w.cols + k) * size + 384, 0, 3);
           }
         }
         ATTN_LINEAR_UNROLL for (int i = 0; i < kFW; ++i) {

@@ -689,6 +689,7 @@ ModelAttention model_attention(const ForwardRequest& req) {
                      " heads of " + std::to_string(q) + " x " + std::to_string(q));
     }
     std::copy(w.data(), w.data() + w.size(), out.weights.data() + n * w.size());
+    if (req.on_layer) req.on_layer(n, layers, w);
   }
   if (req.progress) req.progress(layers, layers);
   put_hidden(layers, f.final_norm(h));
