@@ -23,7 +23,11 @@ Then, in alternating rounds, times:
   which), whose threads are not torch.set_num_threads's: T threads run as
   torch T / OpenBLAS 1 and as torch 1 / OpenBLAS T, each in its own
   process, and the faster is the peer.
-- attn in float64 (the default), for the record.
+- attn in float64 (the default), for the record;
+- with build/forward_time beside the attn program: attn's forward alone,
+  timed the way PyTorch's is (model_attention called again and again in
+  one warm process; each call still maps the checkpoint and widens its
+  bf16 weights, where PyTorch starts from float32 weights in memory).
 
 The stacks of the two are compared (max |difference| of the weights).
 """
@@ -230,6 +234,14 @@ def main():
     torch_configs = {f"PyTorch forward, torch {args.threads} / OpenBLAS 1": (args.threads, 1),
                      f"PyTorch forward, torch 1 / OpenBLAS {args.threads}": (1, args.threads)}
     rows = {"attn f32": [], "attn f64": []}
+    forward_time = os.path.join(os.path.dirname(os.path.abspath(args.attn)), "forward_time")
+    if os.path.exists(forward_time):
+        r = subprocess.run([forward_time, d, ",".join(map(str, ids)), "--dtype", "f32",
+                            "--threads", str(args.threads), "--rounds", str(args.rounds)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(r.stderr)
+        rows["attn f32 forward alone"] = [float(x) for x in r.stdout.split()]
     rss = {"attn f32": 0, "attn f64": 0}
     about = ""
     loads = {}
@@ -269,6 +281,9 @@ def main():
               f"load + forward {load + np.median(rows[name]):.3f} s")
     best = min(np.median(rows[n]) for n in torch_configs)
     print(f"attn f32 (whole run) / PyTorch's faster forward: {np.median(rows['attn f32']) / best:.2f}")
+    if "attn f32 forward alone" in rows:
+        alone = np.median(rows["attn f32 forward alone"])
+        print(f"attn f32 forward alone / PyTorch's faster forward: {alone / best:.2f}")
     print(f"max |attn f32 - PyTorch f32| weights {diff:.2e}; attn f64 - PyTorch f32 {diff64:.2e}")
 
 
