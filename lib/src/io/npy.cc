@@ -8,7 +8,6 @@
 #include "attn/error.h"
 #include "attn/json.h"
 #include "attn/json_tensor.h"
-#include "base/big_buffer.h"
 #include "base/number_text.h"
 #include "base/utf8.h"
 #include "io/cells.h"
@@ -482,7 +481,6 @@ void append_npy_cells(std::string& out, const Tensor<double>& t, DType dtype) {
 std::string format_npy(const Tensor<double>& t, DType dtype) {
   std::string out = format_npy_header(t.shape(), dtype);
   out.reserve(out.size() + (dtype == DType::kF32 ? 4 : 8) * static_cast<size_t>(t.size()));
-  advise_huge_pages(out.data(), out.capacity());
   append_npy_cells(out, t, dtype);
   return out;
 }

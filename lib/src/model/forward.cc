@@ -13,7 +13,6 @@
 #include "attn/error.h"
 #include "attn/problem.h"
 #include "attn/progress.h"
-#include "base/big_buffer.h"
 #include "base/number_text.h"
 #include "kernel/linear_kernel.h"
 #include "kernel/parallel.h"
@@ -661,12 +660,11 @@ ModelAttention model_attention(const ForwardRequest& req) {
   Matrix h = f.embeddings();
   const int64_t d = h.cols();
   // Both stacks are written whole below: no zeros first (67 MB of them for
-  // Qwen2.5-0.5B over 128 tokens), and in huge pages where the system
-  // allows (base/big_buffer.h).
+  // Qwen2.5-0.5B over 128 tokens). Huge pages (base/big_buffer.h) were
+  // tried for them and made the run slower: the kernel zeroed five times as
+  // long, on the main thread.
   auto stack = [](Shape shape) {
-    Values<double> v;
-    reserve_big(v, static_cast<size_t>(shape_size(shape)));
-    v.resize(v.capacity());
+    Values<double> v(static_cast<size_t>(shape_size(shape)));
     return Tensor<double>(std::move(shape), std::move(v));
   };
   out.hidden = stack(Shape{layers + 1, 1, q, d});
