@@ -18,6 +18,7 @@
 #include "attn/document.h"
 #include "attn/error.h"
 #include "attn/problem.h"
+#include "isa_util.h"
 #include "kernel/instruction_set.h"
 #include "shell_util.h"
 #include "test_util.h"
@@ -27,22 +28,9 @@ namespace {
 
 using kernel::Isa;
 
-std::vector<Isa> runnable() {
-  std::vector<Isa> isas;
-  for (Isa isa : kernel::built_isas()) {
-    if (kernel::cpu_supports(isa)) isas.push_back(isa);
-  }
-  return isas;
-}
+using test::UseIsa;
 
-// Runs the kernels of one instruction set while in scope.
-class UseIsa {
- public:
-  explicit UseIsa(Isa isa) { kernel::force_isa(isa); }
-  ~UseIsa() { kernel::force_isa(std::nullopt); }
-  UseIsa(const UseIsa&) = delete;
-  UseIsa& operator=(const UseIsa&) = delete;
-};
+std::vector<Isa> runnable() { return test::runnable_isas(); }
 
 // The largest |got - want| / max(1, |want|); infinite where NaNs differ.
 double worst_difference(const Tensor<double>& got, const Tensor<double>& want) {

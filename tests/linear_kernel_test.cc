@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "attn/binary_array.h"
+#include "isa_util.h"
 #include "kernel/instruction_set.h"
 #include "kernel/kernels.h"
 #include "kernel/linear_kernel.h"
@@ -27,21 +28,9 @@ namespace {
 using kernel::Isa;
 using kernel::LinearWeight;
 
-std::vector<Isa> runnable() {
-  std::vector<Isa> isas;
-  for (Isa isa : kernel::built_isas()) {
-    if (kernel::cpu_supports(isa)) isas.push_back(isa);
-  }
-  return isas;
-}
+using test::UseIsa;
 
-class UseIsa {
- public:
-  explicit UseIsa(Isa isa) { kernel::force_isa(isa); }
-  ~UseIsa() { kernel::force_isa(std::nullopt); }
-  UseIsa(const UseIsa&) = delete;
-  UseIsa& operator=(const UseIsa&) = delete;
-};
+std::vector<Isa> runnable() { return test::runnable_isas(); }
 
 // A weight's cells in a file's bytes, and the floats they hold exactly.
 struct Weight {

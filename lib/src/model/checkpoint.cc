@@ -129,7 +129,10 @@ class LayerReader {
       return;
     }
     const auto name = name_of(pattern);
-    if (!name) need(pattern);  // its error
+    if (!name) {
+      need(pattern);  // throws: no such tensor
+      return;
+    }
     read_ += (read_.empty() ? "" : ", ") + *name;
     in_place_->push_back(detail::InPlaceWeight{param, *name, tensors_.shape(*name)});
   }

@@ -498,10 +498,11 @@ class Forward {
   }
 
   // The engine's attention of layer n on x, with its output projection.
-  // The layer's weights and settings are load_checkpoint_layer's; the
-  // projections are products here (OpenBLAS, in the request's precision)
-  // and the engine gets the heads as 4-D Q, K, V: what it adds (the Q/K
-  // norm, RoPE, scaling, masks, softmax) is the same as from X and W.
+  // The layer's weights and settings are read_layer's, its projection
+  // matrices left where they are mapped; the projections are products here
+  // (model/matmul.h, in the request's precision) and the engine gets the
+  // heads as 4-D Q, K, V: what it adds (the Q/K norm, RoPE, scaling,
+  // masks, softmax) is the same as from X and W.
   Matrix attention(int64_t n, const Matrix& x, Tensor<double>* weights) {
     LayerRequest lr;
     lr.checkpoint = req_.checkpoint;
