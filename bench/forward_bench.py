@@ -10,7 +10,8 @@ checkpoint of random bf16 weights with Qwen2.5-0.5B's shapes and config
 vocab 151936, q/k/v biases, tied embeddings: 988 MB), and a prompt of N
 random token ids (default 128).
 
-Then, in alternating rounds, times:
+Then, in rounds (each round runs every one of them once, so that the
+machine's slow spells fall on all alike), times:
 - attn run --checkpoint DIR --ids ... --layer all --dtype f32 -o stack.npy
   (the whole program: reading the mapped bf16 weights, the forward pass,
   every layer's weights kept, the stack written), wall time and peak RSS
@@ -234,35 +235,44 @@ def main():
     torch_configs = {f"PyTorch forward, torch {args.threads} / OpenBLAS 1": (args.threads, 1),
                      f"PyTorch forward, torch 1 / OpenBLAS {args.threads}": (1, args.threads)}
     rows = {"attn f32": [], "attn f64": []}
+    for name in torch_configs:
+        rows[name] = []
     forward_time = os.path.join(os.path.dirname(os.path.abspath(args.attn)), "forward_time")
     if os.path.exists(forward_time):
-        r = subprocess.run([forward_time, d, ",".join(map(str, ids)), "--dtype", "f32",
-                            "--threads", str(args.threads), "--rounds", str(args.rounds)],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit(r.stderr)
-        rows["attn f32 forward alone"] = [float(x) for x in r.stdout.split()]
+        rows["attn f32 forward alone"] = []
     rss = {"attn f32": 0, "attn f64": 0}
     about = ""
-    loads = {}
-    for name, (omp, blas) in torch_configs.items():
-        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(blas), OMP_NUM_THREADS=str(omp))
-        r = subprocess.run([sys.executable, __file__, args.attn, "--scratch", args.scratch,
-                            "--tokens", str(args.tokens), "--rounds", str(args.rounds),
-                            "--torch-child", str(omp)], env=env, capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit(r.stderr)
-        lines = r.stdout.split("\n")
-        rows[name] = [float(x) for x in lines if re.fullmatch(r"[0-9.]+", x)]
-        about = [x for x in lines if x.startswith("blas")][0]
-        loads[name] = float([x for x in lines if x.startswith("load")][0].split()[1])
-    print(f"checkpoint {size / 1e6:.0f} MB (bf16), {args.tokens} tokens, {args.threads} threads; "
-          f"PyTorch with {about}")
-    ref = np.load(os.path.join(args.scratch, "torch_stack.npy"))
+    loads = {name: [] for name in torch_configs}
+    # The machine's speed drifts over tens of seconds (a shared VM): every
+    # round runs each peer once, so that a slow spell falls on all of them.
+    # A PyTorch child loads the weights, runs the forward once to warm up,
+    # then times 2 forwards; forward_time likewise warms up and times 2.
     for _ in range(args.rounds):
+        for name, (omp, blas) in torch_configs.items():
+            env = dict(os.environ, OPENBLAS_NUM_THREADS=str(blas), OMP_NUM_THREADS=str(omp))
+            r = subprocess.run([sys.executable, __file__, args.attn, "--scratch", args.scratch,
+                                "--tokens", str(args.tokens), "--rounds", "2",
+                                "--torch-child", str(omp)], env=env, capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit(r.stderr)
+            lines = r.stdout.split("\n")
+            rows[name] += [float(x) for x in lines if re.fullmatch(r"[0-9.]+", x)]
+            about = [x for x in lines if x.startswith("blas")][0]
+            loads[name].append(float([x for x in lines if x.startswith("load")][0].split()[1]))
         wall, m = run_attn(args.attn, d, ids, "f32", args.threads, out)
         rows["attn f32"].append(wall)
         rss["attn f32"] = max(rss["attn f32"], m)
+        if "attn f32 forward alone" in rows:
+            r = subprocess.run([forward_time, d, ",".join(map(str, ids)), "--dtype", "f32",
+                                "--threads", str(args.threads), "--rounds", "2"],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit(r.stderr)
+            rows["attn f32 forward alone"] += [float(x) for x in r.stdout.split()]
+    loads = {name: float(np.median(v)) for name, v in loads.items()}
+    print(f"checkpoint {size / 1e6:.0f} MB (bf16), {args.tokens} tokens, {args.threads} threads; "
+          f"PyTorch with {about}")
+    ref = np.load(os.path.join(args.scratch, "torch_stack.npy"))
     got = np.load(out)
     diff = float(np.abs(got - ref).max())
     wall, m = run_attn(args.attn, d, ids, "f64", args.threads, out)

@@ -20,8 +20,9 @@
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: forward_time CHECKPOINT IDS [--dtype f32|f64] [--threads T] "
-                         "[--rounds R]\n");
+    std::fprintf(stderr,
+                 "usage: forward_time CHECKPOINT IDS [--dtype f32|f64] [--threads T] "
+                 "[--rounds R]\n");
     return 2;
   }
   attn::ForwardRequest req;
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   std::stringstream ids(argv[2]);
   for (std::string id; std::getline(ids, id, ',');) req.ids.push_back(std::stoll(id));
   req.dtype = attn::DType::kF32;
+  req.keep_hidden = false;  // PyTorch's timed forward returns the stack of weights only
   int rounds = 5;
   for (int i = 3; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--dtype")) {

@@ -568,7 +568,9 @@ int run_command(const RunRequest& req, Console& console) {
   if (!req.hidden_out.empty()) {
     // The whole model's hidden states, whichever layer the run shows.
     const detail::CheckpointTokens t = detail::checkpoint_tokens(req);
-    hidden_text = format_npy(model_attention(detail::forward_request(req, t)).hidden, req.dtype);
+    ForwardRequest fr = detail::forward_request(req, t);
+    fr.keep_weights = false;  // the layer's weights come from the run itself
+    hidden_text = format_npy(model_attention(fr).hidden, req.dtype);
     files.emplace_back(req.hidden_out, hidden_text);
   }
   write_files_atomic(files);

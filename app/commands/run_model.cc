@@ -105,6 +105,10 @@ int run_all_layers(const RunRequest& req, Console& console) {
       stream->append(std::move(part));
     };
   }
+  // The stack in memory only for what is rendered from it, the hidden
+  // states only for --hidden-out.
+  fr.keep_weights = !stream || req.heatmap.wanted() || !req.weights_out.empty();
+  fr.keep_hidden = !req.hidden_out.empty();
   const ModelAttention m = model_attention(fr);
   const std::string text = figure_only || stream ? ""
                            : npy                 ? format_npy(m.weights, req.dtype)

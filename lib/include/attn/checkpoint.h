@@ -70,6 +70,11 @@ struct ForwardRequest {
   // ([1][heads][q][k], the stack's slice), for a caller that writes the
   // stack while it grows.
   std::function<void(int64_t layer, int64_t layers, const Tensor<double>& weights)> on_layer;
+  // model_attention only: whether its result holds the stack of weights
+  // and the hidden states. A caller that needs neither (on_layer sees the
+  // weights) spares their memory: 67 MB for a Qwen2.5-0.5B over 128 tokens.
+  bool keep_weights = true;
+  bool keep_hidden = true;
 };
 Tensor<double> attention_input(const ForwardRequest& request);
 

@@ -668,10 +668,11 @@ ModelAttention model_attention(const ForwardRequest& req) {
     Values<double> v(static_cast<size_t>(shape_size(shape)));
     return Tensor<double>(std::move(shape), std::move(v));
   };
-  out.hidden = stack(Shape{layers + 1, 1, q, d});
+  if (req.keep_hidden) out.hidden = stack(Shape{layers + 1, 1, q, d});
   auto put_hidden = [&](int64_t at, const Matrix& m) {
-    Eigen::Map<Matrix>(out.hidden.data() + at * q * d, q, d) = m;
+    if (req.keep_hidden) Eigen::Map<Matrix>(out.hidden.data() + at * q * d, q, d) = m;
   };
+  int64_t heads = 0;
   for (int64_t n = 0; n < layers; ++n) {
     if (req.progress) req.progress(n, layers);
     put_hidden(n, h);
@@ -680,18 +681,22 @@ ModelAttention model_attention(const ForwardRequest& req) {
     // The stack is allocated once, by the first layer's heads (every layer
     // of these architectures has as many): growing it layer by layer cost
     // 6% of a Qwen2.5-0.5B run in copies and fresh pages.
-    const int64_t heads = w.rank() >= 3 ? w.dim(w.rank() - 3) : 1;
-    if (n == 0) out.weights = stack(Shape{layers, 1, heads, q, q});
-    if (w.size() != heads * q * q || out.weights.dim(2) != heads) {
-      throw_internal("model_attention: layer " + std::to_string(n) + " has weights of shape " +
-                     shape_string(w.shape()) + ", not " + std::to_string(out.weights.dim(2)) +
-                     " heads of " + std::to_string(q) + " x " + std::to_string(q));
+    if (n == 0) {
+      heads = w.rank() >= 3 ? w.dim(w.rank() - 3) : 1;
+      if (req.keep_weights) out.weights = stack(Shape{layers, 1, heads, q, q});
     }
-    std::copy(w.data(), w.data() + w.size(), out.weights.data() + n * w.size());
+    if (w.size() != heads * q * q) {
+      throw_internal("model_attention: layer " + std::to_string(n) + " has weights of shape " +
+                     shape_string(w.shape()) + ", not " + std::to_string(heads) + " heads of " +
+                     std::to_string(q) + " x " + std::to_string(q));
+    }
+    if (req.keep_weights) {
+      std::copy(w.data(), w.data() + w.size(), out.weights.data() + n * w.size());
+    }
     if (req.on_layer) req.on_layer(n, layers, w);
   }
   if (req.progress) req.progress(layers, layers);
-  put_hidden(layers, f.final_norm(h));
+  if (req.keep_hidden) put_hidden(layers, f.final_norm(h));
   out.model_type = type;
   return out;
 }
