@@ -298,18 +298,6 @@ struct FileBytes::Mapping {
   ~Mapping() {
     unlist_mapping(slot);
     if (!address) return;
-    // Unmapping a large mapping whose pages were read is slow (18 ms for
-    // the 988 MB of a Qwen2.5-0.5B checkpoint, in page-table teardown): it
-    // is left to a thread of its own, beside the writing of the results.
-    // Nothing refers to the range any more; a process that exits first
-    // has the kernel unmap it anyway.
-    if (size >= (size_t{256} << 20)) {
-      try {
-        std::thread([a = address, n = size] { ::munmap(a, n); }).detach();
-        return;
-      } catch (const std::system_error&) {
-      }
-    }
     ::munmap(address, size);
   }
 };
