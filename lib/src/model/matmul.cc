@@ -1,8 +1,7 @@
 #include "model/matmul.h"
 
-#include <algorithm>
 #include <cmath>
-#include <memory>
+#include <utility>
 #include <vector>
 
 #include "attn/error.h"
