@@ -144,30 +144,6 @@ inline Vec<float> cells(const unsigned char* p) {
 #endif
 }
 
-// The exponent bits of each lane of v, kept as the largest seen in `top`
-// (two instructions, no mask register): a cell is not finite when they
-// are all ones, which top then holds in some lane (any_all_ones).
-inline void keep_exponent(Vec<float> v, typename Simd<float>::I& top) {
-  using I = typename Simd<float>::I;
-  I b;
-  std::memcpy(&b, &v, sizeof b);
-  b &= I{} + 0x7f800000u;
-#if defined(ATTN_SIMD_AVX512)
-  top = reinterpret_cast<I>(
-      _mm512_max_epu32(reinterpret_cast<__m512i>(top), reinterpret_cast<__m512i>(b)));
-#else
-  top = reinterpret_cast<I>(
-      _mm256_max_epu32(reinterpret_cast<__m256i>(top), reinterpret_cast<__m256i>(b)));
-#endif
-}
-
-inline bool any_all_ones(typename Simd<float>::I top) {
-  for (int i = 0; i < kW<float>; ++i) {
-    if (top[i] == 0x7f800000u) return true;
-  }
-  return false;
-}
-
 // kFW floats stored as T at dst: as they are, or widened to two vectors
 // of doubles (exact).
 template <class T>
@@ -238,7 +214,8 @@ template <class T, ElementType kType>
 bool pack_vectors(const LinearWeight& w, int64_t o0, int64_t groups, int64_t k0, int64_t kv,
                   T* dst) {
   constexpr int size = element_size(kType);
-  typename Simd<float>::I top{};
+  // finite_marks summed (simd_math.h): NaN once a cell is not finite.
+  Vec<float> marks = splat(0.0f);
   if (w.out_major) {
     // Row o of the file holds output o's inputs: kFW rows of kFW cells
     // each, transposed.
@@ -258,7 +235,7 @@ bool pack_vectors(const LinearWeight& w, int64_t o0, int64_t groups, int64_t k0,
         }
         ATTN_LINEAR_UNROLL for (int i = 0; i < kFW; ++i) {
           r[i] = cells<kType>(src + (i * w.cols + k) * size);
-          keep_exponent(r[i], top);
+          marks += finite_marks(r[i]);
         }
         transpose(r);
         ATTN_LINEAR_UNROLL for (int i = 0; i < kFW; ++i) {
@@ -272,12 +249,12 @@ bool pack_vectors(const LinearWeight& w, int64_t o0, int64_t groups, int64_t k0,
       const unsigned char* src = w.data + ((k0 + k) * w.cols + o0) * size;
       for (int64_t g = 0; g < groups; ++g) {
         const Vec<float> v = cells<kType>(src + g * kFW * size);
-        keep_exponent(v, top);
+        marks += finite_marks(v);
         put(dst + k * kPanel<T> + g * kFW, v);
       }
     }
   }
-  return !any_all_ones(top);
+  return no_mark_set(marks);
 }
 #endif
 

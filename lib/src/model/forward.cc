@@ -526,12 +526,7 @@ class Forward {
       for (const detail::InPlaceWeight& w : in_place) {
         if (w.param == name) return tensors_.view(w.tensor);
       }
-      const Tensor<double>& t = *param(name);
-      BinaryArray v;
-      v.type = ElementType::kF64;
-      v.shape = t.shape();
-      v.data = reinterpret_cast<const unsigned char*>(t.data());
-      return v;
+      return detail::view_of(*param(name));
     };
     // A bias the width of the projection's output, or an input error.
     auto add_bias = [&](Matrix& y, const char* b) {

@@ -135,13 +135,12 @@ MatrixR multiply(const MatrixR& x, const BinaryArray& w, bool transposed, DType 
   return std::move(multiply(x, {{&w, transposed, name}}, dtype, threads)[0]);
 }
 
-MatrixR multiply(const MatrixR& x, const Tensor<double>& w, bool transposed, DType dtype,
-                 int threads, const std::string& name) {
+BinaryArray view_of(const Tensor<double>& t) {
   BinaryArray view;
   view.type = ElementType::kF64;
-  view.shape = w.shape();
-  view.data = reinterpret_cast<const unsigned char*>(w.data());
-  return multiply(x, view, transposed, dtype, threads, name);
+  view.shape = t.shape();
+  view.data = reinterpret_cast<const unsigned char*>(t.data());
+  return view;
 }
 
 }  // namespace attn::detail

@@ -19,8 +19,8 @@
 namespace attn::detail {
 
 // x [n][in] times the weight in `w` (a view of the file's cells, or of
-// doubles): [out][in] with `transposed` (x · Wᵀ), else [in][out]. Every
-// weight is checked finite (an input error naming `name`).
+// doubles: view_of): [out][in] with `transposed` (x · Wᵀ), else
+// [in][out]. Every weight is checked finite (an input error naming `name`).
 MatrixR multiply(const MatrixR& x, const BinaryArray& w, bool transposed, DType dtype, int threads,
                  const std::string& name);
 
@@ -45,8 +45,8 @@ std::vector<MatrixR> multiply(const MatrixR& x, const std::vector<NamedWeight>& 
 MatrixR gated_mlp_f32(const MatrixR& x, const NamedWeight& gate, const NamedWeight& up,
                       const NamedWeight& down, kernel::GateKind kind, int threads);
 
-// The same for a weight already read as doubles.
-MatrixR multiply(const MatrixR& x, const Tensor<double>& w, bool transposed, DType dtype,
-                 int threads, const std::string& name);
+// A weight already read as doubles, as the view the products take (it
+// points into t, which must outlive it).
+BinaryArray view_of(const Tensor<double>& t);
 
 }  // namespace attn::detail
