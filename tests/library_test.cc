@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -65,6 +66,61 @@ TEST(Library, FirstProgramBuildsAgainstAnInstall) {
   for (const auto& w : j["weights"][0]) row += w.get<double>();
   EXPECT_NEAR(row, 1.0, 1e-12);
   EXPECT_EQ(test::read_text(project + "/weights.png").substr(0, 4), "\x89PNG");
+}
+
+// What `find_package(attn)` looks for is exactly what attn::engine links:
+// a find_dependency left behind when a library leaves the build (OpenBLAS
+// did) fails on every machine that no longer has it, and one missing fails
+// the link. The packages are read from the installed files themselves.
+TEST(Library, InstalledConfigFindsExactlyWhatTheLibraryLinks) {
+  const std::string prefix = test::temp_dir() + "/prefix_config";
+  const test::Shell install =
+      sh(quote(ATTN_CMAKE) + " --install " + quote(ATTN_BUILD_DIR) + " --prefix " + quote(prefix));
+  ASSERT_EQ(install.code, 0) << install.out << install.err;
+  const std::string dir = prefix + "/lib/cmake/attn/";
+  // find_dependency(Name ...) in attnConfig.cmake, comments left out.
+  std::set<std::string> found;
+  const std::string config = test::read_text(dir + "attnConfig.cmake");
+  const std::regex find_dep(R"(^\s*find_dependency\(\s*([A-Za-z0-9_]+))",
+                            std::regex::ECMAScript | std::regex::multiline);
+  for (std::sregex_iterator it(config.begin(), config.end(), find_dep), end;
+       it != end; ++it) {
+    found.insert((*it)[1]);
+  }
+  // The namespaces of the targets in INTERFACE_LINK_LIBRARIES of the
+  // exported target (Eigen3::Eigen, $<LINK_ONLY:Freetype::Freetype>, ...).
+  std::set<std::string> linked;
+  const std::string targets = test::read_text(dir + "attnTargets.cmake");
+  const size_t at = targets.find("INTERFACE_LINK_LIBRARIES");
+  ASSERT_NE(at, std::string::npos) << targets;
+  const std::string line = targets.substr(at, targets.find('\n', at) - at);
+  const std::regex target(R"(([A-Za-z0-9_]+)::[A-Za-z0-9_]+)");
+  for (std::sregex_iterator it(line.begin(), line.end(), target), end; it != end; ++it) {
+    linked.insert((*it)[1]);
+  }
+  EXPECT_EQ(found, linked) << "attnConfig.cmake:\n" << config << "\nlink interface: " << line;
+  EXPECT_EQ(linked, (std::set<std::string>{"Eigen3", "Freetype", "nlohmann_json"})) << line;
+}
+
+// Every package the build asks for by name (cmake/dependencies.cmake's
+// attn_missing lines) is one scripts/dev.sh installs: a build that needs
+// something the README's commands do not install works only on machines
+// that happen to have it.
+TEST(Library, TheSetUpScriptInstallsEveryPackageTheBuildNeeds) {
+  const std::string deps = test::read_text(test::source_path("cmake/dependencies.cmake"));
+  const std::string dev = test::read_text(test::source_path("scripts/dev.sh"));
+  const size_t from = dev.find("build_pkgs=(");
+  ASSERT_NE(from, std::string::npos);
+  const std::string build_pkgs = dev.substr(from, dev.find(')', from) - from) + " ";
+  const std::regex missing(R"re(attn_missing\("[^"]*"\s+"([^"]+)"\))re");
+  int named = 0;
+  for (std::sregex_iterator it(deps.begin(), deps.end(), missing), end; it != end; ++it) {
+    const std::string package = (*it)[1];
+    ++named;
+    EXPECT_TRUE(std::regex_search(build_pkgs, std::regex("[ (\n]" + package + "[ \n]")))
+        << package << " is needed by the build but not installed by scripts/dev.sh";
+  }
+  EXPECT_GE(named, 6);
 }
 
 // The installed headers are exactly those docs/library.md lists: a header
