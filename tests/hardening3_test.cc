@@ -238,11 +238,16 @@ TEST(Hardening3Cli, ConfigValuesAreCheckedWhereTheyAreRead) {
   const auto r = run_attn({"run", "--checkpoint", m, "--layer", "0", "--x", m + "/x_layer0.npy"});
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.err, "attn: error: " + m +
-                       ": W_q has shape [32][32] but hidden_size from the config is 64 columns\n");
+                       "/model.safetensors:model.layers.0.self_attn.q_proj.weight: has shape "
+                       "[32][32] but the config gives [32][64] for the query projection (llama: " +
+                       m + "/config.json)\n");
   const std::string b = model_copy("tiny-bert", "bert_hidden", {{"hidden_size", 64}});
   const auto rb = run_attn({"run", "--checkpoint", b, "--layer", "0", "--x", b + "/x_layer0.npy"});
   EXPECT_EQ(rb.code, 3) << rb.err;
-  EXPECT_NE(rb.err.find("but hidden_size from the config is 64"), std::string::npos) << rb.err;
+  EXPECT_NE(rb.err.find("encoder.layer.0.attention.self.query.weight: has shape [32][32] but the "
+                        "config gives [64][64] for the query projection (bert: "),
+            std::string::npos)
+      << rb.err;
 }
 
 // ---- 10 and 13. checkpoints that are devices, FIFOs, links elsewhere ----

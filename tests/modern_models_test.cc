@@ -131,8 +131,8 @@ TEST(ModernModelCli, RefusesWhatItDoesNotCompute) {
   };
   const std::vector<Case> cases = {
       {"llama-with-qk-norm", with(qwen, {{"model_type", "llama"}}), qwen_weights,
-       "holds model.layers.0.self_attn.q_norm.weight, a Q/K norm, which llama attention does "
-       "not have (qwen3 and gemma3_text do); is the architecture right?"},
+       "holds model.layers.0.self_attn.k_norm.weight, a key norm, which llama layers do not "
+       "have (qwen3, qwen3_moe, gemma3_text, olmo2, cohere do); is the architecture right?"},
       {"ntk", with(qwen, {{"rope_scaling", {{"rope_type", "ntk"}, {"factor", 2}}}}), qwen_weights,
        "rope_scaling type \"ntk\" is not one attn computes (linear, dynamic, llama3, yarn, "
        "longrope, default)"},
@@ -330,9 +330,9 @@ TEST(TraceFromIds, StartsFromTheTokenIds) {
   size_t at = 0;
   for (const char* step :
        {"1. Token ids  [4][1]", "the text through ", "2. Embeddings  [4][32]",
-        "E[id], the rows of embed_tokens.weight", "3. Hidden states entering layer 1  [4][32]",
-        "H = layer_0(H⁰)", "4. Layer 1's input norm", "RMSNorm: h / √(mean(h²) + ε) · w, ε = 1e-06",
-        "5. Input X  [4][32]", "6. Projection Q"}) {
+        "E[id], the rows of model.embed_tokens.weight",
+        "3. Hidden states entering layer 1  [4][32]", "H = layer_0(H⁰)", "4. Layer 1's input norm",
+        "RMSNorm: h / √(mean(h²) + ε) · w, ε = 1e-06", "5. Input X  [4][32]", "6. Projection Q"}) {
     const size_t next = r.out.find(step, at);
     ASSERT_NE(next, std::string::npos) << step << "\n" << r.out.substr(0, 3000);
     at = next;

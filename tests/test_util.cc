@@ -1,5 +1,6 @@
 #include "test_util.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 
 #include "attn/error.h"
 #include "attn/npy.h"
+#include "attn/safetensors.h"
 
 namespace attn::test {
 
@@ -172,6 +174,46 @@ double max_diff(const Tensor<double>& a, const Tensor<double>& b) {
 }
 
 std::string model(const std::string& rel) { return source_path("data/models/" + rel); }
+
+std::string safetensors_bytes(const std::vector<Piece>& pieces, const std::string& meta) {
+  std::string header = "{" + meta, data;
+  for (const Piece& p : pieces) {
+    if (header.size() > 1) header += ",";
+    header += "\"" + p.name + "\":{\"dtype\":\"" + p.dtype + "\",\"shape\":[";
+    for (size_t i = 0; i < p.shape.size(); ++i)
+      header += (i ? "," : "") + std::to_string(p.shape[i]);
+    header += "],\"data_offsets\":[" + std::to_string(data.size()) + "," +
+              std::to_string(data.size() + p.bytes.size()) + "]}";
+    data += p.bytes;
+  }
+  header += "}";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    out[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return out + header + data;
+}
+
+std::string changed_checkpoint(const std::string& from, const std::string& name,
+                               const std::function<void(std::vector<Piece>&)>& change,
+                               const std::string& config) {
+  const SafetensorsFile f = SafetensorsFile::open(from + "/model.safetensors");
+  std::vector<Piece> pieces;
+  for (const SafetensorsEntry& e : f.tensors()) {
+    const BinaryArray v = f.view(e);
+    pieces.push_back(
+        {e.name, e.dtype, e.shape,
+         std::string(reinterpret_cast<const char*>(v.data), static_cast<size_t>(e.end - e.begin))});
+  }
+  change(pieces);
+  const std::string dir = temp_dir() + "/" + name;
+  ::mkdir(dir.c_str(), 0755);
+  std::ofstream(dir + "/model.safetensors", std::ios::binary | std::ios::trunc)
+      << safetensors_bytes(pieces);
+  std::ofstream(dir + "/config.json", std::ios::trunc)
+      << (config.empty() ? read_text(from + "/config.json") : config);
+  return dir;
+}
 
 Tensor<double> load_npy(const std::string& path, int max_rank) {
   return view_npy(FileBytes::from_string(read_text(path)), path, max_rank)

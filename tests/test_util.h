@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,22 @@ double max_diff(const Tensor<double>& a, const Tensor<double>& b);
 
 // A path under data/models/ of the source tree ("tiny-llama/config.json").
 std::string model(const std::string& rel);
+
+// A safetensors file in memory from (name, dtype, shape, bytes) entries.
+struct Piece {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  std::string bytes;
+};
+std::string safetensors_bytes(const std::vector<Piece>& pieces, const std::string& meta = "");
+
+// A copy of the checkpoint directory `from` (its config.json and
+// model.safetensors) as `name` in the test's temporary directory, its
+// tensors changed by `change`, and `config` (when not empty) as its
+// config.json. Returns the new directory.
+std::string changed_checkpoint(const std::string& from, const std::string& name,
+                               const std::function<void(std::vector<Piece>&)>& change,
+                               const std::string& config = "");
 
 // An .npy file's values, of rank up to max_rank (a model's stacks are 5-D).
 Tensor<double> load_npy(const std::string& path, int max_rank = 5);

@@ -228,6 +228,7 @@ ForwardRequest forward_request(const RunRequest& req, const CheckpointTokens& t)
   fr.arch = req.checkpoint.arch;
   fr.layer = req.checkpoint.layer;
   fr.ids = t.ids;
+  fr.ids_from_text = req.checkpoint.text.has_value();
   fr.max_bytes = req.max_input_bytes;
   fr.max_elements = req.max_elements;
   fr.threads = req.threads;
@@ -291,6 +292,25 @@ void apply_checkpoint(const RunRequest& req, InputDocument& doc) {
     doc.X = Input{attention_input(forward_request(req, t)),
                   display_name(c.path) + " layer " + std::to_string(c.layer) + " input"};
     if (!doc.labels) doc.labels = LabelSet{t.labels, t.labels, true, c.text ? "--text" : "--ids"};
+  }
+  if (layer.heads_from_x) {
+    // The layer's own projections make its heads (latent attention, clipped
+    // or LayerNorm-ed Q and K): the attention starts from them.
+    if (!doc.X) {
+      throw_usage("--checkpoint " + c.path + " --layer " + std::to_string(c.layer) +
+                  ": this layer's heads are computed from the hidden states; give --x FILE, "
+                  "--text TEXT or --ids I,J,...");
+    }
+    if (doc.Y || doc.Q) {
+      throw_usage("--checkpoint " + c.path + " --layer " + std::to_string(c.layer) +
+                  " is self-attention of --x: Y, Q, K and V are its own");
+    }
+    LayerHeads heads = checkpoint_layer_heads(lr, doc.X->tensor);
+    doc.Q = std::move(heads.Q);
+    doc.K = std::move(heads.K);
+    doc.V = std::move(heads.V);
+    doc.X.reset();
+    layer.settings.mode = Mode::kQkv;
   }
   doc.params = std::move(layer.params);
   doc.settings.merge(layer.settings);

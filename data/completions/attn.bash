@@ -76,7 +76,7 @@ _attn_values() {
     --color) echo "auto always never" ;;
     --stack) echo "batch layers" ;;
     --summary) echo "entropy first previous self distance" ;;
-    --arch) echo "llama mistral mixtral qwen2 qwen3 gemma gemma2 gemma3_text gpt2 bert roberta" ;;
+    --arch) echo "llama mistral mixtral qwen2 qwen3 qwen2_moe qwen3_moe gemma gemma2 gemma3_text granite smollm3 olmo olmo2 phi3 phi stablelm starcoder2 cohere gpt_neox falcon opt gpt_oss deepseek_v3 gpt2 bert roberta" ;;
     *) return 1 ;;
   esac
 }

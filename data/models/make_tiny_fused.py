@@ -16,7 +16,7 @@ Directories written (data/models/...):
                       gelu_new, final_layernorm, lm_head with bias, partial rotary 0.5.
 * tiny-phi-qkln       the same with qk_layernorm (one LayerNorm over head_dim, shared by
                       the heads) and GQA, 3 layers.
-* tiny-gpt_neox       GPTNeoXForCausalLM: fused query_key_value laid out per head
+* tiny-gpt-neox       GPTNeoXForCausalLM: fused query_key_value laid out per head
                       [head][q|k|v][head_dim], rotary_pct 0.5, parallel residual with two
                       LayerNorms, gelu (erf) MLP, embed_out head.
 * tiny-stablelm       StableLmForCausalLM: sequential residual, per-head q/k LayerNorms
@@ -652,7 +652,7 @@ CONFIGS = {
         "rope_theta": 10000.0, "rope_scaling": None, "qk_layernorm": True,
         "attention_dropout": 0.0, "embd_pdrop": 0.0, "resid_pdrop": 0.0,
         "tie_word_embeddings": False, "use_cache": True}),
-    "tiny-gpt_neox": dict(COMMON, **{
+    "tiny-gpt-neox": dict(COMMON, **{
         "architectures": ["GPTNeoXForCausalLM"], "model_type": "gpt_neox",
         "intermediate_size": 64, "hidden_act": "gelu", "rotary_pct": 0.5,
         "rotary_emb_base": 10000, "max_position_embeddings": 64, "layer_norm_eps": 1e-5,

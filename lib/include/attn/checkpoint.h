@@ -9,9 +9,9 @@
 // file (config.json, when present, is read from its directory). Only the
 // layer's tensors are read: the files are memory-mapped.
 //
-// Architectures (config.json "model_type"): llama, mistral, mixtral, qwen2,
-// gemma, gemma2 (Llama-style names), gpt2, bert and roberta. The config
-// fields each one reads are listed by architecture_fields().
+// Architectures (config.json "model_type"): the rows of attn's
+// architecture table, which architecture_names() lists and
+// architectures() describes.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +39,11 @@ struct CheckpointLayer {
   RunSettings settings;            // heads, kv_heads, rope..., causal, params_layout
   std::string title;               // "llama layer 3 (model/)"
   std::string description;         // which tensors and config fields were read
+  // True when the layer's Q, K and V are not projections the engine
+  // computes from X (latent attention, clipped or LayerNorm-ed heads): then
+  // `params` holds only W_o and b_o, and checkpoint_layer_heads gives Q, K
+  // and V of an X, for a run in mode qkv with these settings.
+  bool heads_from_x = false;
 };
 
 // Reads the layer. Throws attn::Error: kInput for a malformed or
@@ -46,6 +51,16 @@ struct CheckpointLayer {
 // a layer out of range or an architecture attn does not know, kFile when a
 // file cannot be opened.
 CheckpointLayer load_checkpoint_layer(const LayerRequest& request);
+
+// The layer's Q, K and V of x ([tokens][hidden], what enters its
+// attention), each [tokens][heads · head width], projected, clipped and
+// normed as the architecture does, ready for the settings of
+// load_checkpoint_layer (for a layer whose heads_from_x is true; any layer
+// works).
+struct LayerHeads {
+  Input Q, K, V;
+};
+LayerHeads checkpoint_layer_heads(const LayerRequest& request, const Tensor<double>& x);
 
 // The forward pass from token ids up to one layer: the hidden states that
 // enter layer `layer`'s attention (after its norm where the architecture
@@ -57,6 +72,7 @@ struct ForwardRequest {
   std::string checkpoint;
   std::string arch;  // as LayerRequest's
   std::vector<int64_t> ids;
+  bool ids_from_text = false;  // the ids came from a tokenizer (--text), for messages
   int64_t layer = 0;
   int64_t max_bytes = kDefaultMaxInputBytes;
   int64_t max_elements = kDefaultMaxElements;
@@ -75,6 +91,9 @@ struct ForwardRequest {
   // weights) spares their memory: 67 MB for a Qwen2.5-0.5B over 128 tokens.
   bool keep_weights = true;
   bool keep_hidden = true;
+  // model_attention only: whether its result holds the logits of the head
+  // on every position.
+  bool keep_logits = false;
 };
 Tensor<double> attention_input(const ForwardRequest& request);
 
@@ -100,6 +119,7 @@ LayerInput layer_input(const ForwardRequest& request);
 struct ModelAttention {
   Tensor<double> weights;
   Tensor<double> hidden;
+  Tensor<double> logits;  // [1][q][vocab], with keep_logits
   std::string model_type;
 };
 ModelAttention model_attention(const ForwardRequest& request);

@@ -1,20 +1,21 @@
-// Hugging Face checkpoints: finding a layer's tensors in one or more
-// safetensors files and turning the architecture's config.json into
-// attention settings.
+// One attention layer of a checkpoint as a problem for the engine: its
+// projection weights as params (or, where the engine cannot project them,
+// its heads computed from X) and its settings, from the architecture
+// table's reading of config.json; and the config's opening.
 #include "attn/checkpoint.h"
 
 #include <sys/stat.h>
 
 #include <cmath>
-#include <memory>
-#include <optional>
 
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "attn/json.h"
-#include "attn/safetensors.h"
 #include "base/number_text.h"
+#include "model/attention_block.h"
 #include "model/checkpoint_files.h"
+#include "model/forward_internal.h"
+#include "model/model.h"
 
 namespace attn {
 
@@ -25,133 +26,91 @@ using detail::is_directory;
 using detail::is_file;
 using detail::join;
 using detail::parent;
-using detail::Tensors;
+using model::At;
+using model::Matrix;
+using model::ModelConfig;
+using model::Role;
 
-enum class Family { kLlama, kGpt2, kBert };
-
-struct Arch {
-  const char* name;
-  Family family;
-};
-
-constexpr Arch kArchs[] = {
-    {"llama", Family::kLlama},  {"mistral", Family::kLlama},     {"mixtral", Family::kLlama},
-    {"qwen2", Family::kLlama},  {"qwen3", Family::kLlama},       {"gemma", Family::kLlama},
-    {"gemma2", Family::kLlama}, {"gemma3_text", Family::kLlama}, {"gpt2", Family::kGpt2},
-    {"bert", Family::kBert},    {"roberta", Family::kBert},
-};
-
-// Architectures whose attention norms each head of Q and K (q_norm,
-// k_norm) before RoPE; Gemma 3's norm scales by 1 + w.
-bool has_qk_norm(const std::string& a) { return a == "qwen3" || a == "gemma3_text"; }
-
-std::string arch_names() {
-  std::string s;
-  for (const Arch& a : kArchs) s += (s.empty() ? "" : ", ") + std::string(a.name);
-  return s;
-}
-
-// Columns [from, from + n) of a [rows][cols] matrix, or elements of a
-// vector; its origin says so.
-Input columns(const Input& in, int64_t from, int64_t n) {
-  const Tensor<double>& t = in.tensor;
-  Input out{Tensor<double>(), in.place, in.origin};
-  if (out.origin) {
-    out.origin->first_column = from;
-    out.origin->columns = n;
+// Whether the engine computes the layer's Q, K and V from X through W_q,
+// W_k and W_v: plain (or fused) projections, RMS Q/K norms shared by the
+// heads, nothing between.
+bool engine_projects(const ModelConfig& c) {
+  if (c.qkv == model::QkvLayout::kLatent || c.clip > 0) return false;
+  switch (c.qk_norm) {
+    case model::QkNorm::kNone:
+      return true;
+    case model::QkNorm::kPerHead:
+      return c.qk_norm_kind == model::NormKind::kRms || c.qk_norm_kind == model::NormKind::kRmsUnit;
+    default:
+      return false;
   }
-  if (t.rank() == 1) {
-    out.tensor = Tensor<double>(Shape{n}, Values<double>(t.data() + from, t.data() + from + n));
-    return out;
-  }
-  const int64_t rows = t.dim(0), cols = t.dim(1);
-  out.tensor = Tensor<double>(Shape{rows, n});
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < n; ++c) out.tensor[r * n + c] = t[r * cols + from + c];
-  }
-  return out;
 }
 
 class LayerReader {
  public:
-  LayerReader(const LayerRequest& req, const Tensors& tensors, const Config& config, Arch arch,
-              std::vector<detail::InPlaceWeight>* in_place)
-      : req_(req), tensors_(tensors), config_(config), arch_(arch), in_place_(in_place) {}
+  LayerReader(const model::Model& m, int64_t n) : m_(m), c_(m.config()), n_(n) {}
 
   CheckpointLayer read() {
-    out_.arch = arch_.name;
-    switch (arch_.family) {
-      case Family::kLlama:
-        llama();
-        break;
-      case Family::kGpt2:
-        gpt2();
-        break;
-      case Family::kBert:
-        bert();
-        break;
+    out_.arch = c_.model_type;
+    settings();
+    if (engine_projects(c_)) {
+      projections();
+    } else {
+      out_.heads_from_x = true;
     }
-    out_.title = std::string(arch_.name) + " layer " + std::to_string(req_.layer) + " (" +
-                 display_name(req_.checkpoint) + ")";
-    out_.description = "Attention of layer " + std::to_string(req_.layer) + " of " +
-                       tensors_.files() + " (" + arch_.name + "); tensors read: " + read_ +
-                       "; config: " + fields_ + ".";
+    put_weight("W_o", "b_o", {Role::kO, n_});
+    out_.title =
+        c_.model_type + " layer " + std::to_string(n_) + " (" + display_name(m_.name()) + ")";
+    out_.description = "Attention of layer " + std::to_string(n_) + " of " +
+                       m_.weights().tensors().files() + " (" + c_.model_type +
+                       "); tensors read: " + read_ + "; config: " + c_.fields + ".";
+    if (out_.heads_from_x) {
+      out_.description += " Q, K and V are the layer's own projections of X (" + why_heads() +
+                          "), given to the attention as computed.";
+    }
     return std::move(out_);
   }
 
  private:
-  // "model.layers.3.self_attn.q_proj.weight" for "layers.N.self_attn.q_proj.weight".
-  std::optional<std::string> name_of(const std::string& pattern) const {
-    std::string s = pattern;
-    s.replace(s.find('N'), 1, std::to_string(req_.layer));
-    return tensors_.find_suffix(s);
+  std::string why_heads() const {
+    if (c_.qkv == model::QkvLayout::kLatent) return "multi-head latent attention";
+    if (c_.clip > 0) return "clipped to ±" + format_shortest(c_.clip);
+    return "Q/K norms the engine does not compute";
   }
 
-  // The tensor, with its file as its origin.
-  Input need(const std::string& pattern) {
-    const auto name = name_of(pattern);
-    if (!name) {
-      std::string s = pattern;
-      s.replace(s.find('N'), 1, std::to_string(req_.layer));
-      throw_input(display_name(req_.checkpoint), "no tensor named " + s + " (or ending in ." + s +
-                                                     ") for a " + arch_.name +
-                                                     " layer; is the architecture right?");
+  void settings() {
+    const model::LayerPlan& plan = c_.plan[static_cast<size_t>(n_)];
+    RunSettings& s = out_.settings;
+    s.heads = c_.heads;
+    if (c_.kv_heads != c_.heads) s.kv_heads = c_.kv_heads;
+    s.causal = c_.causal;
+    if (c_.positions == model::Positions::kRotary && plan.rope) {
+      s.rope = true;
+      s.rope_theta = plan.rope_theta;
+      s.rope_layout = c_.rope_layout;
+      if (c_.rope_dims != c_.head_dim) s.rope_dims = c_.rope_dims;
+      s.rope_scaling = plan.scaling;
     }
-    read_ += (read_.empty() ? "" : ", ") + *name;
-    return Input{tensors_.read(*name), "", tensors_.origin(*name)};
+    if (plan.sliding) s.window = std::pair<int64_t, int64_t>{c_.window - 1, 0};
+    if (c_.softcap > 0) s.softcap = c_.softcap;
+    if (std::abs(plan.scale * std::sqrt(static_cast<double>(c_.head_dim)) - 1) > 1e-15) {
+      s.scale = Scale{ScaleKind::kValue, plan.scale};
+    }
+    if (m_.has(Role::kSinks)) {
+      const model::Vec v = m_.vector({Role::kSinks, n_});
+      s.sinks = std::vector<double>(v.data(), v.data() + v.size());
+      note(m_.weights().weight_name({Role::kSinks, n_}));
+    }
+    // The weights keep the file's layout; GPT-2's Conv1D is already math's.
+    s.params_layout = c_.conv1d ? ParamsLayout::kMath : ParamsLayout::kTorch;
   }
 
-  // A projection matrix, used whole: read into params, or named in
-  // in_place_ when the caller multiplies it where it lies in the file.
-  void matrix(const char* param, const std::string& pattern) {
-    if (!in_place_) {
-      put(param, need(pattern));
-      return;
-    }
-    const auto name = name_of(pattern);
-    if (!name) {
-      need(pattern);  // throws: no such tensor
-      return;
-    }
-    read_ += (read_.empty() ? "" : ", ") + *name;
-    in_place_->push_back(detail::InPlaceWeight{param, *name, tensors_.shape(*name)});
-  }
+  void note(const std::string& name) { read_ += (read_.empty() ? "" : ", ") + name; }
 
-  // The shape of a parameter read so far, from params or in_place_.
-  std::optional<Shape> shape_of(const std::string& param) const {
-    for (const NamedInput& p : out_.params) {
-      if (p.name == param) return p.input.tensor.shape();
-    }
-    if (in_place_) {
-      for (const detail::InPlaceWeight& w : *in_place_) {
-        if (w.param == param) return w.shape;
-      }
-    }
-    return std::nullopt;
-  }
-
-  void maybe(const std::string& pattern, const char* param) {
-    if (name_of(pattern)) put(param, need(pattern));
+  Input input(const std::string& name) {
+    note(name);
+    const detail::Tensors& t = m_.weights().tensors();
+    return Input{t.read(name), "", t.origin(name)};
   }
 
   void put(const char* param, Input in) {
@@ -159,348 +118,108 @@ class LayerReader {
     out_.params.push_back(NamedInput{param, std::move(in)});
   }
 
-  int64_t field(const char* key, int64_t fallback = 0, bool required = true) {
-    note(key);
-    return required ? config_.count(key) : config_.count(key, fallback);
+  void put_weight(const char* w, const char* b, const At& at) {
+    put(w, input(m_.weights().weight_name(at)));
+    if (const auto bias = m_.weights().bias_name(at)) put(b, input(*bias));
   }
 
-  void note(const char* key) {
-    if (config_.has(key)) fields_ += (fields_.empty() ? "" : ", ") + std::string(key);
-  }
-
-  void check_layer(int64_t layers) {
-    if (req_.layer < 0 || req_.layer >= layers) {
-      throw_usage("--layer " + std::to_string(req_.layer) + ": the model has " +
-                  std::to_string(layers) + " layers (0 to " + std::to_string(layers - 1) + ")");
-    }
-  }
-
-  void llama() {
-    RunSettings& s = out_.settings;
-    const int64_t layers = field("num_hidden_layers");
-    check_layer(layers);
-    const int64_t heads = field("num_attention_heads");
-    const int64_t hidden = field("hidden_size");
-    const int64_t kv = field("num_key_value_heads", heads, false);
-    const int64_t head_dim = field("head_dim", hidden / heads, false);
-    if (heads % kv != 0) {
-      throw_input(config_.place(), "num_attention_heads " + std::to_string(heads) +
-                                       " is not a multiple of num_key_value_heads " +
-                                       std::to_string(kv));
-    }
-    s.heads = heads;
-    if (kv != heads) s.kv_heads = kv;
-    s.rope = true;
-    s.rope_layout = RopeLayout::kHalf;
-    const bool is_sliding = sliding();
-    rope(s, head_dim, is_sliding);
-    s.causal = true;
-    s.params_layout = ParamsLayout::kTorch;
-    const std::string a = arch_.name;
-    if (a == "gemma2" || a == "gemma3_text") {
-      if (config_.has("query_pre_attn_scalar")) {
-        note("query_pre_attn_scalar");
-        s.scale =
-            Scale{ScaleKind::kValue, 1.0 / std::sqrt(config_.positive("query_pre_attn_scalar"))};
-      }
-      if (config_.has("attn_logit_softcapping")) {
-        note("attn_logit_softcapping");
-        s.softcap = config_.positive("attn_logit_softcapping");
-      }
-    }
-    if (is_sliding) {
-      const int64_t w = field("sliding_window");
-      s.window = std::pair<int64_t, int64_t>{w - 1, 0};
-    }
-    qk_norm(s, head_dim);
-    matrix("W_q", "layers.N.self_attn.q_proj.weight");
-    matrix("W_k", "layers.N.self_attn.k_proj.weight");
-    matrix("W_v", "layers.N.self_attn.v_proj.weight");
-    maybe("layers.N.self_attn.q_proj.bias", "b_q");
-    maybe("layers.N.self_attn.k_proj.bias", "b_k");
-    maybe("layers.N.self_attn.v_proj.bias", "b_v");
-    matrix("W_o", "layers.N.self_attn.o_proj.weight");
-    maybe("layers.N.self_attn.o_proj.bias", "b_o");
-    check_width("W_q", heads * head_dim, "num_attention_heads × head_dim");
-    check_width("W_k", kv * head_dim, "num_key_value_heads × head_dim");
-    check_width("W_v", kv * head_dim, "num_key_value_heads × head_dim");
-    check_inputs(hidden, "hidden_size", {"W_q", "W_k", "W_v"});
-    check_output(hidden, "hidden_size", heads * head_dim);
-  }
-
-  // Qwen 3 and Gemma 3 norm each head of Q and K; any other architecture
-  // holding q_norm weights is not the one named.
-  void qk_norm(RunSettings& s, int64_t head_dim) {
-    const std::string q = "layers.N.self_attn.q_norm.weight",
-                      k = "layers.N.self_attn.k_norm.weight";
-    if (!has_qk_norm(arch_.name)) {
-      if (const auto name = name_of(q)) {
-        throw_input(display_name(req_.checkpoint),
-                    "holds " + *name + ", a Q/K norm, which " + arch_.name +
-                        " attention does not have (qwen3 and gemma3_text do); is the "
-                        "architecture right?");
-      }
-      return;
-    }
-    note("rms_norm_eps");
-    s.qk_norm = config_.positive("rms_norm_eps", 1e-6);
-    for (const auto& [pattern, param] : {std::pair{q, "q_norm"}, std::pair{k, "k_norm"}}) {
-      Input in = need(pattern);
-      Tensor<double>& w = in.tensor;
-      if (w.rank() != 1 || w.dim(0) != head_dim) {
-        throw_input(display_name(req_.checkpoint),
-                    std::string(param) + " has shape " + shape_string(w.shape()) +
-                        " but head_dim from the config is " + std::to_string(head_dim));
-      }
-      // Gemma 3's RMSNorm scales by (1 + w), in float64 as transformers
-      // does it in float32: the same one addition.
-      if (arch_.name == std::string("gemma3_text")) {
-        for (int64_t i = 0; i < w.size(); ++i) w[i] = 1.0 + w[i];
-        if (in.origin) in.origin->add = 1;
-      }
-      put(param, std::move(in));
-    }
-  }
-
-  // RoPE's base and scaling for this layer: rope_theta and rope_scaling,
-  // or v5's rope_parameters (one object, or one per layer type); Gemma 3's
-  // sliding layers turn at rope_local_base_freq, unscaled.
-  void rope(RunSettings& s, int64_t head_dim, bool is_sliding) {
-    const int64_t max_pos =
-        config_.has("max_position_embeddings") ? config_.count("max_position_embeddings") : 0;
-    const int64_t original = config_.has("original_max_position_embeddings")
-                                 ? config_.count("original_max_position_embeddings")
-                                 : 0;
-    double theta = 10000.0;
-    double partial = 1.0;
-    const json::Value* scaling = nullptr;
-    std::string scaling_place = config_.place() + ": rope_scaling";
-    if (const json::Value* params = config_.get("rope_parameters")) {
-      note("rope_parameters");
-      if (!params->is_object())
-        throw_input(config_.place(), "\"rope_parameters\" must be an object");
-      const json::Value* entry = params;
-      scaling_place = config_.place() + ": rope_parameters";
-      if (params->find("full_attention") || params->find("sliding_attention")) {
-        const char* type = is_sliding ? "sliding_attention" : "full_attention";
-        entry = params->find(type);
-        if (!entry || !entry->is_object()) {
-          throw_input(config_.place(), std::string("\"rope_parameters\" has no \"") + type +
-                                           "\" object, and layer " + std::to_string(req_.layer) +
-                                           " is " + type);
+  // Rows (torch layout) or columns (Conv1D) `starts[i] .. + width` of a
+  // fused weight, side by side; a bias's elements the same way.
+  static Input cut(const Input& in, const std::vector<int64_t>& starts, int64_t width,
+                   bool columns) {
+    const Tensor<double>& t = in.tensor;
+    const auto parts = static_cast<int64_t>(starts.size());
+    Input out{Tensor<double>(), in.place, std::nullopt};
+    if (t.rank() == 1 || columns) {
+      const int64_t rows = t.rank() == 1 ? 1 : t.dim(0), cols = t.dim(t.rank() - 1);
+      out.tensor = t.rank() == 1 ? Tensor<double>(Shape{parts * width})
+                                 : Tensor<double>(Shape{rows, parts * width});
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t p = 0; p < parts; ++p) {
+          for (int64_t j = 0; j < width; ++j) {
+            out.tensor[r * parts * width + p * width + j] =
+                t[r * cols + starts[static_cast<size_t>(p)] + j];
+          }
         }
-        scaling_place += std::string(".") + type;
       }
-      const Config e(*entry, scaling_place);
-      theta = e.positive("rope_theta", theta);
-      if (e.has("partial_rotary_factor")) partial = e.number("partial_rotary_factor");
-      if (e.has("rope_type") || e.has("type")) scaling = entry;
+      // One block of columns keeps its origin: --emit-pytorch loads it
+      // and slices as attn did (GPT-2's c_attn).
+      if (in.origin && parts > 0 && (t.rank() == 1 || columns)) {
+        bool contiguous = true;
+        for (int64_t p = 1; p < parts; ++p) {
+          contiguous = contiguous &&
+                       starts[static_cast<size_t>(p)] == starts[static_cast<size_t>(p - 1)] + width;
+        }
+        if (contiguous) {
+          out.origin = in.origin;
+          out.origin->first_column = starts[0];
+          out.origin->columns = parts * width;
+        }
+      }
+      return out;
+    }
+    const int64_t cols = t.dim(1);
+    out.tensor = Tensor<double>(Shape{parts * width, cols});
+    for (int64_t p = 0; p < parts; ++p) {
+      for (int64_t j = 0; j < width; ++j) {
+        const int64_t from = (starts[static_cast<size_t>(p)] + j) * cols;
+        std::copy(t.data() + from, t.data() + from + cols,
+                  out.tensor.data() + (p * width + j) * cols);
+      }
+    }
+    return out;
+  }
+
+  void projections() {
+    if (c_.qkv == model::QkvLayout::kSeparate) {
+      put_weight("W_q", "b_q", {Role::kQ, n_});
+      put_weight("W_k", "b_k", {Role::kK, n_});
+      put_weight("W_v", "b_v", {Role::kV, n_});
     } else {
-      note("rope_theta");
-      theta = config_.positive("rope_theta", theta);
-      if (config_.has("rope_scaling")) {
-        note("rope_scaling");
-        scaling = config_.get("rope_scaling");
-      }
-      if (arch_.name == std::string("gemma3_text") && is_sliding) {
-        // transformers' Gemma 3: the local rotary embedding is a default one.
-        note("rope_local_base_freq");
-        theta = config_.positive("rope_local_base_freq", 10000.0);
-        scaling = nullptr;
-      }
-    }
-    s.rope_theta = theta;
-    if (config_.has("partial_rotary_factor")) {
-      note("partial_rotary_factor");
-      partial = config_.number("partial_rotary_factor");
-    }
-    if (partial != 1.0) {
-      if (!(partial > 0 && partial <= 1)) {
-        throw_input(config_.place(),
-                    "\"partial_rotary_factor\" must be in (0, 1], got " + format_shortest(partial));
-      }
-      // transformers: dim = int(head_dim * partial_rotary_factor).
-      const auto dims = static_cast<int64_t>(static_cast<double>(head_dim) * partial);
-      if (dims < 2 || dims % 2 != 0) {
-        throw_input(config_.place(), "\"partial_rotary_factor\" " + format_shortest(partial) +
-                                         " rotates " + std::to_string(dims) + " of head_dim " +
-                                         std::to_string(head_dim) +
-                                         " dimensions; RoPE rotates an even number, at least 2");
-      }
-      s.rope_dims = dims;
-    }
-    if (scaling) {
-      if (max_pos) note("max_position_embeddings");
-      s.rope_scaling = parse_rope_scaling(*scaling, scaling_place, max_pos, original,
-                                          {"rope_theta", "partial_rotary_factor"});
-    }
-  }
-
-  // The projections' input width (torch layout [out][in]) is the model's
-  // hidden size.
-  void check_inputs(int64_t hidden, const char* field, std::initializer_list<const char*> params) {
-    for (const char* param : params) {
-      const std::optional<Shape> t = shape_of(param);
-      if (t && (t->size() != 2 || (*t)[1] != hidden)) {
-        throw_input(display_name(req_.checkpoint),
-                    std::string(param) + " has shape " + shape_string(*t) + " but " + field +
-                        " from the config is " + std::to_string(hidden) + " columns");
+      const At at{Role::kQkv, n_};
+      const Input w = input(m_.weights().weight_name(at));
+      const model::FusedColumns f = model::fused_columns(c_);
+      put("W_q", cut(w, f.q, c_.head_dim, c_.conv1d));
+      put("W_k", cut(w, f.k, c_.head_dim, c_.conv1d));
+      put("W_v", cut(w, f.v, c_.v_head_dim, c_.conv1d));
+      if (const auto b = m_.weights().bias_name(at)) {
+        const Input bias = input(*b);
+        put("b_q", cut(bias, f.q, c_.head_dim, true));
+        put("b_k", cut(bias, f.k, c_.head_dim, true));
+        put("b_v", cut(bias, f.v, c_.v_head_dim, true));
       }
     }
-  }
-
-  // W_o (torch layout) maps the heads' width back to the hidden size.
-  void check_output(int64_t hidden, const char* field, int64_t heads_width) {
-    const std::optional<Shape> t = shape_of("W_o");
-    if (t && (t->size() != 2 || (*t)[0] != hidden || (*t)[1] != heads_width)) {
-      throw_input(display_name(req_.checkpoint),
-                  "W_o has shape " + shape_string(*t) + " but the config gives [" +
-                      std::to_string(hidden) + "][" + std::to_string(heads_width) + "] (" + field +
-                      ", heads × head_dim)");
-    }
-  }
-
-  // Whether this layer attends in a sliding window.
-  bool sliding() {
-    if (const json::Value* types = config_.get("layer_types")) {
-      note("layer_types");
-      if (!types->is_array() || static_cast<int64_t>(types->size()) <= req_.layer) {
-        throw_input(config_.place(), "\"layer_types\" must list every layer");
-      }
-      // Every entry is checked, not only this layer's: a misspelt one
-      // elsewhere says the file is not what the model was trained with.
-      for (size_t i = 0; i < types->size(); ++i) {
-        const json::Value t = types->element(i);
-        if (!t.is_string() ||
-            (t.as_string() != "sliding_attention" && t.as_string() != "full_attention")) {
-          throw_input(config_.place(), "\"layer_types\"[" + std::to_string(i) + "] is " +
-                                           json::describe(t) +
-                                           "; expected \"full_attention\" or "
-                                           "\"sliding_attention\"");
+    if (c_.qk_norm == model::QkNorm::kPerHead) {
+      out_.settings.qk_norm = c_.qk_eps;
+      for (const auto& [role, param] :
+           {std::pair{Role::kQNorm, "q_norm"}, {Role::kKNorm, "k_norm"}}) {
+        Input in = input(m_.weights().weight_name({role, n_}));
+        // Gemma 3's RMSNorm scales by (1 + w), in float64 as transformers
+        // does it in float32: the same one addition.
+        if (c_.qk_norm_kind == model::NormKind::kRmsUnit) {
+          Tensor<double>& w = in.tensor;
+          for (int64_t i = 0; i < w.size(); ++i) w[i] = 1.0 + w[i];
+          if (in.origin) in.origin->add = 1;
         }
+        put(param, std::move(in));
       }
-      return types->element(static_cast<size_t>(req_.layer)).as_string() == "sliding_attention";
-    }
-    if (!config_.has("sliding_window")) return false;
-    const std::string a = arch_.name;
-    if (a == "mistral" || a == "mixtral") return true;
-    if (a == "gemma2") return req_.layer % 2 == 0;
-    if (a == "gemma3_text") {
-      // transformers: sliding unless (i + 1) is a multiple of the pattern.
-      note("sliding_window_pattern");
-      return (req_.layer + 1) % config_.count("sliding_window_pattern", 6) != 0;
-    }
-    if (a == "qwen2" || a == "qwen3") {
-      note("use_sliding_window");
-      note("max_window_layers");
-      return config_.flag("use_sliding_window", false) &&
-             req_.layer >= config_.count("max_window_layers", 0);
-    }
-    return false;
-  }
-
-  void check_width(const char* param, int64_t want, const char* what) {
-    const std::optional<Shape> t = shape_of(param);
-    // torch layout: [out][in]
-    if (t && (t->size() != 2 || (*t)[0] != want)) {
-      throw_input(display_name(req_.checkpoint),
-                  std::string(param) + " has shape " + shape_string(*t) + " but " + what +
-                      " from the config is " + std::to_string(want) + " rows");
     }
   }
 
-  void gpt2() {
-    RunSettings& s = out_.settings;
-    const int64_t layers = field("n_layer");
-    check_layer(layers);
-    const int64_t heads = field("n_head");
-    const int64_t hidden = field("n_embd");
-    if (hidden % heads != 0) {
-      throw_input(config_.place(), "n_embd is not a multiple of n_head");
-    }
-    s.heads = heads;
-    s.causal = true;
-    s.params_layout = ParamsLayout::kMath;
-    note("scale_attn_weights");
-    note("scale_attn_by_inverse_layer_idx");
-    const bool scaled = config_.flag("scale_attn_weights", true);
-    const bool by_layer = config_.flag("scale_attn_by_inverse_layer_idx", false);
-    if (!scaled || by_layer) {
-      double f = scaled ? 1.0 / std::sqrt(static_cast<double>(hidden / heads)) : 1.0;
-      if (by_layer) f /= static_cast<double>(req_.layer + 1);
-      s.scale = Scale{ScaleKind::kValue, f};
-    }
-    // c_attn is GPT-2's Conv1D: [in][3·out] in math layout, Q, K, V side by side.
-    const Input wi = need("h.N.attn.c_attn.weight");
-    const Tensor<double>& w = wi.tensor;
-    if (w.rank() != 2 || w.dim(0) != hidden || w.dim(1) != 3 * hidden) {
-      throw_input(display_name(req_.checkpoint),
-                  "c_attn.weight has shape " + shape_string(w.shape()) + "; expected [" +
-                      std::to_string(hidden) + "][" + std::to_string(3 * hidden) + "] (n_embd)");
-    }
-    put("W_q", columns(wi, 0, hidden));
-    put("W_k", columns(wi, hidden, hidden));
-    put("W_v", columns(wi, 2 * hidden, hidden));
-    if (name_of("h.N.attn.c_attn.bias")) {
-      const Input bi = need("h.N.attn.c_attn.bias");
-      const Tensor<double>& b = bi.tensor;
-      if (b.rank() != 1 || b.dim(0) != 3 * hidden) {
-        throw_input(display_name(req_.checkpoint), "c_attn.bias has shape " +
-                                                       shape_string(b.shape()) + "; expected [" +
-                                                       std::to_string(3 * hidden) + "]");
-      }
-      put("b_q", columns(bi, 0, hidden));
-      put("b_k", columns(bi, hidden, hidden));
-      put("b_v", columns(bi, 2 * hidden, hidden));
-    }
-    matrix("W_o", "h.N.attn.c_proj.weight");
-    maybe("h.N.attn.c_proj.bias", "b_o");
-  }
-
-  void bert() {
-    RunSettings& s = out_.settings;
-    const int64_t layers = field("num_hidden_layers");
-    check_layer(layers);
-    const int64_t heads = field("num_attention_heads");
-    s.heads = heads;
-    const int64_t hidden = field("hidden_size");
-    if (hidden % heads != 0) {
-      throw_input(config_.place(), "hidden_size is not a multiple of num_attention_heads");
-    }
-    note("position_embedding_type");
-    const std::string pe = config_.text("position_embedding_type");
-    if (!pe.empty() && pe != "absolute") {
-      throw_input(config_.place(), "position_embedding_type \"" + message_text(pe) +
-                                       "\" adds learned relative scores attn does not compute; "
-                                       "only \"absolute\" is supported");
-    }
-    note("is_decoder");
-    s.causal = config_.flag("is_decoder", false);
-    s.params_layout = ParamsLayout::kTorch;
-    const std::string p = "encoder.layer.N.attention.";
-    matrix("W_q", p + "self.query.weight");
-    maybe(p + "self.query.bias", "b_q");
-    matrix("W_k", p + "self.key.weight");
-    maybe(p + "self.key.bias", "b_k");
-    matrix("W_v", p + "self.value.weight");
-    maybe(p + "self.value.bias", "b_v");
-    matrix("W_o", p + "output.dense.weight");
-    maybe(p + "output.dense.bias", "b_o");
-    check_width("W_q", hidden, "hidden_size");
-    check_width("W_k", hidden, "hidden_size");
-    check_width("W_v", hidden, "hidden_size");
-    check_inputs(hidden, "hidden_size", {"W_q", "W_k", "W_v"});
-    check_output(hidden, "hidden_size", hidden);
-  }
-
-  const LayerRequest& req_;
-  const Tensors& tensors_;
-  const Config& config_;
-  Arch arch_;
-  std::vector<detail::InPlaceWeight>* in_place_;
+  const model::Model& m_;
+  const ModelConfig& c_;
+  int64_t n_;
   CheckpointLayer out_;
-  std::string read_, fields_;
+  std::string read_;
 };
+
+// The checkpoint's config and the tensors of the layer's attention.
+model::Model open_model(const LayerRequest& req) {
+  std::string type;
+  const Config config = detail::open_config(req.checkpoint, req.arch, type);
+  return model::Model(req.checkpoint, config, type, req.max_bytes, req.max_elements, DType::kF64, 0,
+                      req.layer);
+}
 
 }  // namespace
 
@@ -533,13 +252,11 @@ Config open_config(const std::string& checkpoint, const std::string& arch_flag,
   Config config(std::move(cfg), place);
   model_type = arch_flag.empty() ? config.text("model_type") : arch_flag;
   if (model_type.empty()) {
-    throw_input(place, "has no \"model_type\"; give --arch (" + arch_names() + ")");
+    throw_input(place, "has no \"model_type\"; give --arch (" + model::row_names() + ")");
   }
-  bool known = false;
-  for (const Arch& a : kArchs) known = known || model_type == a.name;
-  if (!known) {
+  if (!model::find_row(model_type)) {
     throw_usage("architecture \"" + message_text(model_type) + "\" is not one attn reads (" +
-                arch_names() + ")");
+                model::row_names() + ")");
   }
   // --arch is for checkpoints without a config: over one, it would read the
   // weights as another architecture without a word.
@@ -555,49 +272,95 @@ Config open_config(const std::string& checkpoint, const std::string& arch_flag,
   return config;
 }
 
-CheckpointLayer read_layer(const LayerRequest& req, const Tensors& tensors, const Config& config,
-                           const std::string& model_type, std::vector<InPlaceWeight>* in_place) {
-  for (const Arch& a : kArchs) {
-    if (model_type == a.name) return LayerReader(req, tensors, config, a, in_place).read();
-  }
-  throw_internal("read_layer: model type " + model_type + " was not checked by open_config");
-}
-
 }  // namespace detail
 
 CheckpointLayer load_checkpoint_layer(const LayerRequest& req) {
-  std::string type;
-  const Config config = detail::open_config(req.checkpoint, req.arch, type);
-  const Tensors tensors(req.checkpoint, req.max_bytes, req.max_elements);
-  return detail::read_layer(req, tensors, config, type, nullptr);
+  const model::Model m = open_model(req);
+  return LayerReader(m, req.layer).read();
+}
+
+LayerHeads checkpoint_layer_heads(const LayerRequest& req, const Tensor<double>& x) {
+  const model::Model m = open_model(req);
+  const ModelConfig& c = m.config();
+  if (x.rank() != 2 || x.dim(1) != c.hidden) {
+    throw_input(display_name(req.checkpoint),
+                "layer " + std::to_string(req.layer) + " takes X of [tokens][" +
+                    std::to_string(c.hidden) + "] (hidden_size), got shape " +
+                    shape_string(x.shape()));
+  }
+  const Matrix in = Eigen::Map<const Matrix>(x.data(), x.dim(0), x.dim(1));
+  model::Heads h = model::project_heads(m, req.layer, in);
+  const std::string place = display_name(req.checkpoint) + " layer " + std::to_string(req.layer);
+  return LayerHeads{Input{model::to_tensor(h.q), place + " Q"},
+                    Input{model::to_tensor(h.k), place + " K"},
+                    Input{model::to_tensor(h.v), place + " V"}};
 }
 
 std::vector<std::string> architecture_names() {
   std::vector<std::string> names;
-  for (const Arch& a : kArchs) names.emplace_back(a.name);
+  for (const model::Row& r : model::rows()) names.emplace_back(r.model_type);
   return names;
 }
 
-const std::vector<ArchitectureInfo>& architectures() {
-  static const std::vector<ArchitectureInfo> list = {
-      {"llama, mistral, mixtral, qwen2, qwen3, gemma, gemma2, gemma3_text",
-       "model.layers.N.self_attn.{q,k,v,o}_proj.weight (and .bias where present); "
-       "model.layers.N.self_attn.{q,k}_norm.weight (qwen3, gemma3_text)",
-       "num_hidden_layers, num_attention_heads, num_key_value_heads, hidden_size, head_dim, "
-       "rope_theta, rope_scaling (linear, dynamic, llama3, yarn, longrope) or rope_parameters, "
-       "max_position_embeddings, original_max_position_embeddings, partial_rotary_factor, "
-       "sliding_window, layer_types, use_sliding_window and max_window_layers (qwen2, qwen3), "
-       "rms_norm_eps (the q/k norm), query_pre_attn_scalar and attn_logit_softcapping (gemma2, "
-       "gemma3_text), rope_local_base_freq and sliding_window_pattern (gemma3_text)"},
-      {"gpt2",
-       "h.N.attn.c_attn.{weight,bias} (Q, K, V side by side), h.N.attn.c_proj.{weight,bias}",
-       "n_layer, n_head, n_embd, scale_attn_weights, scale_attn_by_inverse_layer_idx"},
-      {"bert, roberta",
-       "encoder.layer.N.attention.self.{query,key,value}.{weight,bias}, "
-       "encoder.layer.N.attention.output.dense.{weight,bias}",
-       "num_hidden_layers, num_attention_heads, hidden_size, position_embedding_type (absolute), "
-       "is_decoder"},
+namespace {
+
+// A row's layer tensors, as "model.layers.N.{input_layernorm, ...}".
+std::string tensor_list(const model::Row& r) {
+  std::string prefix, list;
+  for (const model::TensorName& t : r.tensors) {
+    const size_t at = t.path.find("{L}.");
+    if (at == std::string::npos || t.path.empty()) continue;
+    prefix = t.path.substr(0, at) + "N.";
+    std::string rest = t.path.substr(at + 4);
+    for (size_t e = rest.find("{E}"); e != std::string::npos; e = rest.find("{E}"))
+      rest.replace(e, 3, "E");
+    for (size_t h = rest.find("{H}"); h != std::string::npos; h = rest.find("{H}"))
+      rest.replace(h, 3, "H");
+    list += (list.empty() ? "" : ", ") + rest;
+  }
+  return prefix + "{" + list + "}";
+}
+
+std::string field_list(const model::Row& r) {
+  std::string s;
+  auto add = [&](const char* k) {
+    if (k && *k && s.find(k) == std::string::npos) s += (s.empty() ? "" : ", ") + std::string(k);
   };
+  for (const model::Key* k :
+       {&r.layers, &r.hidden, &r.heads, &r.kv_heads, &r.intermediate, &r.eps, &r.act, &r.vocab}) {
+    add(k->name);
+  }
+  if (r.reads_head_dim) add("head_dim");
+  if (r.positions == model::Positions::kRotary) {
+    add(r.rope_theta.name);
+    add(r.partial_rotary.name);
+    add("rope_scaling");
+  }
+  for (const char* k :
+       {r.attention_bias_key, r.output_bias_key, r.mlp_bias_key, r.clip_key, r.softcap_key,
+        r.residual_multiplier_key, r.logit_key, r.no_rope_key, r.norm_topk_key}) {
+    add(k);
+  }
+  if (r.sliding != model::Sliding::kNever) add("sliding_window");
+  if (r.reads_layer_types) add("layer_types");
+  if (r.router != model::Router::kNone) {
+    add(r.experts.name);
+    add(r.top_k.name);
+  }
+  add("tie_word_embeddings");
+  return s;
+}
+
+}  // namespace
+
+const std::vector<ArchitectureInfo>& architectures() {
+  static const std::vector<ArchitectureInfo> list = [] {
+    std::vector<ArchitectureInfo> out;
+    for (const model::Row& r : model::rows()) {
+      out.push_back({r.model_type, tensor_list(r), field_list(r)});
+    }
+    return out;
+  }();
   return list;
 }
 

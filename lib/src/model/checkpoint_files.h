@@ -144,6 +144,13 @@ class Tensors {
   }
 
   const Shape& shape(const std::string& name) const { return where_.at(name).second->shape; }
+  ElementType type(const std::string& name) const { return where_.at(name).second->type; }
+  bool contains(const std::string& name) const { return where_.count(name) > 0; }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& [name, where] : where_) out.push_back(name);
+    return out;
+  }
 
   std::string files() const {
     std::string s;
@@ -211,6 +218,15 @@ class Config {
   int64_t count(const char* key, int64_t fallback) const {
     return has(key) ? count(key) : fallback;
   }
+  // A whole number >= 0 (a layer index, a count that may be 0).
+  int64_t whole(const char* key, int64_t fallback) const {
+    if (!has(key)) return fallback;
+    const double x = number(key);
+    if (!(x >= 0 && x <= 1e9 && x == std::floor(x))) {
+      throw_input(place_, std::string("\"") + key + "\" must be a non-negative integer");
+    }
+    return static_cast<int64_t>(x);
+  }
   bool flag(const char* key, bool fallback) const {
     const json::Value* f = get(key);
     if (!f) return fallback;
@@ -239,21 +255,5 @@ class Config {
 // --arch. Errors as load_checkpoint_layer documents.
 Config open_config(const std::string& checkpoint, const std::string& arch_flag,
                    std::string& model_type);
-
-// A projection matrix read_layer left where it lies in the checkpoint: the
-// parameter it is (W_q, W_k, W_v, W_o), its tensor's name and shape.
-struct InPlaceWeight {
-  std::string param, tensor;
-  Shape shape;
-};
-
-// load_checkpoint_layer on a checkpoint already open: its tensors, its
-// config and the model type open_config gave. With `in_place`, the
-// projection matrices the layer uses whole are not read into params but
-// listed there (their shapes checked as before), for the forward pass to
-// multiply them where they are mapped; GPT-2's c_attn, cut into W_q, W_k
-// and W_v, is still read.
-CheckpointLayer read_layer(const LayerRequest& req, const Tensors& tensors, const Config& config,
-                           const std::string& model_type, std::vector<InPlaceWeight>* in_place);
 
 }  // namespace attn::detail

@@ -1,0 +1,65 @@
+#include "model/model.h"
+
+#include "attn/error.h"
+#include "attn/file_io.h"
+#include "model/matmul.h"
+
+namespace attn::model {
+
+namespace {
+
+const Row& row_of(const std::string& type) {
+  const Row* r = find_row(type);
+  if (!r) throw_internal("model: model type " + type + " was not checked by open_config");
+  return *r;
+}
+
+}  // namespace
+
+Model::Model(const std::string& checkpoint, const detail::Config& config, const std::string& type,
+             int64_t max_bytes, int64_t max_elements, DType dtype, int threads,
+             int64_t attention_of)
+    : name_(checkpoint),
+      config_(read_model_config(row_of(type), config, attention_of >= 0)),
+      tensors_(checkpoint, max_bytes, max_elements),
+      weights_(tensors_, config_, display_name(checkpoint), attention_of),
+      dtype_(dtype),
+      threads_(threads) {
+  // (A layer out of range had no tensor checked: its roles are layer n's.)
+  if (attention_of >= config_.layers) {
+    throw_usage("--layer " + std::to_string(attention_of) + ": the model has " +
+                std::to_string(config_.layers) + " layers (0 to " +
+                std::to_string(config_.layers - 1) + ")");
+  }
+}
+
+Matrix Model::linear(const Matrix& x, const At& at) const { return std::move(linears(x, {at})[0]); }
+
+std::vector<Matrix> Model::linears(const Matrix& x, const std::vector<At>& ats) const {
+  std::vector<BinaryArray> views;
+  views.reserve(ats.size());
+  std::vector<detail::NamedWeight> named;
+  for (const At& at : ats) {
+    const std::string& name = weights_.weight_name(at);
+    views.push_back(weights_.view(name));
+    named.push_back({&views.back(), !config_.conv1d, weights_.place(name)});
+  }
+  std::vector<Matrix> out = detail::multiply(x, named, dtype_, threads_);
+  for (size_t i = 0; i < ats.size(); ++i) {
+    if (const auto b = weights_.bias_name(ats[i])) add_row(out[i], weights_.vector(*b));
+  }
+  return out;
+}
+
+Matrix Model::norm(Role role, int64_t layer, const Matrix& x) const {
+  if (!config_.has(role)) return x;
+  const TensorSpec& spec = config_.tensor(role);
+  if (spec.path.empty()) return norm_rows(config_.norm, x, nullptr, nullptr, config_.eps);
+  const At at{role, layer};
+  const Vec w = vector(at);
+  const auto b = weights_.bias_name(at);
+  const Vec bias = b ? weights_.vector(*b) : Vec();
+  return norm_rows(config_.norm, x, &w, b ? &bias : nullptr, config_.eps);
+}
+
+}  // namespace attn::model
