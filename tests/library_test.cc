@@ -83,8 +83,7 @@ TEST(Library, InstalledConfigFindsExactlyWhatTheLibraryLinks) {
   const std::string config = test::read_text(dir + "attnConfig.cmake");
   const std::regex find_dep(R"(^\s*find_dependency\(\s*([A-Za-z0-9_]+))",
                             std::regex::ECMAScript | std::regex::multiline);
-  for (std::sregex_iterator it(config.begin(), config.end(), find_dep), end;
-       it != end; ++it) {
+  for (std::sregex_iterator it(config.begin(), config.end(), find_dep), end; it != end; ++it) {
     found.insert((*it)[1]);
   }
   // The namespaces of the targets in INTERFACE_LINK_LIBRARIES of the
