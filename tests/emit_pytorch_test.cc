@@ -517,3 +517,34 @@ TEST(EmitPytorch, CheckpointLayersLoadTheirWeights) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+// Every family of the architecture table: one layer's program reproduces
+// attn's numbers, whether its weights load from the file, are cut out of a
+// fused matrix, or its heads come from the layer's own projections.
+TEST(EmitPytorch, EveryFamilysLayerReproducesUnderPyTorch) {
+  if (!torch_available()) {
+    GTEST_SKIP() << "Debian's python3-torch is not installed (apt-get install python3-torch); "
+                    "the --emit-pytorch cross-check did not run";
+  }
+  Programs runs(test::temp_dir());
+  int families = 0;
+  for (const auto& e : std::filesystem::directory_iterator(test::model(""))) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("tiny-", 0) != 0 || !std::filesystem::exists(e.path() / "hidden.npy")) continue;
+    RunRequest r;
+    r.checkpoint.path = e.path().string();
+    r.checkpoint.layer = 1;
+    r.checkpoint.ids = {2, 17, 29, 8, 33};
+    runs.add_request(r, {"run", "--checkpoint", r.checkpoint.path, "--layer", "1", "-f", "json",
+                         "--weights", "--ids", "2,17,29,8,33"});
+    ++families;
+  }
+  EXPECT_GE(families, 30);
+  runs.run_and_compare();
+}
+
+}  // namespace
+}  // namespace attn

@@ -68,7 +68,34 @@ class LayerReader {
       out_.description += " Q, K and V are the layer's own projections of X (" + why_heads() +
                           "), given to the attention as computed.";
     }
+    const std::string particular = particulars();
+    if (!particular.empty()) out_.description += " This layer: " + particular + ".";
     return std::move(out_);
+  }
+
+  // What this layer does that the family's others may not, or that its
+  // family does and others do not: the trace's header says it.
+  std::string particulars() const {
+    const model::LayerPlan& plan = c_.plan[static_cast<size_t>(n_)];
+    std::vector<std::string> p;
+    if (c_.qkv == model::QkvLayout::kLatent) {
+      p.push_back("latent attention (Q through rank " +
+                  (c_.q_lora_rank ? std::to_string(c_.q_lora_rank) : std::string("none")) +
+                  ", K and V from a latent of " + std::to_string(c_.kv_lora_rank) + ", " +
+                  std::to_string(c_.rope_dim) + " rotary features of each head's " +
+                  std::to_string(c_.head_dim) + " first, the rotary key shared by the heads)");
+    }
+    if (c_.positions == model::Positions::kRotary && !plan.rope) {
+      p.push_back("no RoPE (a NoPE layer" +
+                  std::string(c_.row->no_rope_key ? std::string(", ") + c_.row->no_rope_key : "") +
+                  ")");
+    }
+    if (plan.sliding) p.push_back("a sliding window of " + std::to_string(c_.window) + " keys");
+    if (m_.has(Role::kSinks)) p.push_back("a sink logit per head (sinks)");
+    if (c_.clip > 0) p.push_back("Q, K and V clipped to ±" + format_shortest(c_.clip));
+    std::string s;
+    for (const std::string& x : p) s += (s.empty() ? "" : "; ") + x;
+    return s;
   }
 
  private:
