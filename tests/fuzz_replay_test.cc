@@ -58,6 +58,8 @@ TEST(FuzzReplay, NpyMatrixCorpusAndCrashes) { replay("npy", fuzz::npy_matrix); }
 
 TEST(FuzzReplay, EscapeTextCorpusAndCrashes) { replay("escape", fuzz::escape_text); }
 
+TEST(FuzzReplay, CheckpointConfigCorpusAndCrashes) { replay("config", fuzz::checkpoint_config); }
+
 TEST(FuzzReplay, FlagWordsCorpusAndCrashes) { replay("flags", fuzz::flag_words); }
 
 TEST(FuzzReplay, BinaryArchiveCorpusAndCrashes) { replay("binary", fuzz::binary_archive); }

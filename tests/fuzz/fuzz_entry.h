@@ -48,4 +48,10 @@ void binary_archive(std::string_view data);
 void safetensors_file(std::string_view data);
 void npz_archive(std::string_view data);
 
+// A checkpoint's config.json (config_entry.cc), read through the
+// architecture table beside the weights of a tiny checkpoint of its
+// model_type, then one layer's attention and the forward pass on three
+// token ids where the config passes.
+void checkpoint_config(std::string_view data);
+
 }  // namespace attn::fuzz

@@ -85,6 +85,7 @@ class Reader {
     if (row_.configure) row_.configure(c_, m_);
     if (m_.qkv == QkvLayout::kLatent) latent();
     if (row_.router != Router::kNone && !m_.attention_only) experts();
+    bounds();
     positions();
     plan();
     multipliers();
@@ -336,6 +337,39 @@ class Reader {
       if (m_.top_k > m_.top_groups * (m_.experts / m_.groups)) {
         throw_input(c_.place(), "\"num_experts_per_tok\" " + std::to_string(m_.top_k) +
                                     " is more than the experts of topk_group groups");
+      }
+    }
+  }
+
+  // Sizes past any model's, refused before anything is sized by them: a
+  // hostile config's 10⁹ layers or heads would otherwise size the plan, or
+  // overflow the products of the expected shapes, before a tensor is found
+  // to disagree. The largest models today have ~120 layers, 128 heads of
+  // 256, a hidden size of 16384, 2^17 experts' widths and 256 experts.
+  void bounds() const {
+    struct Limit {
+      int64_t value, max;
+      const char* key;
+    };
+    const Limit limits[] = {
+        {m_.layers, 4096, row_.layers.name},
+        {m_.heads, 16384, row_.heads.name},
+        {m_.kv_heads, 16384, row_.kv_heads.name},
+        {m_.head_dim, 65536, "head_dim"},
+        {m_.v_head_dim, 65536, "v_head_dim"},
+        {m_.hidden, int64_t{1} << 20, row_.hidden.name},
+        {m_.intermediate, int64_t{1} << 22, row_.intermediate.name},
+        {m_.moe_intermediate, int64_t{1} << 22, row_.moe_intermediate.name},
+        {m_.shared_intermediate, int64_t{1} << 22, "shared_expert_intermediate_size"},
+        {m_.experts, 65536, row_.experts.name},
+        {m_.q_lora_rank, int64_t{1} << 20, "q_lora_rank"},
+        {m_.kv_lora_rank, int64_t{1} << 20, "kv_lora_rank"},
+    };
+    for (const Limit& l : limits) {
+      if (l.value > l.max) {
+        throw_input(c_.place(), "\"" + std::string(l.key ? l.key : "?") + "\" " +
+                                    std::to_string(l.value) + " is more than attn reads (" +
+                                    std::to_string(l.max) + ")");
       }
     }
   }
