@@ -13,6 +13,7 @@
 #include "attn/output.h"
 #include "attn/safetensors.h"
 #include "io/cells.h"
+#include "io/element_types.h"
 
 namespace attn {
 
@@ -36,22 +37,6 @@ std::string npy_stored(const std::string& descr) {
   if (descr.size() >= 3 && descr[1] == 'f' && descr[2] == '4') return "f32";
   if (descr.size() >= 3 && descr[1] == 'f' && descr[2] == '2') return "f16";
   return "";
-}
-
-// "f32", "f16", "bf16" (float8 counts as bf16: coarser still).
-std::string safetensors_stored(ElementType t) {
-  switch (t) {
-    case ElementType::kF32:
-      return "f32";
-    case ElementType::kF16:
-      return "f16";
-    case ElementType::kBF16:
-    case ElementType::kF8E4M3:
-    case ElementType::kF8E5M2:
-      return "bf16";
-    default:
-      return "";
-  }
 }
 
 // --- JSON: a nested array -------------------------------------------------
@@ -158,7 +143,7 @@ MatrixData read_safetensors(const TensorReference& ref, CellKind kind,
   const SafetensorsEntry& e = pick_tensor(f, ref);
   MatrixData out;
   out.values = f.read(e, kind, max_bytes, max_elements);
-  out.stored = safetensors_stored(e.type);
+  out.stored = element_traits(e.type).stored;
   out.origin = origin_of(ref.path, TensorOrigin::Format::kSafetensors, e.name);
   return out;
 }

@@ -213,7 +213,7 @@ inline void transpose(Vec<float> (&r)[kFW]) {
 template <class T, ElementType kType>
 bool pack_vectors(const LinearWeight& w, int64_t o0, int64_t groups, int64_t k0, int64_t kv,
                   T* dst) {
-  constexpr int size = element_size(kType);
+  constexpr int size = kType == ElementType::kBF16 ? 2 : 4;  // bfloat16 or float32
   // finite_marks summed (simd_math.h): NaN once a cell is not finite.
   Vec<float> marks = splat(0.0f);
   if (w.out_major) {
