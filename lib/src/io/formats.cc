@@ -14,6 +14,7 @@
 #include "attn/safetensors.h"
 #include "io/cells.h"
 #include "io/element_types.h"
+#include "io/gguf.h"
 
 namespace attn {
 
@@ -173,6 +174,42 @@ BinaryArray view_npz(const TensorReference& ref, int64_t max_bytes, int max_rank
   return view_npy(a.member(member, max_bytes), display_name(ref.path) + ":" + member, max_rank);
 }
 
+// --- GGUF -----------------------------------------------------------------
+
+const GgufTensor& pick_gguf_tensor(const GgufFile& f, const TensorReference& ref) {
+  if (!ref.tensor.empty()) return f.tensor(ref.tensor);
+  if (f.tensors().size() == 1) return f.tensors()[0];
+  std::vector<std::string> names;
+  for (const GgufTensor& t : f.tensors()) names.push_back(t.name);
+  refuse_unnamed(ref, names, "tensors");
+}
+
+// The types the program of --emit-pytorch dequantizes itself (its gguf()
+// helper in trace/emit_pytorch.cc): the scalar ones, and Q8_0 (a float16
+// scale times signed bytes, in float32 as ggml). A tensor of another block
+// type has no origin, so the program holds its numbers.
+bool python_reads(ElementType t) {
+  return element_traits(t).block_cells == 1 || t == ElementType::kQ8_0;
+}
+
+MatrixData read_gguf(const TensorReference& ref, CellKind kind,
+                     const ProgressFn& /*progress: only the header and one tensor*/,
+                     int64_t max_bytes, int64_t max_elements) {
+  const GgufFile f = GgufFile::open(ref.path, max_bytes);
+  const GgufTensor& t = pick_gguf_tensor(f, ref);
+  MatrixData out;
+  out.values = f.read(t, kind, max_bytes, max_elements);
+  out.stored = element_traits(t.type).stored;
+  if (python_reads(t.type)) out.origin = origin_of(ref.path, TensorOrigin::Format::kGguf, t.name);
+  return out;
+}
+
+BinaryArray view_gguf(const TensorReference& ref, int64_t max_bytes,
+                      int /*max_rank: GGUF's dimensions are 4 at most*/) {
+  const GgufFile f = GgufFile::open(ref.path, max_bytes);
+  return f.view(pick_gguf_tensor(f, ref));
+}
+
 // The text matrix takes what no row's sniff claims: CSV reads any text,
 // and says what is wrong with text that is not a matrix.
 constexpr MatrixFormat kFallback = MatrixFormat::kCsv;
@@ -200,6 +237,9 @@ const std::vector<TensorFormat>& tensor_formats() {
       {MatrixFormat::kNpz, "npz", ".npz", "npz", {},
        nullptr,    nullptr,           read_npz,         view_npz,         true,
        nullptr,           ResultFile::kArchive},
+      {MatrixFormat::kGguf, "gguf", "GGUF", "gguf", {},
+       nullptr,    nullptr,           read_gguf,        view_gguf,        true,
+       nullptr,           ResultFile::kNone},
   };
   // clang-format on
   return rows;
