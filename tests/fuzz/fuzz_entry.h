@@ -54,4 +54,9 @@ void npz_archive(std::string_view data);
 // token ids where the config passes.
 void checkpoint_config(std::string_view data);
 
+// A GGUF file (gguf_entry.cc): its metadata read through every accessor
+// and its tensors (the first 64) viewed and read within 1 MiB, checked as
+// binary_archive checks what its readers accept.
+void gguf_file(std::string_view data);
+
 }  // namespace attn::fuzz
