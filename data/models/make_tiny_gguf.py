@@ -1055,6 +1055,38 @@ def compare_with_converter(src, d, mine):
 
 
 # ---------------------------------------------------------------------------
+# Variants of checkpoints llama.cpp cannot take as they are: the same families
+# in configurations it runs, with their float64 references written by the
+# family's own generator (make_tiny_moe.py, make_tiny_mla.py)
+# ---------------------------------------------------------------------------
+
+VARIANTS = {
+    # every layer sparse (llama.cpp's qwen2moe/qwen3moe have no dense layers)
+    "tiny-qwen2-moe-sparse": ("make_tiny_moe", "tiny-qwen2-moe", {"mlp_only_layers": []}, 4111),
+    "tiny-qwen3-moe-sparse": ("make_tiny_moe", "tiny-qwen3-moe", {"decoder_sparse_step": 1}, 4112),
+    # no attention biases (llama.cpp's deepseek2 has none)
+    "tiny-deepseek-v3-nobias": ("make_tiny_mla", "tiny-deepseek-v3", {"attention_bias": False}, 4113),
+}
+
+
+def build_variants():
+    import copy
+    import make_tiny_mla
+    import make_tiny_moe
+    mods = {"make_tiny_moe": make_tiny_moe, "make_tiny_mla": make_tiny_mla}
+    for name, (mod, base, change, seed) in VARIANTS.items():
+        m = mods[mod]
+        table = m.MODELS if mod == "make_tiny_moe" else m.CONFIGS
+        c = copy.deepcopy(table[base])
+        c.update(change)
+        m.SEEDS[name] = seed
+        if mod == "make_tiny_mla":
+            m.QK_GAIN[name] = m.QK_GAIN[base]
+        print(f"--- {name}: {base} with {change}")
+        m.build(name, c)
+
+
+# ---------------------------------------------------------------------------
 # Main
 # ---------------------------------------------------------------------------
 
@@ -1077,7 +1109,11 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated directory names")
     ap.add_argument("--no-validate", action="store_true")
     ap.add_argument("--compare-converter", metavar="LLAMA_CPP_SRC")
+    ap.add_argument("--variants", action="store_true",
+                    help="first (re)write the VARIANTS checkpoints and references")
     args = ap.parse_args()
+    if args.variants:
+        build_variants()
     names = [n for n in args.only.split(",") if n] or model_dirs()
     results = {}
     for name in names:
