@@ -859,6 +859,8 @@ NOT_CONVERTED = {
                  "the converter does not know (it raises); tiny-gpt2-ninner covers gpt2",
     "tiny-gemma2": "query_pre_attn_scalar 16 != head_dim; tiny-gemma2-softcap covers gemma2",
     "tiny-llama-bf16": "same model as tiny-llama, bf16 shards",
+    "tiny-llama-wide": "converted (F32, not kept: 2.4 MB) and quantized by make_tiny_wide.py "
+                       "into tiny-llama-wide-quant/",
     "tiny-qwen2-moe": "mlp_only_layers [0]: a dense layer 0, which neither the converter "
                       "(cannot map mlp.down_proj in a qwen2moe file) nor llama.cpp's qwen2moe "
                       "has; see tiny-qwen2-moe-sparse",
