@@ -307,8 +307,11 @@ uintptr_t g_page_size = 4096;
 struct sigaction g_previous_sigbus {};
 
 void on_sigbus(int sig, siginfo_t* info, void*) {
+  // A fault has an address; a SIGBUS sent by kill (si_code <= 0) has none.
+  const bool fault = info->si_code > 0;
   const auto at = reinterpret_cast<uintptr_t>(info->si_addr);
   for (MappedRange& r : g_mapped) {
+    if (!fault) break;
     const uintptr_t b = r.begin.load(std::memory_order_acquire);
     if (b == 0 || at < b || at >= r.end.load(std::memory_order_acquire)) continue;
     void* page = reinterpret_cast<void*>(at & ~(g_page_size - 1));
@@ -319,14 +322,20 @@ void on_sigbus(int sig, siginfo_t* info, void*) {
     }
     break;
   }
-  // Not a mapping of ours: the handler before ours takes it, when the
-  // faulting instruction runs again on return.
+  // Not a mapping of ours: the handler before ours takes it (the
+  // temporary files' cleanup, the default action, a sanitizer's report),
+  // when the faulting instruction runs again on return, or, for a signal
+  // that was sent, when it is raised again (it waits until this returns).
   ::sigaction(sig, &g_previous_sigbus, nullptr);
+  if (!fault) ::raise(sig);
 }
 
 void install_sigbus_handler() {
   static std::once_flag once;
   std::call_once(once, [] {
+    // The temporary files' handler first: a SIGBUS that is not ours goes on
+    // to it, and it removes them before the process ends.
+    detail::install_cleanup_handlers();
     g_page_size = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
     struct sigaction sa {};
     sa.sa_sigaction = on_sigbus;
