@@ -114,6 +114,56 @@ TEST(DocumentFiles, AFileSwappedForALinkOutIsNeverRead) {
   RecordProperty("swaps", swaps.load());
 }
 
+// The document's own directory swapped (its path a link flipped between
+// the document's directory and another that holds a file of the same
+// name): the files it names come from the directory it was read from.
+TEST(DocumentFiles, TheDocumentAndItsFilesComeFromOneDirectory) {
+  const std::string top = fresh_dir("docfiles_dir_race");
+  fs::create_directories(top + "/docs");
+  fs::create_directories(top + "/private");
+  write(top + "/docs/d.json", R"({"X": "x.csv"})");
+  write(top + "/docs/x.csv", "1,2\n3,4\n");
+  write(top + "/private/x.csv", "666,666\n666,666\n");
+  fs::create_directory_symlink("docs", top + "/current");
+  std::atomic<bool> stop{false};
+  std::atomic<int> swaps{0};
+  std::thread swapper([&] {
+    const std::string link = top + "/link.tmp", current = top + "/current";
+    while (!stop.load()) {
+      for (const char* target : {"private", "docs"}) {
+        ::unlink(link.c_str());
+        if (::symlink(target, link.c_str()) != 0) return;
+        ::rename(link.c_str(), current.c_str());
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+      swaps.fetch_add(1);
+    }
+  });
+  RunRequest req;
+  req.input = top + "/current/d.json";
+  const std::string missing = req.input + ": cannot open: No such file or directory";
+  int runs = 0, read = 0, refusals = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline && (runs < 500 || swaps.load() < 500)) {
+    ++runs;
+    try {
+      const InputDocument doc = detail::load_document(req);
+      ASSERT_TRUE(doc.X.has_value());
+      EXPECT_EQ(doc.X->tensor[0], 1) << "run " << runs << " read the other directory's x.csv";
+      ++read;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.what(), missing) << "run " << runs;
+      ++refusals;
+    }
+  }
+  stop = true;
+  swapper.join();
+  EXPECT_GE(swaps.load(), 500);
+  RecordProperty("runs", runs);
+  RecordProperty("read", read);
+  RecordProperty("refused", refusals);
+}
+
 // Links that stay inside the directory are followed; the file is named in
 // messages as the run finds it (the document's directory and the
 // reference), not by its resolved path.
