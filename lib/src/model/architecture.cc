@@ -9,7 +9,7 @@
 
 #include "attn/error.h"
 #include "base/number_text.h"
-#include "model/checkpoint_files.h"
+#include "model/config_json.h"
 #include "model/model_config.h"
 
 namespace attn::model {

@@ -18,7 +18,7 @@
 #include <vector>
 
 namespace attn::detail {
-class Config;  // model/checkpoint_files.h
+class Config;  // model/config_json.h
 }
 
 namespace attn::model {

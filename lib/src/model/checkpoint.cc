@@ -13,7 +13,7 @@
 #include "attn/json.h"
 #include "base/number_text.h"
 #include "model/attention_block.h"
-#include "model/checkpoint_files.h"
+#include "model/config_json.h"
 #include "model/forward_internal.h"
 #include "model/model.h"
 
@@ -136,7 +136,7 @@ class LayerReader {
 
   Input input(const std::string& name) {
     note(name);
-    const detail::Tensors& t = m_.weights().tensors();
+    const detail::TensorSource& t = m_.weights().tensors();
     return Input{t.read(name), "", t.origin(name)};
   }
 

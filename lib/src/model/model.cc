@@ -21,8 +21,8 @@ Model::Model(const std::string& checkpoint, const detail::Config& config, const 
              int64_t attention_of)
     : name_(checkpoint),
       config_(read_model_config(row_of(type), config, attention_of >= 0)),
-      tensors_(checkpoint, max_bytes, max_elements),
-      weights_(tensors_, config_, display_name(checkpoint), attention_of),
+      tensors_(detail::open_safetensors(checkpoint, max_bytes, max_elements)),
+      weights_(*tensors_, config_, display_name(checkpoint), attention_of),
       dtype_(dtype),
       threads_(threads) {
   // (A layer out of range had no tensor checked: its roles are layer n's.)

@@ -4,14 +4,16 @@
 // compute a layer's pieces from it; forward.cc runs the layers.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "attn/options.h"
-#include "model/checkpoint_files.h"
+#include "model/config_json.h"
 #include "model/layer_math.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
+#include "model/tensor_source.h"
 
 namespace attn::model {
 
@@ -48,7 +50,7 @@ class Model {
  private:
   std::string name_;
   ModelConfig config_;
-  detail::Tensors tensors_;
+  std::unique_ptr<detail::TensorSource> tensors_;
   Weights weights_;
   DType dtype_;
   int threads_;

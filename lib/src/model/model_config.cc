@@ -6,7 +6,7 @@
 #include "attn/error.h"
 #include "attn/json.h"
 #include "base/number_text.h"
-#include "model/checkpoint_files.h"
+#include "model/config_json.h"
 
 namespace attn::model {
 

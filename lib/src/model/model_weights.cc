@@ -192,7 +192,7 @@ Shape expected_bias(const ModelConfig& c, Role r, int64_t layer) {
   return {c.conv1d ? w.back() : w.front()};
 }
 
-Weights::Weights(const detail::Tensors& tensors, const ModelConfig& config, std::string name,
+Weights::Weights(const detail::TensorSource& tensors, const ModelConfig& config, std::string name,
                  int64_t layer)
     : tensors_(tensors), config_(config), name_(std::move(name)) {
   for (const TensorSpec& s : config_.tensors) {

@@ -14,8 +14,8 @@
 
 #include "attn/binary_array.h"
 #include "attn/problem.h"
-#include "model/checkpoint_files.h"
 #include "model/model_config.h"
+#include "model/tensor_source.h"
 
 namespace attn::model {
 
@@ -35,7 +35,7 @@ class Weights {
   // `name` is how the checkpoint is named in messages. A configuration
   // read for one layer's attention (attention_only) checks that layer's
   // attention tensors only: `layer` is the one.
-  Weights(const detail::Tensors& tensors, const ModelConfig& config, std::string name,
+  Weights(const detail::TensorSource& tensors, const ModelConfig& config, std::string name,
           int64_t layer = -1);
 
   // The tensor's full name in the file ("model.layers.3.self_attn.q_proj.weight").
@@ -52,7 +52,7 @@ class Weights {
   Eigen::RowVectorXd vector(const std::string& name) const;
   // "model.safetensors:model.norm.weight", for messages.
   std::string place(const std::string& name) const { return tensors_.place(name); }
-  const detail::Tensors& tensors() const { return tensors_; }
+  const detail::TensorSource& tensors() const { return tensors_; }
 
  private:
   std::string resolve(const TensorSpec& spec, const At& at, const char* suffix) const;
@@ -60,7 +60,7 @@ class Weights {
   void check_claimed();
   void stray_bias(const std::string& name, const std::string& prefix) const;
 
-  const detail::Tensors& tensors_;
+  const detail::TensorSource& tensors_;
   const ModelConfig& config_;
   std::string name_;
   // Resolved names by (role, layer, expert, head).
