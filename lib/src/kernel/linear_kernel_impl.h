@@ -277,6 +277,30 @@ bool pack(const LinearWeight& w, int64_t o0, int64_t width, int64_t k0, int64_t 
     done = groups * kFW;
   }
 #endif
+  // GGUF's quantized blocks run along each output's inputs: each output's
+  // kc cells (whole blocks: kDepth and the row are multiples of the block)
+  // dequantized as ggml does, then laid into the panel's column.
+  if (block_cells(w.type) > 1) {
+    if (!w.out_major) return false;
+    thread_local std::vector<double> cells;
+    cells.resize(static_cast<size_t>(kc));
+    const uint64_t row_bytes = cells_bytes(w.type, static_cast<uint64_t>(w.cols));
+    for (int64_t j = 0; j < kPanel<T>; ++j) {
+      if (j >= width) {
+        for (int64_t k = 0; k < kc; ++k) dst[k * kPanel<T> + j] = T(0);
+        continue;
+      }
+      decode_cells(w.data + static_cast<uint64_t>(o0 + j) * row_bytes +
+                       cells_bytes(w.type, static_cast<uint64_t>(k0)),
+                   w.type, kc, cells.data());
+      for (int64_t k = 0; k < kc; ++k) {
+        const T v = static_cast<T>(cells[static_cast<size_t>(k)]);
+        finite &= std::isfinite(v);
+        dst[k * kPanel<T> + j] = v;
+      }
+    }
+    return finite;
+  }
   const int size = element_size(w.type);
   const int64_t in_stride = w.out_major ? 1 : w.cols, out_stride = w.out_major ? w.cols : 1;
   for (int64_t k = 0; k < kc; ++k) {

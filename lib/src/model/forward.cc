@@ -24,9 +24,7 @@ namespace model {
 
 Forward::Forward(const ForwardRequest& req)
     : req_(req),
-      config_json_(detail::open_config(req.checkpoint, req.arch, type_)),
-      model_(req.checkpoint, config_json_, type_, req.max_bytes, req.max_elements, req.dtype,
-             req.threads) {
+      model_(req.checkpoint, req.arch, req.max_bytes, req.max_elements, req.dtype, req.threads) {
   if (req.ids.empty()) throw_usage("--ids: no token ids");
 }
 
@@ -48,7 +46,8 @@ Matrix Forward::rows_of(Role role, const std::vector<int64_t>& rows, bool ids) c
                   " is past " + name + "'s " + std::to_string(table) + " rows");
     }
     double* row = out.data() + static_cast<int64_t>(i) * width;
-    decode_cells(a.data + rows[i] * width * element_size(a.type), a.type, width, row);
+    decode_cells(a.data + cells_bytes(a.type, static_cast<uint64_t>(rows[i] * width)), a.type,
+                 width, row);
     for (int64_t c = 0; c < width; ++c) {
       if (!std::isfinite(row[c])) {
         throw_input(w.place(name), "non-finite value in row " + std::to_string(rows[i]) +
