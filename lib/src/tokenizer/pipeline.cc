@@ -270,12 +270,27 @@ std::vector<std::pair<size_t, size_t>> char_matches(const std::u32string& t, Pre
   return m;
 }
 
+// The non-overlapping occurrences of lit in t, left to right, by
+// Knuth-Morris-Pratt: O(|t| + |lit|) whatever the two hold (a search that
+// compares from each position would cost |t| × |lit| on "aaa…").
 std::vector<std::pair<size_t, size_t>> literal_matches(const std::u32string& t,
                                                        const std::u32string& lit) {
   std::vector<std::pair<size_t, size_t>> m;
-  if (lit.empty()) return m;
-  for (size_t at = t.find(lit); at != std::u32string::npos; at = t.find(lit, at + lit.size())) {
-    m.emplace_back(at, at + lit.size());
+  const size_t n = lit.size();
+  if (n == 0) return m;
+  std::vector<size_t> border(n, 0);  // the longest proper border of lit[0..i]
+  for (size_t i = 1, k = 0; i < n; ++i) {
+    while (k > 0 && lit[i] != lit[k]) k = border[k - 1];
+    if (lit[i] == lit[k]) ++k;
+    border[i] = k;
+  }
+  for (size_t i = 0, k = 0; i < t.size(); ++i) {
+    while (k > 0 && t[i] != lit[k]) k = border[k - 1];
+    if (t[i] == lit[k]) ++k;
+    if (k == n) {
+      m.emplace_back(i + 1 - n, i + 1);
+      k = 0;  // the next occurrence starts after this one
+    }
   }
   return m;
 }
@@ -419,7 +434,8 @@ std::vector<PreTokenizer> read_pre_tokenizers(const json::Value& v, const std::s
   return out;
 }
 
-std::u32string normalize(const std::vector<Normalizer>& steps, std::u32string t) {
+std::u32string normalize(const std::vector<Normalizer>& steps, std::u32string t,
+                         RegexBudget& budget) {
   for (const Normalizer& n : steps) {
     switch (n.kind) {
       case Normalizer::kNfc:
@@ -446,7 +462,7 @@ std::u32string normalize(const std::vector<Normalizer>& steps, std::u32string t)
         break;
       }
       case Normalizer::kReplace:
-        t = replace_all(t, n.regex ? n.regex->find_all(t) : literal_matches(t, n.pattern),
+        t = replace_all(t, n.regex ? n.regex->find_all(t, budget) : literal_matches(t, n.pattern),
                         n.content);
         break;
       case Normalizer::kPrepend:
@@ -472,7 +488,8 @@ std::u32string normalize(const std::vector<Normalizer>& steps, std::u32string t)
 }
 
 std::vector<std::u32string> pre_tokenize(const std::vector<PreTokenizer>& steps,
-                                         const std::u32string& text, bool first) {
+                                         const std::u32string& text, bool first,
+                                         RegexBudget& budget) {
   // Each piece remembers whether it starts the whole text.
   std::vector<std::pair<std::u32string, bool>> pieces = {{text, first}};
   for (const PreTokenizer& p : steps) {
@@ -483,7 +500,7 @@ std::vector<std::u32string> pre_tokenize(const std::vector<PreTokenizer>& steps,
         case PreTokenizer::kByteLevel: {
           std::u32string s = t;
           if (p.add_prefix_space && (s.empty() || s[0] != U' ')) s.insert(s.begin(), U' ');
-          out = p.use_regex ? split(s, cover(p.regex->find_all(s), s.size(), false),
+          out = p.use_regex ? split(s, cover(p.regex->find_all(s, budget), s.size(), false),
                                     SplitBehavior::kIsolated)
                             : std::vector<std::u32string>{s};
           // Each piece in GPT-2's alphabet: its UTF-8 bytes as characters.
@@ -495,7 +512,7 @@ std::vector<std::u32string> pre_tokenize(const std::vector<PreTokenizer>& steps,
           break;
         }
         case PreTokenizer::kSplit: {
-          const auto m = p.regex ? p.regex->find_all(t) : literal_matches(t, p.literal);
+          const auto m = p.regex ? p.regex->find_all(t, budget) : literal_matches(t, p.literal);
           out = split(t, cover(m, t.size(), p.invert), p.behavior);
           break;
         }
@@ -525,7 +542,8 @@ std::vector<std::u32string> pre_tokenize(const std::vector<PreTokenizer>& steps,
           break;
         }
         case PreTokenizer::kWhitespace:
-          out = split(t, cover(p.regex->find_all(t), t.size(), true), SplitBehavior::kRemoved);
+          out = split(t, cover(p.regex->find_all(t, budget), t.size(), true),
+                      SplitBehavior::kRemoved);
           break;
         case PreTokenizer::kWhitespaceSplit:
           out =

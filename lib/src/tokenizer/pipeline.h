@@ -71,15 +71,18 @@ struct PreTokenizer {
 std::vector<Normalizer> read_normalizers(const json::Value& v, const std::string& place);
 std::vector<PreTokenizer> read_pre_tokenizers(const json::Value& v, const std::string& place);
 
-// Normalizes text (code points) through the steps in order.
-std::u32string normalize(const std::vector<Normalizer>& steps, std::u32string text);
+// Normalizes text (code points) through the steps in order; the regexes'
+// steps count against `budget`.
+std::u32string normalize(const std::vector<Normalizer>& steps, std::u32string text,
+                         RegexBudget& budget);
 
 // The pieces one split of text becomes through the steps in order, each as
 // the model will read it (byte-level pieces already in GPT-2's alphabet).
 // `first` tells whether the split starts the whole text (Metaspace's
 // prepend_scheme "first").
 std::vector<std::u32string> pre_tokenize(const std::vector<PreTokenizer>& steps,
-                                         const std::u32string& text, bool first);
+                                         const std::u32string& text, bool first,
+                                         RegexBudget& budget);
 
 // GPT-2's byte-to-character table: byte b is shown as byte_char(b).
 char32_t byte_char(unsigned char b);

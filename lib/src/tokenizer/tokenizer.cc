@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <optional>
 #include <utility>
 
@@ -15,6 +14,7 @@
 #include "attn/file_io.h"
 #include "attn/json.h"
 #include "base/utf8.h"
+#include "tokenizer/added_tokens.h"
 #include "tokenizer/model.h"
 #include "tokenizer/pipeline.h"
 #include "tokenizer/unicode.h"
@@ -25,13 +25,6 @@ using tok::to_u32;
 using tok::to_utf8;
 
 namespace {
-
-struct AddedToken {
-  std::u32string content;  // as matched: normalized when `normalized` is set
-  std::string text;        // as the file writes it (the token's string)
-  int64_t id = 0;
-  bool special = false, lstrip = false, rstrip = false, single_word = false, normalized = true;
-};
 
 // One part of the post-processor's template: special tokens, or the text.
 struct TemplatePart {
@@ -52,10 +45,10 @@ struct Tokenizer::Impl {
   std::optional<int64_t> wordlevel_unk;
   std::vector<tok::Normalizer> normalizers;
   std::vector<tok::PreTokenizer> pre_tokenizers;
-  std::vector<AddedToken> added;
-  // Added tokens by their first character, longest first, in two sets:
-  // matched on the text as given, and on the normalized text.
-  std::map<char32_t, std::vector<const AddedToken*>> raw_index, normalized_index;
+  std::vector<tok::AddedToken> added;
+  // The added tokens in two sets: matched on the text as given, and on
+  // the normalized text.
+  tok::AddedTokenSet raw_set, normalized_set;
   std::vector<TemplatePart> post;  // empty: no special tokens are added
   bool byte_level = false;         // tokens are in GPT-2's byte alphabet
   char32_t metaspace = 0;          // SentencePiece's ▁ (or the file's), when used
@@ -242,7 +235,7 @@ void read_added(Impl& t, const json::Value& root, const std::string& name,
     const std::string at = place + "[" + std::to_string(i) + "]";
     const json::Value e = list->element(i);
     if (!e.is_object()) bad(at, "expected an object");
-    AddedToken a;
+    tok::AddedToken a;
     const json::Value* id = e.find("id");
     if (!id) bad(at, "has no \"id\"");
     a.id = whole_number(*id, at + ".id", limits.max_vocab - 1);
@@ -375,88 +368,18 @@ void read_display(Impl& t, const json::Value& root) {
 }
 
 void index_added(Impl& t) {
-  for (AddedToken& a : t.added) {
+  // A normalized token is matched on normalized text, so it is matched as
+  // the normalizer writes it.
+  size_t given = 0;
+  for (const tok::AddedToken& a : t.added) given += a.normalized ? a.text.size() : 0;
+  tok::RegexBudget budget(given);
+  for (tok::AddedToken& a : t.added) {
     a.content = to_u32(a.text);
-    // A normalized token is matched on normalized text, so it is matched
-    // as the normalizer writes it.
-    if (a.normalized) a.content = tok::normalize(t.normalizers, a.content);
-    if (a.content.empty()) continue;
-    (a.normalized ? t.normalized_index : t.raw_index)[a.content[0]].push_back(&a);
+    if (a.normalized) a.content = tok::normalize(t.normalizers, std::move(a.content), budget);
+    (a.normalized ? t.normalized_set : t.raw_set).add(&a);
   }
-  for (auto* index : {&t.raw_index, &t.normalized_index}) {
-    for (auto& [c, list] : *index) {
-      std::stable_sort(list.begin(), list.end(), [](const AddedToken* x, const AddedToken* y) {
-        return x->content.size() > y->content.size();
-      });
-    }
-  }
-}
-
-bool is_word_char(char32_t c) {
-  return unicode::is_letter(c) || unicode::is_number(c) || c == U'_';
-}
-
-// A piece of the text on its way through the pipeline.
-struct Piece {
-  std::u32string text;
-  std::optional<int64_t> id;  // an added token, already tokenized
-  bool starts = false;        // begins the whole text
-};
-
-// The library's AddedVocabulary::find_matches: leftmost-longest matches of
-// the added tokens, adjusted by lstrip, rstrip and single_word.
-std::vector<Piece> split_added(const std::map<char32_t, std::vector<const AddedToken*>>& index,
-                               const Piece& in) {
-  const std::u32string& s = in.text;
-  std::vector<Piece> out;
-  if (index.empty() || s.empty()) {
-    out.push_back(in);
-    return out;
-  }
-  size_t start_offset = 0;
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto it = index.find(s[i]);
-    const AddedToken* hit = nullptr;
-    if (it != index.end()) {
-      for (const AddedToken* a : it->second) {
-        if (s.compare(i, a->content.size(), a->content) == 0) {
-          hit = a;
-          break;
-        }
-      }
-    }
-    if (!hit) {
-      ++i;
-      continue;
-    }
-    size_t start = i, stop = i + hit->content.size();
-    i = stop;
-    if (hit->single_word) {
-      const bool start_space = start == 0 || !is_word_char(s[start - 1]);
-      const bool stop_space = stop == s.size() || !is_word_char(s[stop]);
-      if (!start_space || !stop_space) continue;
-    }
-    if (hit->lstrip) {
-      size_t b = start;
-      while (b > 0 && unicode::is_white_space(s[b - 1])) --b;
-      start = std::max(b, start_offset);
-    }
-    if (hit->rstrip) {
-      while (stop < s.size() && unicode::is_white_space(s[stop])) ++stop;
-      i = stop;
-    }
-    if (start_offset < start) {
-      out.push_back(Piece{s.substr(start_offset, start - start_offset), std::nullopt,
-                          in.starts && start_offset == 0});
-    }
-    out.push_back(Piece{s.substr(start, stop - start), hit->id, false});
-    start_offset = stop;
-  }
-  if (start_offset < s.size()) {
-    out.push_back(Piece{s.substr(start_offset), std::nullopt, in.starts && start_offset == 0});
-  }
-  return out;
+  t.raw_set.build();
+  t.normalized_set.build();
 }
 
 }  // namespace
@@ -520,24 +443,28 @@ Encoding Tokenizer::encode(std::string_view text, bool add_special_tokens,
                             " starts no character");
   }
   // 1. Added tokens the file matches on the text as given; 2. the rest
-  // normalized, then the added tokens matched on normalized text.
-  std::vector<Piece> pieces;
-  for (Piece& p : split_added(t.raw_index, Piece{to_u32(std::string(text)), std::nullopt, true})) {
+  // normalized, then the added tokens matched on normalized text. The
+  // regexes take their steps within one budget set by the text's length.
+  std::u32string given = to_u32(std::string(text));
+  tok::RegexBudget budget(given.size());
+  std::vector<tok::Piece> pieces;
+  for (tok::Piece& p : t.raw_set.split(tok::Piece{std::move(given), std::nullopt, true})) {
     if (p.id) {
       pieces.push_back(std::move(p));
       continue;
     }
-    p.text = tok::normalize(t.normalizers, std::move(p.text));
-    for (Piece& q : split_added(t.normalized_index, p)) pieces.push_back(std::move(q));
+    p.text = tok::normalize(t.normalizers, std::move(p.text), budget);
+    for (tok::Piece& q : t.normalized_set.split(p)) pieces.push_back(std::move(q));
   }
   std::vector<int64_t> ids;
-  for (const Piece& p : pieces) {
+  for (const tok::Piece& p : pieces) {
     if (p.id) {
       ids.push_back(*p.id);
       continue;
     }
     if (p.text.empty()) continue;
-    for (const std::u32string& word : tok::pre_tokenize(t.pre_tokenizers, p.text, p.starts)) {
+    for (const std::u32string& word :
+         tok::pre_tokenize(t.pre_tokenizers, p.text, p.starts, budget)) {
       t.model_word(to_utf8(word), ids);
     }
   }
