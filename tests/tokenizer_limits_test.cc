@@ -1,7 +1,7 @@
-// What a tokenizer.json and a text may cost: the regexes' step budget,
-// refused with its exact message on inputs that cost hours before it
-// counted every step, and the added tokens found in one pass, as the
-// tokenizers library finds them.
+// What a tokenizer.json and a text may cost: each limit of
+// docs/tokenizers.md ("Limits") refused with its exact message, on inputs
+// that cost hours or gigabytes before the limit was there, and the added
+// tokens found in one pass, as the tokenizers library finds them.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -57,6 +57,129 @@ std::string repeat(const std::string& s, size_t n) {
   out.reserve(s.size() * n);
   for (size_t i = 0; i < n; ++i) out += s;
   return out;
+}
+
+TEST(TokenizerLimits, NormalizersThatMultiplyTheTextStopAtTheStepThatPassesTheLimit) {
+  // Thirty times a → aa would make "a" 2^30 characters (4 GiB); the text
+  // may grow to 8 characters for each given, plus 1024.
+  json j = word_level();
+  j["normalizer"] = {{"type", "Sequence"}, {"normalizers", json::array()}};
+  for (int i = 0; i < 30; ++i) j["normalizer"]["normalizers"].push_back(replace("a", "aa"));
+  const Tokenizer t = load(j);
+  EXPECT_EQ(error_of([&] { t.encode("a"); }),
+            "t.json: normalizer.normalizers[10]: Replace would make the text 2048 characters long, "
+            "more than 1032 (8 per character given, plus 1024)");
+  // The same normalizers make an added token's content as they would the
+  // text, when the file is read.
+  j["added_tokens"].push_back(added(1, "a", false, true));
+  EXPECT_EQ(error_of([&] { load(j); }),
+            "t.json: normalizer.normalizers[10]: Replace would make the added tokens 2048 "
+            "characters long, more than 1032 (8 per character given, plus 1024)");
+  // NFKD writes 18 characters for U+FDFA: measured before it is built.
+  json nfkd = word_level();
+  nfkd["normalizer"] = {{"type", "NFKD"}};
+  EXPECT_EQ(error_of([&] { load(nfkd).encode(repeat("\uFDFA", 200)); }),
+            "t.json: normalizer: NFKD would make the text 3600 characters long, more than 2624 (8 "
+            "per character given, plus 1024)");
+  EXPECT_NO_THROW(load(nfkd).encode(repeat("\uFDFA", 10) + repeat("x", 200)));
+}
+
+TEST(TokenizerLimits, PreTokenizersThatMultiplyThePiecesStopToo) {
+  // ByteLevel writes a character a byte: each pass doubles a space's
+  // pieces (" " → "Ġ" → "Ä" + "ł" → ...).
+  json j = word_level();
+  j["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", json::array()}};
+  for (int i = 0; i < 30; ++i) {
+    j["pre_tokenizer"]["pretokenizers"].push_back(
+        {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}});
+  }
+  EXPECT_EQ(error_of([&] { load(j).encode(" "); }),
+            "t.json: pre_tokenizer.pretokenizers[11]: ByteLevel would make the text 2048 "
+            "characters long, more than 1032 (8 per character given, plus 1024)");
+}
+
+TEST(TokenizerLimits, StringsTheModelAndTheStepsAddAreShort) {
+  json bpe = json::parse(read_text(source_path("data/tokenizers/small-llama3/tokenizer.json")));
+  bpe["model"]["continuing_subword_prefix"] = std::string(100000, 'x');
+  EXPECT_EQ(error_of([&] { load(bpe); }),
+            "t.json: model.continuing_subword_prefix: a string of 100000 bytes (at most 16)");
+  bpe["model"]["continuing_subword_prefix"] = "##";
+  bpe["model"]["end_of_word_suffix"] = std::string(17, 'x');
+  EXPECT_EQ(error_of([&] { load(bpe); }),
+            "t.json: model.end_of_word_suffix: a string of 17 bytes (at most 16)");
+  json wordpiece = json::parse(read_text(source_path("data/tokenizers/small-bert/tokenizer.json")));
+  wordpiece["model"]["continuing_subword_prefix"] = std::string(17, '#');
+  EXPECT_EQ(error_of([&] { load(wordpiece); }),
+            "t.json: model.continuing_subword_prefix: a string of 17 bytes (at most 16)");
+
+  const std::string long_text(257, 'x');
+  json j = word_level();
+  j["normalizer"] = replace("a", long_text);
+  EXPECT_EQ(error_of([&] { load(j); }),
+            "t.json: normalizer.content: a string of 257 bytes (at most 256)");
+  j["normalizer"] = replace(long_text, "a");
+  EXPECT_EQ(error_of([&] { load(j); }),
+            "t.json: normalizer.pattern.String: a string of 257 bytes (at most 256)");
+  j["normalizer"] = {{"type", "Prepend"}, {"prepend", long_text}};
+  EXPECT_EQ(error_of([&] { load(j); }),
+            "t.json: normalizer.prepend: a string of 257 bytes (at most 256)");
+  j["normalizer"] = nullptr;
+  j["pre_tokenizer"] = {{"type", "Split"},
+                        {"pattern", {{"String", long_text}}},
+                        {"behavior", "Removed"},
+                        {"invert", false}};
+  EXPECT_EQ(error_of([&] { load(j); }),
+            "t.json: pre_tokenizer.pattern.String: a string of 257 bytes (at most 256)");
+}
+
+TEST(TokenizerLimits, AddedTokensAreShortAndFewInAll) {
+  json j = word_level();
+  j["added_tokens"].push_back(added(1, std::string(1025, 'x')));
+  EXPECT_EQ(error_of([&] { load(j); }),
+            "t.json: added_tokens[0].content: a string of 1025 bytes (at most 1024)");
+  json many = word_level();
+  for (int i = 0; i < 5; ++i)
+    many["added_tokens"].push_back(added(i + 1, "<tok" + std::to_string(i) + ">"));
+  TokenizerLimits small;
+  small.max_added_tokens_bytes = 20;
+  EXPECT_EQ(error_of([&] { Tokenizer::from_json(many.dump(), "t.json", small); }),
+            "t.json: added_tokens: more than 20 bytes of content in all (the most attn reads)");
+}
+
+TEST(TokenizerLimits, AVocabularyOverTheLimitIsRefusedWhileItIsParsed) {
+  TokenizerLimits small;
+  small.max_vocab = 100;
+  // Refused at its 101st token: what follows is never read (here, text
+  // that is not JSON at all).
+  std::string text = R"({"model": {"type": "WordLevel", "vocab": {)";
+  for (int i = 0; i <= 100; ++i)
+    text += "\"t" + std::to_string(i) + "\": " + std::to_string(i % 100) + ", ";
+  text += "oops";
+  EXPECT_EQ(error_of([&] { Tokenizer::from_json(text, "t.json", small); }),
+            "t.json: model.vocab: more tokens than attn reads (100)");
+  // A token twice, or an id that is not one, is refused as before.
+  EXPECT_EQ(error_of([&] {
+              Tokenizer::from_json(R"({"model": {"type": "WordLevel", "vocab": {"a": 0, "a": 1}}})",
+                                   "t.json");
+            }),
+            "t.json:1:51: duplicate key \"a\"");
+  EXPECT_EQ(error_of([&] {
+              Tokenizer::from_json(R"({"model": {"type": "WordLevel", "vocab": {"a": -1}}})",
+                                   "t.json");
+            }),
+            "t.json: model.vocab[\"a\"]: expected an id from 0 to 4194303, got -1");
+  EXPECT_EQ(error_of([&] {
+              Tokenizer::from_json(R"({"model": {"type": "WordLevel", "vocab": ["a"]}})", "t.json");
+            }),
+            "t.json: model.vocab: expected an object of token: id");
+}
+
+TEST(TokenizerLimits, AFileOverItsSizeIsRefusedBeforeItIsRead) {
+  TokenizerLimits small;
+  small.max_file_bytes = 100;
+  const std::string path = source_path("data/tokenizers/small-bert/tokenizer.json");
+  EXPECT_EQ(error_of([&] { Tokenizer::load(path, small); }),
+            path + ": 8741 bytes, more than attn reads of a tokenizer.json (100)");
 }
 
 TEST(TokenizerLimits, RegexStepsAreCountedForTheWholeText) {

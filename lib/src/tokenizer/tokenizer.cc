@@ -111,20 +111,24 @@ bool flag(const json::Value& obj, const char* key, bool fallback, const std::str
   return v->as_bool();
 }
 
-void read_vocab(Impl& t, const json::Value& model, const std::string& place,
-                const TokenizerLimits& limits) {
+// The vocabulary was read while the file was parsed (VocabReader, below);
+// here it only has to have been an object.
+void read_vocab(Impl& t, const json::Value& model, const std::string& place, tok::Vocab& staged) {
   const json::Value* vocab = model.find("vocab");
   if (!vocab || !vocab->is_object()) bad(place + ".vocab", "expected an object of token: id");
-  if (static_cast<int64_t>(vocab->members().size()) > limits.max_vocab) {
-    bad(place + ".vocab", std::to_string(vocab->members().size()) +
-                              " tokens, more than attn reads (" + std::to_string(limits.max_vocab) +
-                              ")");
+  t.vocab = std::move(staged);
+}
+
+// A string the model adds to each character of a word (a prefix or a
+// suffix), at most limits.max_affix_bytes long.
+std::string affix(const json::Value& model, const char* key, const std::string& place,
+                  const std::string& fallback, const TokenizerLimits& limits) {
+  std::string s = optional_text(model, key, place).value_or(fallback);
+  if (static_cast<int64_t>(s.size()) > limits.max_affix_bytes) {
+    bad(place + "." + key, "a string of " + std::to_string(s.size()) + " bytes (at most " +
+                               std::to_string(limits.max_affix_bytes) + ")");
   }
-  for (const json::Member& m : vocab->members()) {
-    const int64_t id = whole_number(m.value, place + ".vocab[\"" + message_text(m.key) + "\"]",
-                                    limits.max_vocab - 1);
-    t.vocab.add(m.key, id);
-  }
+  return s;
 }
 
 int64_t vocab_id(const Impl& t, const std::string& token, const std::string& place) {
@@ -134,8 +138,8 @@ int64_t vocab_id(const Impl& t, const std::string& token, const std::string& pla
 }
 
 void read_bpe(Impl& t, const json::Value& model, const std::string& place,
-              const TokenizerLimits& limits) {
-  read_vocab(t, model, place, limits);
+              const TokenizerLimits& limits, tok::Vocab& staged) {
+  read_vocab(t, model, place, staged);
   if (const json::Value* d = model.find("dropout"); d && !d->is_null()) {
     if (!d->is_number()) bad(place + ".dropout", "expected a number or null");
     if (d->as_number() > 0) {
@@ -147,9 +151,8 @@ void read_bpe(Impl& t, const json::Value& model, const std::string& place,
   if (const auto unk = optional_text(model, "unk_token", place)) {
     t.bpe.unk = vocab_id(t, *unk, place + ".unk_token");
   }
-  t.bpe.continuing_subword_prefix =
-      optional_text(model, "continuing_subword_prefix", place).value_or("");
-  t.bpe.end_of_word_suffix = optional_text(model, "end_of_word_suffix", place).value_or("");
+  t.bpe.continuing_subword_prefix = affix(model, "continuing_subword_prefix", place, "", limits);
+  t.bpe.end_of_word_suffix = affix(model, "end_of_word_suffix", place, "", limits);
   t.bpe.fuse_unk = flag(model, "fuse_unk", false, place);
   t.bpe.byte_fallback = flag(model, "byte_fallback", false, place);
   t.bpe.ignore_merges = flag(model, "ignore_merges", false, place);
@@ -184,7 +187,7 @@ void read_bpe(Impl& t, const json::Value& model, const std::string& place,
 }
 
 void read_model(Impl& t, const json::Value& root, const std::string& name,
-                const TokenizerLimits& limits) {
+                const TokenizerLimits& limits, tok::Vocab& staged) {
   const std::string place = name + ": model";
   const json::Value* model = root.find("model");
   if (!model || !model->is_object()) bad(place, "expected an object");
@@ -198,14 +201,14 @@ void read_model(Impl& t, const json::Value& root, const std::string& name,
   }
   if (type == "BPE") {
     t.model = Impl::Model::kBpe;
-    read_bpe(t, *model, place, limits);
+    read_bpe(t, *model, place, limits, staged);
   } else if (type == "WordPiece") {
     t.model = Impl::Model::kWordPiece;
-    read_vocab(t, *model, place, limits);
+    read_vocab(t, *model, place, staged);
     t.wordpiece.unk = vocab_id(t, optional_text(*model, "unk_token", place).value_or("[UNK]"),
                                place + ".unk_token");
     t.wordpiece.continuing_subword_prefix =
-        optional_text(*model, "continuing_subword_prefix", place).value_or("##");
+        affix(*model, "continuing_subword_prefix", place, "##", limits);
     if (const json::Value* m = model->find("max_input_chars_per_word"); m && !m->is_null()) {
       t.wordpiece.max_input_chars_per_word =
           static_cast<size_t>(whole_number(*m, place + ".max_input_chars_per_word", 1 << 20));
@@ -215,7 +218,7 @@ void read_model(Impl& t, const json::Value& root, const std::string& name,
     }
   } else if (type == "WordLevel") {
     t.model = Impl::Model::kWordLevel;
-    read_vocab(t, *model, place, limits);
+    read_vocab(t, *model, place, staged);
     if (const auto unk = optional_text(*model, "unk_token", place)) {
       t.wordlevel_unk = vocab_id(t, *unk, place + ".unk_token");
     }
@@ -231,6 +234,7 @@ void read_added(Impl& t, const json::Value& root, const std::string& name,
   if (!list || list->is_null()) return;
   const std::string place = name + ": added_tokens";
   if (!list->is_array()) bad(place, "expected a list");
+  int64_t total_bytes = 0;
   for (size_t i = 0; i < list->size(); ++i) {
     const std::string at = place + "[" + std::to_string(i) + "]";
     const json::Value e = list->element(i);
@@ -244,6 +248,15 @@ void read_added(Impl& t, const json::Value& root, const std::string& name,
       bad(at + ".content", "expected a non-empty string");
     }
     a.text = content->as_string();
+    const auto bytes = static_cast<int64_t>(a.text.size());
+    if (bytes > limits.max_added_token_bytes) {
+      bad(at + ".content", "a string of " + std::to_string(bytes) + " bytes (at most " +
+                               std::to_string(limits.max_added_token_bytes) + ")");
+    }
+    if ((total_bytes += bytes) > limits.max_added_tokens_bytes) {
+      bad(place, "more than " + std::to_string(limits.max_added_tokens_bytes) +
+                     " bytes of content in all (the most attn reads)");
+    }
     a.special = flag(e, "special", false, at);
     a.lstrip = flag(e, "lstrip", false, at);
     a.rstrip = flag(e, "rstrip", false, at);
@@ -369,13 +382,18 @@ void read_display(Impl& t, const json::Value& root) {
 
 void index_added(Impl& t) {
   // A normalized token is matched on normalized text, so it is matched as
-  // the normalizer writes it.
+  // the normalizer writes it. The contents grow under the same limit as a
+  // text does.
   size_t given = 0;
   for (const tok::AddedToken& a : t.added) given += a.normalized ? a.text.size() : 0;
+  tok::GrowthLimit growth(given, "the added tokens");
   tok::RegexBudget budget(given);
   for (tok::AddedToken& a : t.added) {
     a.content = to_u32(a.text);
-    if (a.normalized) a.content = tok::normalize(t.normalizers, std::move(a.content), budget);
+    if (a.normalized) {
+      a.content = tok::normalize(t.normalizers, std::move(a.content), growth, budget);
+      growth.used += a.content.size();
+    }
     (a.normalized ? t.normalized_set : t.raw_set).add(&a);
   }
   t.raw_set.build();
@@ -398,9 +416,17 @@ Tokenizer Tokenizer::load(const std::string& path, const TokenizerLimits& limits
       throw_file(path, "no tokenizer.json in this directory");
     }
   }
-  // A FIFO or a device would be waited for or read forever.
-  if (::stat(file.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    throw_input(file, "not a regular file; --tokenizer takes tokenizer.json or its directory");
+  if (::stat(file.c_str(), &st) == 0) {
+    // A FIFO or a device would be waited for or read forever.
+    if (!S_ISREG(st.st_mode)) {
+      throw_input(file, "not a regular file; --tokenizer takes tokenizer.json or its directory");
+    }
+    // The limit is the tokenizer's own, not --max-input-bytes: no flag
+    // raises it (the largest real files are a tenth of it).
+    if (static_cast<int64_t>(st.st_size) > limits.max_file_bytes) {
+      throw_input(file, std::to_string(st.st_size) + " bytes, more than attn reads of a " +
+                            "tokenizer.json (" + std::to_string(limits.max_file_bytes) + ")");
+    }
   }
   return from_json(read_file(file, {}, limits.max_file_bytes), file, limits);
 }
@@ -408,21 +434,39 @@ Tokenizer Tokenizer::load(const std::string& path, const TokenizerLimits& limits
 Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& name,
                                const TokenizerLimits& limits) {
   json::Limits jl;
-  jl.max_nodes = int64_t{1} << 24;  // vocabularies and merges of a million entries
+  jl.max_nodes = int64_t{1} << 24;  // merges of a million entries
   jl.max_numbers = int64_t{1} << 24;
-  const json::Value root = json::parse(json_text, name, jl);
+  // The vocabulary is read as the parser meets it, not kept in the tree:
+  // its tokens are counted, and a file with too many is refused before
+  // the rest is read; those it keeps cost the vocabulary's memory alone.
+  tok::Vocab staged;
+  int64_t count = 0;
+  const std::string vocab_place = name + ": model.vocab";
+  json::MemberSink sink;
+  sink.path = {"model", "vocab"};
+  sink.take = [&](const std::string& token, const json::Value& id) {
+    if (++count > limits.max_vocab) {
+      bad(vocab_place, "more tokens than attn reads (" + std::to_string(limits.max_vocab) + ")");
+    }
+    if (staged.ids.count(token) != 0) return false;
+    staged.add(token, whole_number(id, vocab_place + "[\"" + message_text(token) + "\"]",
+                                   limits.max_vocab - 1));
+    return true;
+  };
+  const json::Value root = json::parse(json_text, name, jl, sink);
   if (!root.is_object()) bad(name, "expected a tokenizer.json object");
   auto impl = std::make_unique<Impl>();
   impl->name = name;
   impl->limits = limits;
-  read_model(*impl, root, name, limits);
+  read_model(*impl, root, name, limits, staged);
   const json::Value null_value = json::Value::null();
   auto field = [&](const char* key) -> const json::Value& {
     const json::Value* v = root.find(key);
     return v ? *v : null_value;
   };
-  impl->normalizers = tok::read_normalizers(field("normalizer"), name + ": normalizer");
-  impl->pre_tokenizers = tok::read_pre_tokenizers(field("pre_tokenizer"), name + ": pre_tokenizer");
+  impl->normalizers = tok::read_normalizers(field("normalizer"), name + ": normalizer", limits);
+  impl->pre_tokenizers =
+      tok::read_pre_tokenizers(field("pre_tokenizer"), name + ": pre_tokenizer", limits);
   read_added(*impl, root, name, limits);
   impl->post = read_post(*impl, field("post_processor"), name + ": post_processor");
   read_display(*impl, root);
@@ -443,9 +487,11 @@ Encoding Tokenizer::encode(std::string_view text, bool add_special_tokens,
                             " starts no character");
   }
   // 1. Added tokens the file matches on the text as given; 2. the rest
-  // normalized, then the added tokens matched on normalized text. The
-  // regexes take their steps within one budget set by the text's length.
+  // normalized, then the added tokens matched on normalized text. The text
+  // may grow, and the regexes take steps, within limits set by its length.
   std::u32string given = to_u32(std::string(text));
+  tok::GrowthLimit normalized(given.size(), "the text");
+  tok::GrowthLimit pre_tokenized(given.size(), "the text");
   tok::RegexBudget budget(given.size());
   std::vector<tok::Piece> pieces;
   for (tok::Piece& p : t.raw_set.split(tok::Piece{std::move(given), std::nullopt, true})) {
@@ -453,7 +499,8 @@ Encoding Tokenizer::encode(std::string_view text, bool add_special_tokens,
       pieces.push_back(std::move(p));
       continue;
     }
-    p.text = tok::normalize(t.normalizers, std::move(p.text), budget);
+    p.text = tok::normalize(t.normalizers, std::move(p.text), normalized, budget);
+    normalized.used += p.text.size();
     for (tok::Piece& q : t.normalized_set.split(p)) pieces.push_back(std::move(q));
   }
   std::vector<int64_t> ids;
@@ -464,7 +511,8 @@ Encoding Tokenizer::encode(std::string_view text, bool add_special_tokens,
     }
     if (p.text.empty()) continue;
     for (const std::u32string& word :
-         tok::pre_tokenize(t.pre_tokenizers, p.text, p.starts, budget)) {
+         tok::pre_tokenize(t.pre_tokenizers, p.text, p.starts, pre_tokenized, budget)) {
+      pre_tokenized.used += word.size();
       t.model_word(to_utf8(word), ids);
     }
   }
