@@ -482,8 +482,8 @@ class Forward {
                       " has rows for " + std::to_string(table.rows) +
                       " positions (the model's longest input)");
         }
-        throw_usage("--ids: id " + std::to_string(rows[i]) + " is past " + suffix + "'s " +
-                    std::to_string(table.rows) + " rows");
+        throw_usage(req_.ids_source + ": id " + std::to_string(rows[i]) + " is past " + suffix +
+                    "'s " + std::to_string(table.rows) + " rows");
       }
       double* row = out.data() + static_cast<int64_t>(i) * table.cols;
       decode_cells(a.data + rows[i] * table.cols * element_size(a.type), a.type, table.cols, row);
