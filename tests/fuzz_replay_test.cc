@@ -64,5 +64,7 @@ TEST(FuzzReplay, BinaryArchiveCorpusAndCrashes) { replay("binary", fuzz::binary_
 TEST(FuzzReplay, SafetensorsCorpusAndCrashes) { replay("safetensors", fuzz::safetensors_file); }
 TEST(FuzzReplay, NpzCorpusAndCrashes) { replay("npz", fuzz::npz_archive); }
 
+TEST(FuzzReplay, TokenizerCorpusAndCrashes) { replay("tokenizer", fuzz::tokenizer_text); }
+
 }  // namespace
 }  // namespace attn

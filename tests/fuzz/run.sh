@@ -4,7 +4,8 @@
 #   tests/fuzz/run.sh fuzz  TARGET SECONDS [libFuzzer flags...]
 #   tests/fuzz/run.sh merge TARGET
 #
-# TARGET is json, csv, npy, escape, flags, binary, safetensors, npz or font;
+# TARGET is json, csv, npy, escape, flags, binary, safetensors, npz, font or
+# tokenizer;
 # the fuzzers must be built in build-fuzz (see README.md). `fuzz` runs under
 # nice -n 19, growing build-fuzz/work/TARGET from the committed corpus and
 # fresh seeds (make_seeds.py); reproducers land in build-fuzz/artifacts/TARGET/
@@ -34,7 +35,9 @@ case $target in
   binary | safetensors | npz) max_len=4096 ;;
   # The seed fonts (make_font_seeds.py) are about 600 bytes.
   font) max_len=4096 ;;
-  *) echo "run.sh: unknown target '$target' (json, csv, npy, escape, flags, binary, safetensors, npz, font)" >&2; exit 2 ;;
+  # A seed is a tokenizer.json of about 4 KB and a text.
+  tokenizer) max_len=8192 ;;
+  *) echo "run.sh: unknown target '$target' (json, csv, npy, escape, flags, binary, safetensors, npz, font, tokenizer)" >&2; exit 2 ;;
 esac
 fuzzer=$build/fuzz_$target
 corpus=$here/$target/corpus
