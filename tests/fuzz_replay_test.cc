@@ -67,5 +67,7 @@ TEST(FuzzReplay, SafetensorsCorpusAndCrashes) { replay("safetensors", fuzz::safe
 TEST(FuzzReplay, NpzCorpusAndCrashes) { replay("npz", fuzz::npz_archive); }
 TEST(FuzzReplay, GgufCorpusAndCrashes) { replay("gguf", fuzz::gguf_file); }
 
+TEST(FuzzReplay, TokenizerCorpusAndCrashes) { replay("tokenizer", fuzz::tokenizer_text); }
+
 }  // namespace
 }  // namespace attn

@@ -59,4 +59,11 @@ void checkpoint_config(std::string_view data);
 // binary_archive checks what its readers accept.
 void gguf_file(std::string_view data);
 
+// A tokenizer.json, then a NUL byte and a text (tokenizer_entry.cc): the
+// file read and the text encoded with and without special tokens, each
+// token made readable as `attn tokenize` shows it. A count of ids other
+// than of tokens, or a readable token that is not UTF-8, throws
+// std::logic_error.
+void tokenizer_text(std::string_view data);
+
 }  // namespace attn::fuzz

@@ -286,6 +286,54 @@ FLAGS_SEEDS = [
 ]
 
 
+def small_tokenizer(path, merges=60):
+    """A tokenizer.json with its structure kept (normalizer, pre-tokenizer,
+    post-processor, added tokens, the model's options) and its vocabulary
+    cut to what its first merges, unknown token and added tokens need."""
+    d = json.load(open(path, encoding="utf-8"))
+    m = d["model"]
+    vocab = m["vocab"]
+    keep = set()
+    kept_merges = []
+    for merge in m.get("merges", [])[:merges]:
+        a, b = merge.split(" ", 1) if isinstance(merge, str) else merge
+        keep.update([a, b, a + b])
+        kept_merges.append(merge)
+    if m.get("unk_token"):
+        keep.add(m["unk_token"])
+    if d.get("added_tokens"):
+        d["added_tokens"] = d["added_tokens"][:8]
+        keep.update(t["content"] for t in d["added_tokens"])
+    # A few single characters and byte-fallback pieces, and every token of
+    # a small vocabulary.
+    keep.update([t for t in vocab if len(t) == 1][:40])
+    keep.update([t for t in vocab if t.startswith("<0x")][::16])
+    if len(vocab) <= 64:
+        keep.update(vocab)
+    m["vocab"] = {t: i for t, i in vocab.items() if t in keep}
+    if "merges" in m:
+        m["merges"] = kept_merges
+    return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
+
+
+def tokenizer_seeds():
+    """A tokenizer.json of each family the repository holds, made small, each
+    with a NUL byte and a text: the hard texts of tests/tokenizer/texts.json
+    (three per file), an empty text, and texts with its added tokens."""
+    files = sorted(glob.glob(os.path.join(ROOT, "data", "tokenizers", "*", "tokenizer.json")))
+    files += sorted(glob.glob(os.path.join(ROOT, "data", "models", "*", "tokenizer.json")))
+    texts = json.load(open(os.path.join(ROOT, "tests", "tokenizer", "texts.json"), encoding="utf-8"))
+    out = []
+    for n, path in enumerate(files):
+        small = small_tokenizer(path)
+        added = [t["content"] for t in json.loads(small).get("added_tokens") or []]
+        chosen = [texts[(3 * n + k) % len(texts)] for k in range(3)]
+        chosen += ["", " ".join(added[:3]) + " x  y\n", "  " + "".join(added[:2]) + "  "]
+        for text in chosen:
+            out.append(small.encode("utf-8") + b"\0" + text.encode("utf-8", "surrogatepass"))
+    return out
+
+
 def command_lines(text):
     """The literal word lists of run_attn({...}) calls in a test file."""
     for m in re.finditer(r'run_attn(?:_capped)?\(\{((?:\s*"(?:[^"\\]|\\.)*"\s*,?)+)\}', text):
@@ -410,6 +458,9 @@ def main():
             write(out, "flags", line)
     for line in FLAGS_SEEDS:
         write(out, "flags", line)
+
+    for b in tokenizer_seeds():
+        write(out, "tokenizer", b)
 
 
 if __name__ == "__main__":
