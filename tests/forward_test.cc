@@ -261,7 +261,7 @@ TEST(ForwardCli, AnIdPastTheTableFromTheTokenizerBlamesTheTokenizer) {
   const auto r = run_attn({"run", "--checkpoint", dir, "--text", "zz"});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "attn: error: --text (tokenized by " + dir +
-                       "/tokenizer.json): id 99 is past embed_tokens.weight's 40 rows\n");
+                       "/tokenizer.json): id 99 is past model.embed_tokens.weight's 40 rows\n");
 }
 
 TEST(ForwardCli, ATextLongerThanThePositionTableSaysSo) {
