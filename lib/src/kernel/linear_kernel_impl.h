@@ -61,6 +61,7 @@ constexpr int kRows = Tile<T>::kRows;
 template <class T>
 constexpr int kPanel = Tile<T>::kCols* kW<T>;  // outputs per panel
 constexpr int64_t kDepth = 256;                // inputs per packed block
+constexpr int kMaxBlockRows = 16;               // rows of quantized blocks dequantized at once
 
 // y[r][0..kPanel) for the kRows rows of x (ldx apart): the sum over the
 // block's kc inputs of x[r][k] · p[k][...], added to what y holds when
@@ -277,24 +278,37 @@ bool pack(const LinearWeight& w, int64_t o0, int64_t width, int64_t k0, int64_t 
     done = groups * kFW;
   }
 #endif
-  // GGUF's quantized blocks run along each output's inputs: each output's
-  // kc cells (whole blocks: kDepth and the row are multiples of the block)
-  // dequantized as ggml does, then laid into the panel's column.
+  // GGUF's quantized blocks run along each output's inputs: kFW outputs'
+  // kc cells (whole blocks: kDepth and the rows are multiples of the block)
+  // dequantized as ggml does into a scratch of floats, then transposed into
+  // the panel as float32 weights are.
   if (block_cells(w.type) > 1) {
     if (!w.out_major) return false;
-    thread_local std::vector<double> cells;
-    cells.resize(static_cast<size_t>(kc));
+    const ElementTraits& traits = element_traits(w.type);
     const uint64_t row_bytes = cells_bytes(w.type, static_cast<uint64_t>(w.cols));
-    for (int64_t j = 0; j < kPanel<T>; ++j) {
+    const uint64_t skip = cells_bytes(w.type, static_cast<uint64_t>(k0));
+    alignas(64) static thread_local float scratch[kMaxBlockRows * kDepth];
+    int64_t j0 = 0;
+#if defined(ATTN_SIMD_AVX512) || defined(ATTN_SIMD_AVX2)
+    static_assert(kFW <= kMaxBlockRows, "the scratch holds a group of rows");
+    const LinearWeight rows{reinterpret_cast<const unsigned char*>(scratch), ElementType::kF32,
+                            kFW, kc, true};
+    for (; j0 + kFW <= width; j0 += kFW) {
+      for (int i = 0; i < kFW; ++i) {
+        traits.to_float(w.data + static_cast<uint64_t>(o0 + j0 + i) * row_bytes + skip,
+                        scratch + i * kc, kc);
+      }
+      finite &= pack_vectors<T, ElementType::kF32>(rows, 0, 1, 0, kc, dst + j0);
+    }
+#endif
+    for (int64_t j = j0; j < kPanel<T>; ++j) {
       if (j >= width) {
         for (int64_t k = 0; k < kc; ++k) dst[k * kPanel<T> + j] = T(0);
         continue;
       }
-      decode_cells(w.data + static_cast<uint64_t>(o0 + j) * row_bytes +
-                       cells_bytes(w.type, static_cast<uint64_t>(k0)),
-                   w.type, kc, cells.data());
+      traits.to_float(w.data + static_cast<uint64_t>(o0 + j) * row_bytes + skip, scratch, kc);
       for (int64_t k = 0; k < kc; ++k) {
-        const T v = static_cast<T>(cells[static_cast<size_t>(k)]);
+        const T v = static_cast<T>(scratch[k]);
         finite &= std::isfinite(v);
         dst[k * kPanel<T> + j] = v;
       }
