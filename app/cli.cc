@@ -18,8 +18,8 @@
 #include "commands.h"
 #include "commands/exit_codes.h"
 #include "commands/flags.h"
+#include "io/settings.h"
 #include "kernel/instruction_set.h"
-#include "problem/settings.h"
 
 namespace attn::cli {
 namespace {

@@ -30,7 +30,7 @@ Action add_tokenize(CLI::App& app);
 std::function<void(HeatmapRequest&, bool trace, ColorMode color)> add_run_heatmap_flags(
     CLI::App* run);
 
-// Adds the run settings' flags (one per row of problem/settings.h with a
+// Adds the run settings' flags (one per row of io/settings.h with a
 // flag; with `bench_only`, the rows attn bench takes) to `app` in `group`;
 // the returned function sets the ones given into a RunSettings.
 std::function<void(RunSettings&)> add_setting_flags(CLI::App* app, const std::string& group,

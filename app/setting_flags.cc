@@ -1,13 +1,13 @@
 // The run settings' flags, from the settings table: attn run and attn bench
 // bind the same rows the same way, so a setting's flag, placeholder, help
-// and choices are written once (lib/src/problem/settings.cc).
+// and choices are written once (lib/src/io/settings.cc).
 #include <map>
 #include <memory>
 #include <string>
 
 #include "attn/error.h"
 #include "commands.h"
-#include "problem/settings.h"
+#include "io/settings.h"
 
 namespace attn::cli {
 

@@ -1,4 +1,4 @@
-// parallel_for and the threads it keeps between calls (kernel/parallel.cc).
+// parallel_for and the threads it keeps between calls (base/parallel.cc).
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "kernel/parallel.h"
+#include "base/parallel.h"
 
 namespace attn::kernel {
 namespace {

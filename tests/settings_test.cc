@@ -1,4 +1,4 @@
-// The settings table (lib/src/problem/settings.h): every row complete, every
+// The settings table (lib/src/io/settings.h): every row complete, every
 // flag's value surviving the merge of the flags over a document, and every
 // key and flag in the pages that describe them.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include "attn/document.h"
 #include "attn/error.h"
 #include "base/number_text.h"
-#include "problem/settings.h"
+#include "io/settings.h"
 #include "test_util.h"
 
 namespace attn {

@@ -1,4 +1,4 @@
-// The variant registry (lib/src/engine/variants/registry.cc): every
+// The variant registry (lib/src/variants/registry.cc): every
 // Variant has its unit, the names documents and flags use are the units'
 // names, and each unit refuses, by name, a param it does not take.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/variants/variant.h"
+#include "problem/variant_unit.h"
 #include "test_util.h"
 
 namespace attn {

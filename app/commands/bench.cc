@@ -19,11 +19,11 @@
 #include "attn/limits.h"
 #include "attn/problem.h"
 #include "base/number_text.h"
-#include "engine/dropout.h"
+#include "base/parallel.h"
 #include "io/json_writer.h"
 #include "kernel/attention_kernel.h"
+#include "kernel/dropout.h"
 #include "kernel/instruction_set.h"
-#include "kernel/parallel.h"
 
 namespace attn {
 

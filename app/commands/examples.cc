@@ -7,7 +7,7 @@
 #include "attn/json.h"
 #include "base/number_text.h"
 #include "commands/examples_data.h"
-#include "engine/dropout.h"
+#include "kernel/dropout.h"
 
 namespace attn {
 

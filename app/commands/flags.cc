@@ -10,8 +10,8 @@
 #include "base/names.h"
 #include "base/number_text.h"
 #include "io/formats.h"
+#include "io/settings.h"
 #include "kernel/instruction_set.h"
-#include "problem/settings.h"
 
 #ifndef ATTN_VERSION
 #define ATTN_VERSION "0.0.0"

@@ -8,7 +8,7 @@
 #include "attn/error.h"
 #include "base/names.h"
 #include "base/number_text.h"
-#include "problem/settings.h"
+#include "io/settings.h"
 
 namespace attn {
 

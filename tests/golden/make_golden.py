@@ -165,7 +165,7 @@ def write_all():
 
 
 # ---------------------------------------------------------------------------
-# attn's dropout generator (lib/src/engine/dropout.h), re-implemented.
+# attn's dropout generator (lib/src/kernel/dropout.h), re-implemented.
 
 M64 = (1 << 64) - 1
 

@@ -8,10 +8,10 @@
 
 #include "attn/error.h"
 #include "base/big_buffer.h"
-#include "engine/dropout.h"
 #include "engine/engine.h"
 #include "engine/score_range.h"
-#include "engine/variants/variant.h"
+#include "kernel/dropout.h"
+#include "problem/variant_unit.h"
 
 namespace attn {
 

@@ -7,11 +7,11 @@
 #include <type_traits>
 
 #include "base/big_buffer.h"
+#include "base/parallel.h"
 #include "engine/engine.h"
 #include "engine/norms.h"
-#include "engine/variants/variant.h"
 #include "kernel/attention_kernel.h"
-#include "kernel/parallel.h"
+#include "problem/variant_unit.h"
 
 namespace attn::detail {
 

@@ -6,7 +6,7 @@
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "base/number_text.h"
-#include "engine/variants/variant.h"
+#include "problem/variant_unit.h"
 
 namespace attn {
 

@@ -14,7 +14,7 @@
 #include "attn/check.h"
 #include "attn/error.h"
 #include "base/number_text.h"
-#include "engine/variants/variant.h"
+#include "problem/variant_unit.h"
 
 namespace attn {
 

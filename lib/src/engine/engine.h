@@ -10,15 +10,11 @@
 #include <vector>
 
 #include "attn/attention.h"
+#include "base/mat.h"
 #include "engine/score_range.h"
 #include "kernel/mask_view.h"
 
 namespace attn::detail {
-
-template <class T>
-using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class T>
-using Vec = Eigen::Matrix<T, Eigen::Dynamic, 1>;
 
 // Matrix `index` of a tensor seen as consecutive rows x cols matrices
 // (batch b of [B][L][d], or (batch, head) bh of [B][H][L][d]), in T.

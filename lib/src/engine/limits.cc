@@ -6,7 +6,7 @@
 
 #include "attn/attention.h"
 #include "attn/error.h"
-#include "engine/variants/variant.h"
+#include "problem/variant_unit.h"
 
 namespace attn {
 
@@ -51,7 +51,7 @@ bool needs_full_scores(const Problem& p, const ComputeRequest& req, bool trace) 
 }
 
 // Mirrors the steps the engine reports (lib/src/engine/attention.cc, and the
-// variant's terms, engine/variants/), taking every
+// variant's terms, variants/), taking every
 // optional step whose condition depends on the data as present.
 TraceSize trace_size(const Problem& p) {
   TraceSize t;

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/parallel.h"
 #include "kernel/attention_kernel.h"
-#include "kernel/parallel.h"
 
 namespace attn::detail {
 

@@ -3,10 +3,10 @@
 #include <algorithm>
 
 #include "attn/error.h"
+#include "base/parallel.h"
 #include "io/cells.h"
 #include "io/element_types.h"
 #include "io/ggml_blocks.h"
-#include "kernel/parallel.h"
 
 namespace attn {
 

@@ -6,7 +6,7 @@
 #include "attn/error.h"
 #include "attn/json_tensor.h"
 #include "base/number_text.h"
-#include "problem/settings.h"
+#include "io/settings.h"
 
 namespace attn {
 

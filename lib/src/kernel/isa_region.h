@@ -49,13 +49,13 @@
 #include "attn/options.h"
 #include "attn/progress.h"
 #include "attn/tensor.h"
-#include "engine/dropout.h"
+#include "base/parallel.h"
 #include "io/element_types.h"
 #include "kernel/attention_kernel.h"
+#include "kernel/dropout.h"
 #include "kernel/instruction_set.h"
 #include "kernel/kernels.h"
 #include "kernel/mask_view.h"
-#include "kernel/parallel.h"
 
 #define ATTN_PRAGMA(x) _Pragma(#x)
 #if defined(__clang__)

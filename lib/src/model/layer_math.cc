@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "attn/error.h"
-#include "kernel/parallel.h"
+#include "base/parallel.h"
 
 namespace attn::model {
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "attn/error.h"
+#include "base/parallel.h"
 #include "kernel/linear_kernel.h"
-#include "kernel/parallel.h"
 
 namespace attn::detail {
 

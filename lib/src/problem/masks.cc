@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "attn/error.h"
-#include "engine/variants/variant.h"
 #include "problem/problem_internal.h"
+#include "problem/variant_unit.h"
 
 namespace attn::detail {
 

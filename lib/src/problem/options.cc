@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "base/number_text.h"
-#include "engine/variants/variant.h"
+#include "problem/variant_unit.h"
 
 namespace attn {
 
@@ -38,7 +38,7 @@ const Names<Mode>& modes() {
   return t;
 }
 
-// The variants' names are their registry's (engine/variants/registry.cc).
+// The variants' names are their registry's (variants/registry.cc).
 const Names<Variant>& variants() {
   static const Names<Variant> t = [] {
     Names<Variant> n;

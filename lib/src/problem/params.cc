@@ -1,11 +1,11 @@
 // Parameters of a Problem: conversion to math layout and whole form, and the
 // width checks between inputs, projections, heads and the output projection
-// that the variants (engine/variants/) resolve their params with.
+// that the variants (variants/) resolve their params with.
 #include "attn/error.h"
 #include "attn/json_tensor.h"
-#include "engine/variants/variant.h"
 #include "problem/params_context.h"
 #include "problem/problem_internal.h"
+#include "problem/variant_unit.h"
 
 namespace attn::detail {
 

@@ -1,4 +1,4 @@
-// What a variant's parameters are resolved with (engine/variants/*.cc):
+// What a variant's parameters are resolved with (variants/*.cc):
 // the document's params by name, and the conversions and checks every
 // variant shares — weights to math layout and whole form, projections
 // checked against their inputs, heads against the widths.

@@ -8,8 +8,8 @@
 #include "attn/error.h"
 #include "attn/json.h"
 #include "base/number_text.h"
-#include "engine/variants/variant.h"
 #include "problem/problem_internal.h"
+#include "problem/variant_unit.h"
 
 namespace attn {
 

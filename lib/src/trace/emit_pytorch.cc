@@ -13,7 +13,7 @@
 
 #include "attn/escape.h"
 #include "base/number_text.h"
-#include "engine/variants/variant.h"
+#include "problem/variant_unit.h"
 
 namespace attn {
 
@@ -335,7 +335,7 @@ std::string loaders(const Loads& loads, int64_t load_from) {
   return s;
 }
 
-// The variants' PyTorch lines (engine/variants/) write their params
+// The variants' PyTorch lines (variants/) write their params
 // through these: loaded from the run's files, or written out.
 class PyLines : public detail::PyParams {
  public:

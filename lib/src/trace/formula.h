@@ -1,6 +1,6 @@
 // Trace formulas written both ways, in plain text and in LaTeX, so the
 // two cannot disagree: the pieces wording.cc and the variants'
-// (engine/variants/) build their steps' words from.
+// (variants/) build their steps' words from.
 #pragma once
 
 #include <algorithm>

@@ -11,7 +11,7 @@
 
 #include "attn/trace.h"
 #include "base/number_text.h"
-#include "engine/variants/variant.h"
+#include "problem/variant_unit.h"
 #include "trace/formula.h"
 
 namespace attn {
@@ -165,7 +165,7 @@ StepWords normalized(const TraceStep& s, int) {
                "each row " + row + " of " + x + " divided by its length");
 }
 
-// Each variant words its own scores (engine/variants/).
+// Each variant words its own scores (variants/).
 StepWords scores(const TraceStep& s, int) {
   return detail::variant_unit(s.facts.variant).score_words(s);
 }

@@ -1,4 +1,4 @@
-#include "problem/settings.h"
+#include "io/settings.h"
 
 #include <cmath>
 #include <utility>

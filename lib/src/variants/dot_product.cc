@@ -1,6 +1,6 @@
 // scaled_dot and dot: S = Q·Kᵀ (docs/spec.md §2), through the projections
 // W_q, W_k, W_v with their biases, heads, and the output projection.
-#include "engine/variants/dot_product.h"
+#include "variants/dot_product.h"
 
 #include <algorithm>
 #include <cmath>

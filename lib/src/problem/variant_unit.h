@@ -1,6 +1,6 @@
 // Attention variants as units: each scoring function of docs/spec.md §2
 // (scaled_dot, dot, additive, single_layer, biattention) is one file in
-// this folder that fills in a VariantUnit — its name and default scale,
+// lib/src/variants that fills in a VariantUnit — its name and default scale,
 // which params it takes and how they are checked, its raw scores, a bound
 // on them for the overflow guard, the working memory they need, their
 // trace words and their PyTorch lines. registry.cc lists the units; every
@@ -19,7 +19,7 @@
 #include "attn/options.h"
 #include "attn/problem.h"
 #include "attn/trace.h"
-#include "engine/engine.h"
+#include "base/mat.h"
 
 namespace attn::detail {
 
@@ -131,7 +131,7 @@ struct VariantUnit {
   std::string (*pytorch_scores)(const Problem& p, const PyParams& params) = nullptr;
 };
 
-// ---- the registry (registry.cc) ----------------------------------------
+// ---- the registry (variants/registry.cc) ----------------------------------------
 
 // Every variant, in documentation order.
 const std::vector<const VariantUnit*>& variant_units();

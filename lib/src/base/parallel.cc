@@ -9,7 +9,7 @@
 // pool's memory but not its threads. A child does not use the pool (it
 // starts threads of its own), and at exit the sleeping workers simply end
 // with the process.
-#include "kernel/parallel.h"
+#include "base/parallel.h"
 
 #if defined(__unix__)
 #include <pthread.h>

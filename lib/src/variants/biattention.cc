@@ -3,9 +3,9 @@
 // BiAttention); what follows the scores is the BiDAF pipeline
 // (Pipeline::kBidaf, in the engine).
 #include "attn/error.h"
-#include "engine/variants/variant.h"
 #include "problem/params_context.h"
 #include "problem/problem_internal.h"
+#include "problem/variant_unit.h"
 #include "trace/formula.h"
 
 namespace attn::detail {

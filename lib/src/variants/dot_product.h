@@ -4,7 +4,7 @@
 // line. The two differ only in their default scale (scaled_dot.cc, dot.cc).
 #pragma once
 
-#include "engine/variants/variant.h"
+#include "problem/variant_unit.h"
 
 namespace attn::detail::dot_product {
 

@@ -1,5 +1,5 @@
 // dot: softmax(Q·Kᵀ)·V, Luong's dot score, unscaled unless a scale is given.
-#include "engine/variants/dot_product.h"
+#include "variants/dot_product.h"
 
 namespace attn::detail {
 

@@ -1,6 +1,6 @@
 // scaled_dot: softmax(Q·Kᵀ/√d_k)·V, "Attention Is All You Need" and
 // PyTorch's scaled_dot_product_attention; the default variant.
-#include "engine/variants/dot_product.h"
+#include "variants/dot_product.h"
 
 namespace attn::detail {
 

@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "attn/error.h"
-#include "engine/variants/variant.h"
 #include "problem/params_context.h"
 #include "problem/problem_internal.h"
+#include "problem/variant_unit.h"
 #include "trace/formula.h"
 
 namespace attn::detail {

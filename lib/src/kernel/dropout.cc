@@ -1,4 +1,4 @@
-#include "engine/dropout.h"
+#include "kernel/dropout.h"
 
 namespace attn {
 

@@ -2,8 +2,8 @@
 // network on the difference of a query and a key (GAT-style); one head,
 // with optional projections W_q, W_k.
 #include "attn/error.h"
-#include "engine/variants/variant.h"
 #include "problem/params_context.h"
+#include "problem/variant_unit.h"
 #include "trace/formula.h"
 
 namespace attn::detail {

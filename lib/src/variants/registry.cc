@@ -2,7 +2,7 @@
 // that names, parsing, --help, params, the engine, the limits, the trace
 // and --emit-pytorch find a variant in.
 #include "attn/error.h"
-#include "engine/variants/variant.h"
+#include "problem/variant_unit.h"
 
 namespace attn::detail {
 
