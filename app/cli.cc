@@ -151,6 +151,10 @@ int run_program(int argc, char** argv) {
   // A closed pipe (attn run ... | head -1) is a normal end, not an error:
   // writes then fail with EPIPE, which ends the program quietly.
   std::signal(SIGPIPE, SIG_IGN);
+  // A file size limit (ulimit -f) is a write error like a full disk: the
+  // write fails with EFBIG ("File too large", exit 4) and the temporary
+  // file is removed, where SIGXFSZ would end attn with a core dump.
+  std::signal(SIGXFSZ, SIG_IGN);
 
   CLI::App app{
       "attn: compute, check and visualize attention (scaled dot-product, multi-head, "

@@ -290,6 +290,9 @@ TEST(Font, OnlyARegularFileIsAFont) {
             dir + ": not a regular file; --font takes a .ttf, .otf or .ttc file");
   EXPECT_EQ(error_of([&] { load_font(dir + "/absent.ttf"); }),
             dir + "/absent.ttf: cannot open: No such file or directory");
+  // "-" is stdin, which a font is never read from.
+  EXPECT_EQ(error_of([&] { load_font("-"); }),
+            "<stdin>: not a regular file; --font takes a .ttf, .otf or .ttc file");
 }
 
 TEST(FontCli, AFifoIsRefusedAtOnce) {

@@ -361,7 +361,8 @@ TEST(DocumentFiles, TensorsFromFilesBesideTheDocument) {
   const std::string fifo = test::write_temp("docfiles/fifo.json", R"({"X": "pipe.csv"})");
   const auto f = run_attn({"run", fifo});
   EXPECT_EQ(f.code, 3);
-  EXPECT_EQ(f.err, "attn: error: " + fifo + ": X: \"pipe.csv\" is not a regular file" + tail);
+  EXPECT_EQ(f.err, "attn: error: " + fifo +
+                       ": X: \"pipe.csv\" is a FIFO (named pipe), not a regular file\n");
   // A named file is an input: no output replaces it; stdin has no directory.
   const auto over = run_attn({"run", doc, "-o", (dir / "sub" / "w.json").string()});
   EXPECT_EQ(over.code, 2) << over.err;

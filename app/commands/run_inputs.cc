@@ -1,11 +1,14 @@
 // Gathering the input document of `attn run`: the file, stdin or a
 // built-in example, then the matrix files, lists and settings given as
 // flags, which replace the document's.
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
+#include <cerrno>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,7 @@
 #include "commands/flags.h"
 #include "commands/run_internal.h"
 #include "io/formats.h"
+#include "io/open_beneath.h"
 #include "io/tokens.h"
 
 namespace attn::detail {
@@ -33,6 +37,13 @@ namespace {
 std::string read_input(const RunRequest& req, const std::string& path) {
   return read_file(
       path, progress_task(req.progress, "reading " + display_name(path), ProgressUnit::kBytes),
+      req.max_input_bytes);
+}
+
+std::string read_input(const RunRequest& req, const OpenedFile& file) {
+  return read_file(
+      file,
+      progress_task(req.progress, "reading " + display_name(file.path()), ProgressUnit::kBytes),
       req.max_input_bytes);
 }
 
@@ -70,20 +81,84 @@ void refuse_double_stdin(const RunRequest& req) {
   }
 }
 
+// Where a document names files: its directory, as given ("." for none).
+std::string directory_of(const std::string& doc_path) {
+  const size_t cut = doc_path.find_last_of('/');
+  return cut == std::string::npos ? "." : doc_path.substr(0, cut + 1);
+}
+
+// A document in a file and its directory, the document opened through
+// the directory's descriptor: the files it names are opened beneath that
+// same descriptor, so that the document and its files come from one
+// directory whatever its path is made to point at meanwhile.
+struct DocumentFile {
+  OpenedFile dir, file;
+};
+
+// Nothing for stdin and a path whose last part names no file in a
+// directory ("dir/", ".."): those are read by their path.
+std::optional<DocumentFile> open_document(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (path == "-" || base.empty() || base == "." || base == "..") return std::nullopt;
+  const std::string dir = directory_of(path);
+  const int dir_fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) throw_file(path, std::string("cannot open: ") + std::strerror(errno));
+  OpenedFile d(dir_fd, dir);
+  // O_NONBLOCK: a FIFO is refused by read_file, never waited for.
+  const int fd = ::openat(dir_fd, base.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) throw_file(path, std::string("cannot open: ") + std::strerror(errno));
+  return DocumentFile{std::move(d), OpenedFile(fd, path)};
+}
+
+// The file `rel` below the directory `dir`, opened without leaving it: in
+// one step (openat2's RESOLVE_BENEATH), so that another program cannot
+// swap it for a link out between a check and the open, and checked to be
+// a regular file (a FIFO would block, a device never end). `full` names
+// it in messages; `quoted` is the reference as the document wrote it.
+OpenedFile open_below(const OpenedFile& dir, const std::string& rel, const std::string& full,
+                      const std::string& place, const std::string& quoted) {
+  const detail::BeneathFile opened = detail::open_beneath(dir.fd(), rel);
+  if (opened.fd < 0) {
+    if (opened.error == EXDEV) {
+      throw_input(place, quoted +
+                             "leads out of the document's directory through a symbolic link; a "
+                             "document names files in its own directory (or below it)");
+    }
+    if (opened.error == ELOOP && opened.no_links) {
+      throw_input(place, quoted +
+                             "passes through a symbolic link, which attn follows in a document's "
+                             "directory only where the kernel has openat2 (Linux 5.6)");
+    }
+    if (opened.error == ELOOP) throw_input(place, quoted + "is a loop of symbolic links");
+    throw_file(full, std::string("cannot open: ") + std::strerror(opened.error));
+  }
+  OpenedFile file(opened.fd, full);
+  struct stat st {};
+  if (::fstat(file.fd(), &st) != 0) {
+    throw_file(full, std::string("cannot read: ") + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw_input(place, quoted + "is " + file_kind(st.st_mode) + ", not a regular file");
+  }
+  return file;
+}
+
 // The files a document in a file may name for its tensors: paths relative
 // to its directory that stay inside it. "..", an absolute path or a
 // symbolic link out of the directory is refused: a document is data,
 // often someone else's, and must not read (and put into a result) any
-// file the user can read.
-TensorFileReader document_files(const RunRequest& req) {
-  const std::string doc_path = req.input;
-  return [&req, doc_path](const std::string& reference, const std::string& place,
-                          CellKind kind) -> Input {
+// file the user can read. The file is read from the descriptor that
+// opened it, never by its path again.
+TensorFileReader document_files(const RunRequest& req, const OpenedFile& directory) {
+  return [&req, directory](const std::string& reference, const std::string& place,
+                           CellKind kind) -> Input {
     const TensorReference ref = split_tensor_reference(reference);
     const std::string& rel = ref.path;
+    const std::string quoted = "\"" + message_text(reference) + "\" ";
     auto refuse = [&](const std::string& why) {
-      throw_input(place, "\"" + message_text(reference) + "\" " + why +
-                             "; a document names files in its own directory (or below it)");
+      throw_input(place,
+                  quoted + why + "; a document names files in its own directory (or below it)");
     };
     if (rel.empty()) refuse("names no file");
     if (rel.front() == '/') refuse("is an absolute path");
@@ -95,28 +170,13 @@ TensorFileReader document_files(const RunRequest& req) {
       }
       from = slash + 1;
     }
-    const size_t cut = doc_path.find_last_of('/');
-    const std::string dir = cut == std::string::npos ? "." : doc_path.substr(0, cut + 1);
+    const std::string& dir = directory.path();
+    // Named as the run finds it from the directory attn ran in: messages
+    // and a program that loads it again (--emit-pytorch) use this.
     const std::string full = (dir == "." ? rel : dir + rel);
-    char* real_dir = ::realpath(dir.c_str(), nullptr);
-    char* real_file = ::realpath(full.c_str(), nullptr);
-    const std::string rd = real_dir ? real_dir : "", rf = real_file ? real_file : "";
-    std::free(real_dir);
-    std::free(real_file);
-    if (rf.empty()) throw_file(full, "cannot open: No such file or directory");
-    if (rd.empty() || rf.compare(0, rd.size() + 1, rd + "/") != 0) {
-      refuse("leads out of the document's directory through a symbolic link");
-    }
-    // The checked path itself is opened (not split again at a colon), and
-    // only a regular file: a FIFO would block, a device never end.
-    struct stat st {};
-    if (::stat(rf.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) refuse("is not a regular file");
-    MatrixData m = read_matrix(TensorReference{rf, ref.tensor}, kind, {}, req.max_input_bytes,
-                               req.max_elements);
-    // A program that loads it again names it as the run found it, from the
-    // directory attn ran in (the document's directory as given, then the
-    // reference), not by the resolved path.
-    if (m.origin) m.origin->path = full;
+    const OpenedFile file = open_below(directory, rel, full, place, quoted);
+    MatrixData m = read_matrix(TensorReference{full, ref.tensor, file}, kind, {},
+                               req.max_input_bytes, req.max_elements);
     return Input{std::move(m.values), place, std::move(m.origin)};
   };
 }
@@ -175,15 +235,15 @@ InputDocument load_document(const RunRequest& req) {
   if (mapped_format(req.input)) {
     m = read_input_matrix(req, req.input, CellKind::kFinite);
   } else {
-    const std::string text = read_input(req, req.input);
+    const std::optional<DocumentFile> opened = open_document(req.input);
+    const std::string text = opened ? read_input(req, opened->file) : read_input(req, req.input);
     if (matrix_format(req.input, text) == MatrixFormat::kJson) {
       // Only a document in a regular file has a directory to name files
       // in: stdin, /dev/stdin or a pipe has none.
       struct stat st {};
-      const bool regular =
-          req.input != "-" && ::stat(req.input.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+      const bool regular = opened && ::fstat(opened->file.fd(), &st) == 0 && S_ISREG(st.st_mode);
       if (!regular) return read_document(text, name);
-      return read_document(text, name, document_files(req));
+      return read_document(text, name, document_files(req, opened->dir));
     }
     m = parse_matrix(text, req.input, CellKind::kFinite, req.max_elements);
   }

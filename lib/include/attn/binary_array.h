@@ -79,6 +79,13 @@ struct BinaryArray {
   // anything is allocated or decoded.
   Tensor<double> to_tensor(const std::string& name, CellKind kind,
                            int64_t max_elements = kDefaultMaxElements) const;
+  // An input error at the first cell of a BOOL array that is not the byte
+  // 0 or 1 (NumPy and PyTorch write nothing else; decoding reads any other
+  // byte as true); nothing for other types. Readers check a BOOL tensor
+  // where they hand it on, as cells or as a view: every path that reads it
+  // (a layer's weights, the forward pass's mapped products, a figure's
+  // stack) refuses the same file.
+  void check_bools(const std::string& name) const;
 };
 
 }  // namespace attn

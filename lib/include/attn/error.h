@@ -20,12 +20,15 @@ enum class ErrorKind {
 
 class Error : public std::runtime_error {
  public:
+  // A NUL byte in the message is written \u0000: what() is a C string,
+  // and a printer would stop at the NUL.
   Error(ErrorKind kind, std::string message)
-      : std::runtime_error(std::move(message)), kind_(kind) {}
+      : std::runtime_error(without_nul(std::move(message))), kind_(kind) {}
 
   ErrorKind kind() const { return kind_; }
 
  private:
+  static std::string without_nul(std::string message);
   ErrorKind kind_;
 };
 

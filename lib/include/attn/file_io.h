@@ -40,6 +40,29 @@ constexpr int64_t kDefaultMaxElements = int64_t{1} << 26;
 // "<stdin>" for "-", the path otherwise: how a file is named in messages.
 std::string display_name(const std::string& path);
 
+// What a file is by its mode (stat's st_mode), for messages: "a regular
+// file", "a directory", "a FIFO (named pipe)", "a socket", "a character
+// device", "a block device", "a symbolic link".
+std::string file_kind(unsigned int mode);
+
+// A file open for reading, held by its descriptor. A reader given one
+// reads the file that was opened (and checked), never its path again:
+// another program may have pointed the path elsewhere since. Copies share
+// the descriptor, which the last one closes. `path` names the file in
+// messages, as the user wrote it.
+class OpenedFile {
+ public:
+  // Takes over fd (an open descriptor, which it closes).
+  OpenedFile(int fd, std::string path);
+  int fd() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Descriptor;
+  std::shared_ptr<const Descriptor> fd_;
+  std::string path_;
+};
+
 // Reads a whole file ("-" reads stdin), reporting the bytes read so far
 // (of the file's size; of -1 for a pipe) to `progress` when given.
 // More than max_bytes is an input error naming --max-input-bytes; a
@@ -48,8 +71,13 @@ std::string display_name(const std::string& path);
 // NUL is kept): no text format attn reads takes one, so the parser
 // reports it, or an earlier error, at its place, and an endless stream of
 // zeros (/dev/zero) ends at once. Content that starts with the .npy magic
-// is binary and read whole.
+// is binary and read whole. A FIFO (named pipe) is an input error, never
+// waited for: nothing may ever write to it. Stdin, /dev/stdin and the
+// pipes of a shell (<(...), /dev/fd/N) are read as they come.
 std::string read_file(const std::string& path, const ProgressFn& progress = {},
+                      int64_t max_bytes = kDefaultMaxInputBytes);
+// The same for a file already open, read from its start.
+std::string read_file(const OpenedFile& file, const ProgressFn& progress = {},
                       int64_t max_bytes = kDefaultMaxInputBytes);
 
 // The bytes of a binary file (a .safetensors checkpoint, an .npz archive),
@@ -79,6 +107,7 @@ class FileBytes {
 
  private:
   friend FileBytes map_file(const std::string&, const ProgressFn&, int64_t);
+  friend FileBytes map_file(const OpenedFile&, const ProgressFn&, int64_t);
   std::shared_ptr<const Mapping> mapping_;
   uint64_t offset_ = 0;
   int64_t size_ = -1;  // -1: to the end
@@ -87,7 +116,10 @@ class FileBytes {
 // A regular file is memory-mapped whatever its size (nothing is read yet);
 // stdin ("-"), a pipe or a device is read whole, NUL bytes included, and
 // more than max_stream_bytes is an input error naming --max-input-bytes.
+// A FIFO is refused as read_file refuses it.
 FileBytes map_file(const std::string& path, const ProgressFn& progress = {},
+                   int64_t max_stream_bytes = kDefaultMaxInputBytes);
+FileBytes map_file(const OpenedFile& file, const ProgressFn& progress = {},
                    int64_t max_stream_bytes = kDefaultMaxInputBytes);
 
 // Writes content to path atomically: a temporary file .attn-XXXXXX in the

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attn/file_io.h"
 #include "attn/json_tensor.h"
 #include "attn/npz.h"
 #include "attn/options.h"
@@ -42,10 +43,13 @@ struct MatrixData {
 
 // A path with a tensor chosen in it: "m.safetensors:model.layers.0.w" is
 // {"m.safetensors", "model.layers.0.w"}; a path without one (or a file
-// whose own name has the colon) has an empty tensor.
+// whose own name has the colon) has an empty tensor. `file`, when set, is
+// the file already open (a document's reference, opened inside the
+// document's directory): readers read it, and name it by `path`.
 struct TensorReference {
   std::string path;
   std::string tensor;
+  std::optional<OpenedFile> file = std::nullopt;
 };
 TensorReference split_tensor_reference(const std::string& spec);
 
@@ -71,7 +75,7 @@ void refuse_pickle(const std::string& path);
 MatrixData read_matrix(const std::string& spec, CellKind kind, const ProgressFn& progress,
                        int64_t max_bytes, int64_t max_elements = kDefaultMaxElements);
 // The same for a reference already split: ref.path is opened as it is,
-// never split again at a colon.
+// never split again at a colon (or ref.file read, when it is open).
 MatrixData read_matrix(const TensorReference& ref, CellKind kind, const ProgressFn& progress,
                        int64_t max_bytes, int64_t max_elements = kDefaultMaxElements);
 

@@ -65,4 +65,14 @@ RopeFrequencies rope_frequencies(double theta, int64_t dims, const std::optional
 // features: longrope's lists of another length, dynamic with dims < 4.
 void check_rope_scaling(const RopeScaling& s, int64_t dims, const std::string& place);
 
+// An input error when the frequencies rope_frequencies gave for theta and
+// s are not finite and above 0, the angle of a pair at `last_position`
+// is not finite, or the attention factor is not finite and above 0 (a
+// factor of 1e-308, a yarn mscale far below 0): RoPE would turn them into
+// NaN scores. The message names the setting that made them, as
+// `settings_place`'s "rope.theta" or "rope.scaling" and its field.
+void check_rope_frequencies(const RopeFrequencies& f, double theta,
+                            const std::optional<RopeScaling>& s, int64_t last_position,
+                            const std::string& settings_place);
+
 }  // namespace attn

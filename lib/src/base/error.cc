@@ -4,6 +4,13 @@
 
 namespace attn {
 
+std::string Error::without_nul(std::string message) {
+  for (size_t at = message.find('\0'); at != std::string::npos; at = message.find('\0', at)) {
+    message.replace(at, 1, "\\u0000");
+  }
+  return message;
+}
+
 std::string at(std::string_view place, std::string_view what) {
   if (place.empty()) return std::string(what);
   std::string s(place);

@@ -443,8 +443,10 @@ std::shared_ptr<const Font> load_font(const std::string& path) {
   // device never ends. O_NONBLOCK keeps the open itself from waiting, should
   // the path turn into a FIFO after the stat.
   const auto not_regular = [&] {
-    throw_input(path, "not a regular file; --font takes a .ttf, .otf or .ttc file");
+    throw_input(display_name(path), "not a regular file; --font takes a .ttf, .otf or .ttc file");
   };
+  // "-" is stdin, never a file of that name: a font is read whole, not waited for.
+  if (path == "-") not_regular();
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     throw_file(display_name(path), std::string("cannot open: ") + std::strerror(errno));

@@ -203,17 +203,19 @@ Tensor<double> BinaryArray::to_tensor(const std::string& name, CellKind kind,
     decode_cells(data + from * element_size(type), type, n, v.data() + from);
   });
   keep.check_intact(name);  // before the cells are checked: zeros from a cut file
-  if (type == ElementType::kBool) {
-    // A bool is the byte 0 or 1 (NumPy and PyTorch write nothing else).
-    for (int64_t i = 0; i < size(); ++i) {
-      if (data[i] > 1) {
-        throw_input(detail::cell_place(name, shape, i),
-                    "a bool cell holds the byte " + std::to_string(data[i]) + "; bools are 0 or 1");
-      }
-    }
-  }
+  check_bools(name);
   detail::check_cells(v, shape, name, kind, single_precision(type));
   return Tensor<double>(shape, std::move(v));
+}
+
+void BinaryArray::check_bools(const std::string& name) const {
+  if (type != ElementType::kBool) return;
+  for (int64_t i = 0; i < size(); ++i) {
+    if (data[i] > 1) {
+      throw_input(detail::cell_place(name, shape, i),
+                  "a bool cell holds the byte " + std::to_string(data[i]) + "; bools are 0 or 1");
+    }
+  }
 }
 
 }  // namespace attn

@@ -159,6 +159,13 @@ class Reader {
   }
 
  private:
+  // "[[1, 2], [3, 4]]": numbers pasted into a string, not a file's name.
+  static bool pasted_array(const std::string& s) {
+    const size_t first = s.find_first_not_of(" \t\r\n");
+    const size_t last = s.find_last_not_of(" \t\r\n");
+    return first != std::string::npos && s[first] == '[' && s[last] == ']';
+  }
+
   [[noreturn]] void fail(const std::string& path, const std::string& what) const {
     throw_input(place_path(source_, path), what);
   }
@@ -167,6 +174,15 @@ class Reader {
     if (v.is_string()) {
       // A file that holds the tensor, named where its numbers would be.
       const std::string& ref = v.as_string();
+      const std::string quoted = "\"" + message_text(ref) + "\"";
+      if (pasted_array(ref)) {
+        fail(path, quoted +
+                       " is a string, which names a file; a matrix is written as a JSON array, "
+                       "without the quotes");
+      }
+      if (ref.find('\0') != std::string::npos) {
+        fail(path, quoted + " holds a NUL byte, which no file name can hold");
+      }
       if (!files_) {
         fail(path, "names the file \"" + message_text(ref) +
                        "\", but a document read from stdin or given as text has no directory "

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -191,23 +192,95 @@ std::string extension(const std::string& path) {
   return e;
 }
 
+std::string file_kind(unsigned int mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG:
+      return "a regular file";
+    case S_IFDIR:
+      return "a directory";
+    case S_IFIFO:
+      return "a FIFO (named pipe)";
+    case S_IFSOCK:
+      return "a socket";
+    case S_IFCHR:
+      return "a character device";
+    case S_IFBLK:
+      return "a block device";
+    case S_IFLNK:
+      return "a symbolic link";
+    default:
+      return "not a regular file";
+  }
+}
+
+struct OpenedFile::Descriptor {
+  explicit Descriptor(int f) : fd(f) {}
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  ~Descriptor() { ::close(fd); }
+  int fd;
+};
+
+OpenedFile::OpenedFile(int fd, std::string path)
+    : fd_(std::make_shared<const Descriptor>(fd)), path_(std::move(path)) {}
+
+int OpenedFile::fd() const { return fd_->fd; }
+
+namespace {
+
+// Opens a path to read it whole. O_NONBLOCK keeps the open of a FIFO from
+// waiting for a writer; check_input then refuses the FIFO.
+int open_input(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) os_error(path, "cannot open", errno);
+  return fd;
+}
+
+// A pipe with no name: a shell's | or <(...), reached through /dev/stdin
+// or /dev/fd/N. Its writer exists (or has gone, and it reads as ended).
+bool anonymous_pipe(int fd) {
+  constexpr long kPipefsMagic = 0x50495045;
+  struct statfs fs {};
+  return ::fstatfs(fd, &fs) == 0 && static_cast<long>(fs.f_type) == kPipefsMagic;
+}
+
+// Refuses what cannot be read whole from an open descriptor: a directory,
+// and a FIFO with a name, whose reader waits for a writer that may never
+// come (a FIFO this process was given as a descriptor, /dev/stdin or
+// /dev/fd/N, was opened by whoever started it: it is read). Then makes
+// reads wait for their data again.
+void check_input(int fd, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) os_error(path, "cannot read", errno);
+  if (S_ISDIR(st.st_mode)) os_error(path, "cannot read", EISDIR);
+  if (S_ISFIFO(st.st_mode) && !anonymous_pipe(fd) && descriptor_path(path) < 0) {
+    throw_input(display_name(path),
+                "a FIFO (named pipe), not a regular file: reading it would wait for a writer "
+                "that may never come; give it as stdin instead (- < " +
+                    path + ")");
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0 && (flags & O_NONBLOCK) != 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+}
+
+struct Closer {
+  int fd;
+  ~Closer() { ::close(fd); }
+};
+
+}  // namespace
+
 std::string read_file(const std::string& path, const ProgressFn& progress, int64_t max_bytes) {
   if (path == "-") return read_fd(0, path, progress, max_bytes);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) os_error(path, "cannot open", errno);
-  struct stat st {};
-  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    os_error(path, "cannot read", EISDIR);
-  }
-  try {
-    std::string s = read_fd(fd, path, progress, max_bytes);
-    ::close(fd);
-    return s;
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
+  const int fd = open_input(path);
+  const Closer closer{fd};
+  check_input(fd, path);
+  return read_fd(fd, path, progress, max_bytes);
+}
+
+std::string read_file(const OpenedFile& file, const ProgressFn& progress, int64_t max_bytes) {
+  check_input(file.fd(), file.path());
+  return read_fd(file.fd(), file.path(), progress, max_bytes);
 }
 
 namespace {
@@ -234,8 +307,11 @@ uintptr_t g_page_size = 4096;
 struct sigaction g_previous_sigbus {};
 
 void on_sigbus(int sig, siginfo_t* info, void*) {
+  // A fault has an address; a SIGBUS sent by kill (si_code <= 0) has none.
+  const bool fault = info->si_code > 0;
   const auto at = reinterpret_cast<uintptr_t>(info->si_addr);
   for (MappedRange& r : g_mapped) {
+    if (!fault) break;
     const uintptr_t b = r.begin.load(std::memory_order_acquire);
     if (b == 0 || at < b || at >= r.end.load(std::memory_order_acquire)) continue;
     void* page = reinterpret_cast<void*>(at & ~(g_page_size - 1));
@@ -246,14 +322,20 @@ void on_sigbus(int sig, siginfo_t* info, void*) {
     }
     break;
   }
-  // Not a mapping of ours: the handler before ours takes it, when the
-  // faulting instruction runs again on return.
+  // Not a mapping of ours: the handler before ours takes it (the
+  // temporary files' cleanup, the default action, a sanitizer's report),
+  // when the faulting instruction runs again on return, or, for a signal
+  // that was sent, when it is raised again (it waits until this returns).
   ::sigaction(sig, &g_previous_sigbus, nullptr);
+  if (!fault) ::raise(sig);
 }
 
 void install_sigbus_handler() {
   static std::once_flag once;
   std::call_once(once, [] {
+    // The temporary files' handler first: a SIGBUS that is not ours goes on
+    // to it, and it removes them before the process ends.
+    detail::install_cleanup_handlers();
     g_page_size = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
     struct sigaction sa {};
     sa.sa_sigaction = on_sigbus;
@@ -350,16 +432,14 @@ FileBytes FileBytes::from_string(std::string bytes) {
   return b;
 }
 
-FileBytes map_file(const std::string& path, const ProgressFn& progress, int64_t max_stream_bytes) {
+namespace {
+
+// The bytes of an open file (checked by the caller): mapped when it is a
+// regular file, read whole otherwise.
+std::shared_ptr<FileBytes::Mapping> map_descriptor(int fd, const std::string& path,
+                                                   const ProgressFn& progress,
+                                                   int64_t max_stream_bytes) {
   auto m = std::make_shared<FileBytes::Mapping>();
-  const int fd = path == "-" ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) os_error(path, "cannot open", errno);
-  struct Closer {
-    int fd;
-    ~Closer() {
-      if (fd > 0) ::close(fd);
-    }
-  } closer{fd};
   struct stat st {};
   if (fstat(fd, &st) != 0) os_error(path, "cannot read", errno);
   if (S_ISDIR(st.st_mode)) os_error(path, "cannot read", EISDIR);
@@ -369,15 +449,33 @@ FileBytes map_file(const std::string& path, const ProgressFn& progress, int64_t 
       m->address = a;
       m->size = static_cast<size_t>(st.st_size);
       m->slot = list_mapping(a, m->size);
-      FileBytes b;
-      b.mapping_ = std::move(m);
-      return b;
+      return m;
     }
   }
   // A pipe, a device or an empty file: read what comes, within the budget.
   m->copy = read_fd(fd, path, progress, max_stream_bytes, /*binary=*/true);
+  return m;
+}
+
+}  // namespace
+
+FileBytes map_file(const std::string& path, const ProgressFn& progress, int64_t max_stream_bytes) {
   FileBytes b;
-  b.mapping_ = std::move(m);
+  if (path == "-") {
+    b.mapping_ = map_descriptor(0, path, progress, max_stream_bytes);
+    return b;
+  }
+  const int fd = open_input(path);
+  const Closer closer{fd};
+  check_input(fd, path);
+  b.mapping_ = map_descriptor(fd, path, progress, max_stream_bytes);
+  return b;
+}
+
+FileBytes map_file(const OpenedFile& file, const ProgressFn& progress, int64_t max_stream_bytes) {
+  check_input(file.fd(), file.path());
+  FileBytes b;
+  b.mapping_ = map_descriptor(file.fd(), file.path(), progress, max_stream_bytes);
   return b;
 }
 

@@ -31,6 +31,26 @@ std::optional<TensorOrigin> origin_of(const std::string& path, TensorOrigin::For
   return o;
 }
 
+// The same for a reference, whose open file (when it has one) is the file read.
+std::optional<TensorOrigin> origin_of(const TensorReference& ref, TensorOrigin::Format format,
+                                      const std::string& tensor = "") {
+  if (!ref.file) return origin_of(ref.path, format, tensor);
+  struct stat st {};
+  if (::fstat(ref.file->fd(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  TensorOrigin o;
+  o.format = format;
+  o.path = ref.path;
+  o.tensor = tensor;
+  return o;
+}
+
+// The bytes of the file a reference names: its open file when it has
+// one, else its path.
+FileBytes map_reference(const TensorReference& ref, const ProgressFn& progress, int64_t max_bytes) {
+  return ref.file ? map_file(*ref.file, progress, max_bytes)
+                  : map_file(ref.path, progress, max_bytes);
+}
+
 // "f32" for "<f4", "f16" for "<f2"; "" for float64 and the rest.
 std::string npy_stored(const std::string& descr) {
   if (descr.size() >= 3 && descr[1] == 'f' && descr[2] == '4') return "f32";
@@ -129,61 +149,69 @@ MatrixData parse_npy_matrix(std::string_view bytes, const std::string& path, Cel
 }
 
 // The whole file counts against max_bytes, not only its data.
-FileBytes map_npy(const std::string& path, const ProgressFn& progress, int64_t max_bytes) {
-  FileBytes bytes = map_file(path, progress, max_bytes);
-  detail::check_input_bytes(display_name(path), bytes.view().size(), max_bytes);
+FileBytes map_npy(const TensorReference& ref, const ProgressFn& progress, int64_t max_bytes) {
+  FileBytes bytes = map_reference(ref, progress, max_bytes);
+  detail::check_input_bytes(display_name(ref.path), bytes.view().size(), max_bytes);
   return bytes;
 }
 
 MatrixData read_npy_mapped(const TensorReference& ref, CellKind kind, const ProgressFn& progress,
                            int64_t max_bytes, int64_t max_elements) {
   const std::string name = display_name(ref.path);
-  const FileBytes bytes = map_npy(ref.path, progress, max_bytes);
+  const FileBytes bytes = map_npy(ref, progress, max_bytes);
   MatrixData out = npy_matrix(parse_npy(bytes.view(), name, kind, max_elements),
-                              origin_of(ref.path, TensorOrigin::Format::kNpy));
+                              origin_of(ref, TensorOrigin::Format::kNpy));
   bytes.check_intact(name);
   return out;
 }
 
 BinaryArray view_npy_file(const TensorReference& ref, int64_t max_bytes, int max_rank) {
-  return view_npy(map_npy(ref.path, {}, max_bytes), display_name(ref.path), max_rank);
+  return view_npy(map_npy(ref, {}, max_bytes), display_name(ref.path), max_rank);
 }
 
 // --- safetensors ----------------------------------------------------------
 
+SafetensorsFile open_safetensors(const TensorReference& ref, int64_t max_bytes) {
+  return SafetensorsFile::from_bytes(map_reference(ref, {}, max_bytes), display_name(ref.path));
+}
+
 MatrixData read_safetensors(const TensorReference& ref, CellKind kind,
                             const ProgressFn& /*progress: only the header and one tensor*/,
                             int64_t max_bytes, int64_t max_elements) {
-  const SafetensorsFile f = SafetensorsFile::open(ref.path, max_bytes);
+  const SafetensorsFile f = open_safetensors(ref, max_bytes);
   const SafetensorsEntry& e = pick_tensor(f, ref);
   MatrixData out;
   out.values = f.read(e, kind, max_bytes, max_elements);
   out.stored = safetensors_stored(e.type);
-  out.origin = origin_of(ref.path, TensorOrigin::Format::kSafetensors, e.name);
+  out.origin = origin_of(ref, TensorOrigin::Format::kSafetensors, e.name);
   return out;
 }
 
 BinaryArray view_safetensors(const TensorReference& ref, int64_t max_bytes,
                              int /*max_rank: the reader allows any*/) {
-  const SafetensorsFile f = SafetensorsFile::open(ref.path, max_bytes);
+  const SafetensorsFile f = open_safetensors(ref, max_bytes);
   return f.view(pick_tensor(f, ref));
 }
 
 // --- NumPy .npz -----------------------------------------------------------
 
+NpzArchive open_npz(const TensorReference& ref, int64_t max_bytes) {
+  return NpzArchive::from_bytes(map_reference(ref, {}, max_bytes), display_name(ref.path));
+}
+
 MatrixData read_npz(const TensorReference& ref, CellKind kind,
                     const ProgressFn& /*progress: only the directory and one member*/,
                     int64_t max_bytes, int64_t max_elements) {
-  const NpzArchive a = NpzArchive::open(ref.path, max_bytes);
+  const NpzArchive a = open_npz(ref, max_bytes);
   const std::string member = pick_member(a, ref);
   return npy_matrix(
       parse_npy(a.member(member, max_bytes).view(),
                 display_name(ref.path) + ":" + message_text(member), kind, max_elements),
-      origin_of(ref.path, TensorOrigin::Format::kNpz, member));
+      origin_of(ref, TensorOrigin::Format::kNpz, member));
 }
 
 BinaryArray view_npz(const TensorReference& ref, int64_t max_bytes, int max_rank) {
-  const NpzArchive a = NpzArchive::open(ref.path, max_bytes);
+  const NpzArchive a = open_npz(ref, max_bytes);
   const std::string member = pick_member(a, ref);
   return view_npy(a.member(member, max_bytes), display_name(ref.path) + ":" + member, max_rank);
 }

@@ -133,7 +133,9 @@ MatrixData read_matrix(const TensorReference& ref, CellKind kind, const Progress
   if (f && f->read_mapped && ref.path != "-") {
     return f->read_mapped(ref, kind, progress, max_bytes, max_elements);
   }
-  return parse_matrix(read_file(ref.path, progress, max_bytes), ref.path, kind, max_elements);
+  const std::string text = ref.file ? read_file(*ref.file, progress, max_bytes)
+                                    : read_file(ref.path, progress, max_bytes);
+  return parse_matrix(text, ref.path, kind, max_elements);
 }
 
 std::string format_matrix_file(const Tensor<double>& t, DType dtype, const std::string& path) {

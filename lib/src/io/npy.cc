@@ -408,6 +408,7 @@ BinaryArray view_npy(FileBytes bytes, const std::string& name, int max_rank) {
   a.shape = l.shape;
   a.data = reinterpret_cast<const unsigned char*>(bytes.view().data()) + l.offset;
   a.keep = std::move(bytes);
+  a.check_bools(name);
   return a;
 }
 

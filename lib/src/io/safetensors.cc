@@ -226,6 +226,7 @@ BinaryArray SafetensorsFile::view(const SafetensorsEntry& e) const {
   a.shape = e.shape;
   a.data = reinterpret_cast<const unsigned char*>(data_.data()) + e.begin;
   a.keep = bytes_;
+  a.check_bools(name_ + ":" + message_text(e.name));
   return a;
 }
 

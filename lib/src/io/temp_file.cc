@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <iterator>
 #include <mutex>
 #include <vector>
 
@@ -33,7 +34,27 @@ struct Slot {
 Slot g_slots[kSlots];
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler reads the states");
 
-const int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+// Every signal whose default action ends the process, but SIGKILL, which
+// no handler sees: first those sent to it (by kill, a terminal, a timer, a
+// limit such as SIGXCPU or SIGXFSZ; the real-time ones are added at run
+// time), then the faults.
+const int kSentSignals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,   SIGPIPE,
+                            SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,
+                            SIGXCPU, SIGXFSZ, SIGIO,   SIGPWR,    SIGSTKFLT};
+// Faults of the running code: a crash leaves no file either. They are
+// never blocked (a fault while blocked kills at once); SIGBUS from a cut
+// mapped input is answered by file_io.cc's handler, which hands others on.
+const int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT};
+
+// The sent signals with the real-time ones (SIGRTMIN is a function call
+// in glibc, which keeps the first few for itself).
+sigset_t sent_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : kSentSignals) sigaddset(&set, sig);
+  for (int sig = SIGRTMIN; sig <= SIGRTMAX; ++sig) sigaddset(&set, sig);
+  return set;
+}
 
 extern "C" void remove_temp_files_and_die(int sig) {
   const int saved = errno;
@@ -62,22 +83,30 @@ extern "C" void remove_temp_files_and_die(int sig) {
   errno = saved;
 }
 
-void install_handlers() {
+}  // namespace
+
+void install_cleanup_handlers() {
   static std::once_flag once;
   std::call_once(once, [] {
-    for (int sig : kSignals) {
+    const sigset_t sent = sent_signals();
+    std::vector<int> all(std::begin(kFaultSignals), std::end(kFaultSignals));
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sigismember(&sent, sig) == 1) all.push_back(sig);
+    }
+    for (int sig : all) {
       struct sigaction old {};
       if (::sigaction(sig, nullptr, &old) != 0) continue;
       if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
       struct sigaction sa {};
       sa.sa_handler = remove_temp_files_and_die;
-      sigemptyset(&sa.sa_mask);
-      // The other signals wait while one removes the files.
-      for (int other : kSignals) sigaddset(&sa.sa_mask, other);
+      // The sent signals wait while one removes the files.
+      sa.sa_mask = sent;
       ::sigaction(sig, &sa, nullptr);
     }
   });
 }
+
+namespace {
 
 int claim_slot() {
   for (int i = 0; i < kSlots; ++i) {
@@ -92,9 +121,7 @@ int claim_slot() {
 class BlockSignals {
  public:
   BlockSignals() {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int sig : kSignals) sigaddset(&set, sig);
+    const sigset_t set = sent_signals();
     ::pthread_sigmask(SIG_BLOCK, &set, &old_);
   }
   ~BlockSignals() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
@@ -106,7 +133,7 @@ class BlockSignals {
 }  // namespace
 
 TempFile::TempFile(const std::string& dir) {
-  install_handlers();
+  install_cleanup_handlers();
   std::string pattern = (dir.empty() ? std::string(".") : dir) + "/.attn-XXXXXX";
   if (pattern.size() >= PATH_MAX) {
     error_ = ENAMETOOLONG;

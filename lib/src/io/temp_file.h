@@ -1,15 +1,19 @@
 // Temporary files that never outlive the write they serve. Outputs are
 // written to a temporary file in the target's directory and renamed over
 // the target; if anything stops the write first — an error, an exception,
-// or SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE — the temporary file is
-// removed. Signal handlers cannot walk C++ objects, so every live temporary
-// name is also kept in a fixed table of character buffers that the handler
-// reads and unlinks before it re-raises the signal with its default action.
-// The handlers are installed when the first temporary file is made, and
-// only for signals whose disposition is still the default: an ignored
-// signal (nohup's SIGHUP, attn's SIGPIPE) stays ignored, a host program's
-// own handler stays in place. SIGKILL cannot be caught; what it leaves
-// behind is named .attn-XXXXXX, hidden, next to the target.
+// or any signal whose default action ends the process (SIGINT, SIGTERM,
+// SIGHUP, SIGUSR1, SIGALRM, SIGXCPU, the real-time signals, a crash's
+// SIGSEGV, ...) — the temporary file is removed. Signal handlers cannot
+// walk C++ objects, so every live temporary name is also kept in a fixed
+// table of character buffers that the handler reads and unlinks before it
+// re-raises the signal with its default action. The handlers are
+// installed when the first temporary file is made (or a file is mapped,
+// whose SIGBUS handler hands other faults on to this one), and only for
+// signals whose disposition is still the default: an ignored signal
+// (nohup's SIGHUP, attn's SIGPIPE and SIGXFSZ) stays ignored, a host
+// program's or a sanitizer's own handler stays in place. SIGKILL cannot
+// be caught; what it leaves behind is named .attn-XXXXXX, hidden, next to
+// the target.
 #pragma once
 
 #include <string>
@@ -44,6 +48,12 @@ class TempFile {
   bool committed_ = false;
   std::string path_;
 };
+
+// Installs the handler that removes the live temporary files, once, for
+// every signal still at its default action. TempFile calls it; so does the
+// SIGBUS handler of mapped files before its own, so that a SIGBUS not of
+// its mappings reaches this one.
+void install_cleanup_handlers();
 
 // How many temporary files the signal handler knows of (for tests).
 int live_temp_files();

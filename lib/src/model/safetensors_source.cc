@@ -50,6 +50,10 @@ class SafetensorsSource final : public TensorSource {
           throw_input(index, "weight_map \"" + message_text(m.key) + "\" is not a file name");
         }
         const std::string& file = m.value.as_string();
+        if (file.find('\0') != std::string::npos) {
+          throw_input(index, "weight_map names \"" + message_text(file) +
+                                 "\", which holds a NUL byte; no file name can hold one");
+        }
         // Shards are files beside the index, never paths elsewhere.
         if (file.find('/') != std::string::npos || file == "." || file == "..") {
           throw_input(index, "weight_map names \"" + message_text(file) +

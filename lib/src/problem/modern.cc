@@ -207,6 +207,7 @@ void resolve_rope_width(const InputDocument& doc, Problem& p) {
   // transformers' max(position_ids) + 1 does.
   const int64_t seq_len = std::max(r.q_offset + p.len_q, r.k_offset + p.len_k);
   RopeFrequencies f = rope_frequencies(r.theta, r.dims, r.scaling, seq_len);
+  check_rope_frequencies(f, r.theta, r.scaling, seq_len - 1, doc.settings_place);
   r.inv_freq = std::move(f.inv_freq);
   r.attention = f.attention;
 }

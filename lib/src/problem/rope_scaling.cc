@@ -8,6 +8,7 @@
 
 #include "attn/error.h"
 #include "attn/json.h"
+#include "attn/json_tensor.h"
 #include "base/number_text.h"
 
 namespace attn {
@@ -257,6 +258,77 @@ void check_rope_scaling(const RopeScaling& s, int64_t dims, const std::string& p
                                std::to_string(l->size()) + " values; " + std::to_string(dims) +
                                " rotated features need one per pair, " + std::to_string(half));
       }
+    }
+  }
+}
+
+namespace {
+
+// The setting that made a frequency or the attention factor what it is,
+// for messages: its place, its name and its value.
+struct Cause {
+  std::string place, what;
+};
+
+std::string scaling_field(const char* key, double value) {
+  return std::string("rope_scaling \"") + key + "\" " + format_shortest(value);
+}
+
+// What sets the frequencies: theta alone, or the scaling's factor (a
+// longrope list's entry for pair p).
+Cause frequency_cause(double theta, const std::optional<RopeScaling>& s, int64_t last_position,
+                      size_t p, const std::string& settings_place) {
+  if (!s) return {place_path(settings_place, "rope.theta"), "theta " + format_shortest(theta)};
+  const std::string place = place_path(settings_place, "rope.scaling");
+  if (s->kind != RopeScalingKind::kLongrope) return {place, scaling_field("factor", s->factor)};
+  const bool long_list = last_position + 1 > s->original_max_positions;
+  const std::vector<double>& list = long_list ? s->long_factor : s->short_factor;
+  const std::string key = long_list ? "long_factor" : "short_factor";
+  return {place,
+          "rope_scaling \"" + key + "\"[" + std::to_string(p) + "] " + format_shortest(list[p])};
+}
+
+// What sets the attention factor of yarn and longrope.
+Cause attention_cause(const RopeScaling& s, const std::string& settings_place) {
+  const std::string place = place_path(settings_place, "rope.scaling");
+  if (s.attention_factor) return {place, scaling_field("attention_factor", *s.attention_factor)};
+  if (s.kind == RopeScalingKind::kYarn && s.mscale.value_or(0) != 0 &&
+      s.mscale_all_dim.value_or(0) != 0) {
+    return {place, scaling_field("mscale", *s.mscale) + " with \"mscale_all_dim\" " +
+                       format_shortest(*s.mscale_all_dim)};
+  }
+  if (s.kind == RopeScalingKind::kLongrope && s.original_max_positions <= 1) {
+    return {place, "rope_scaling \"original_max_position_embeddings\" " +
+                       std::to_string(s.original_max_positions)};
+  }
+  return {place, scaling_field("factor", s.factor)};
+}
+
+}  // namespace
+
+void check_rope_frequencies(const RopeFrequencies& f, double theta,
+                            const std::optional<RopeScaling>& s, int64_t last_position,
+                            const std::string& settings_place) {
+  if (s && !(std::isfinite(f.attention) && f.attention > 0)) {
+    const Cause c = attention_cause(*s, settings_place);
+    throw_input(c.place, c.what + " makes the attention factor " + format_shortest(f.attention) +
+                             "; it must be finite and above 0");
+  }
+  const double last = static_cast<double>(std::max<int64_t>(last_position, 0));
+  for (size_t p = 0; p < f.inv_freq.size(); ++p) {
+    const double x = f.inv_freq[p];
+    if (!(std::isfinite(x) && x > 0)) {
+      const Cause c = frequency_cause(theta, s, last_position, p, settings_place);
+      throw_input(c.place, c.what + " makes the rotation frequency of pair " + std::to_string(p) +
+                               " " + format_shortest(x) +
+                               "; RoPE needs finite frequencies above 0");
+    }
+    if (!std::isfinite(last * x)) {
+      const Cause c = frequency_cause(theta, s, last_position, p, settings_place);
+      throw_input(c.place, c.what + " makes the rotation angle of pair " + std::to_string(p) +
+                               " at position " + std::to_string(last_position) +
+                               " infinite (frequency " + format_shortest(x) +
+                               "); RoPE needs finite angles");
     }
   }
 }
