@@ -179,7 +179,7 @@ HeatmapData summary_figure(const SummaryNumbers& s, const std::string& title) {
   d.source = s.source;
   d.subtitle = "head summary: " + std::string(head_stat_meaning(s.stat)) +
                ", the mean over the query rows" +
-               (s.sentences > 0 ? " and " + std::to_string(s.sentences) + " sentences" : "") +
+               (s.sentences > 0 ? " and over " + std::to_string(s.sentences) + " sentences" : "") +
                (s.left_out.empty() ? "" : " (left out: " + s.left_out + ")");
   return d;
 }
