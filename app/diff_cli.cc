@@ -27,7 +27,7 @@ Action add_diff(CLI::App& app) {
   cmd->allow_extras();
   const char* input =
       "a JSON array or attn result document (attn run -f json -w), a CSV or .npy matrix, "
-      "FILE.npz:NAME or FILE.safetensors:NAME; - reads stdin (on one side)";
+      "FILE.npz:NAME, FILE.safetensors:NAME or FILE.gguf:NAME; - reads stdin (on one side)";
   cmd->add_option("a", req.a, std::string("A, the reference: ") + input)
       ->type_name("A")
       ->required();

@@ -205,8 +205,8 @@ Action add_heatmap(CLI::App& app) {
       "attention weights as PNG/SVG or an interactive HTML page");
   cmd->allow_extras();
   cmd->add_option("input", req.input,
-                  "a JSON array or attn result document, a CSV or .npy matrix, FILE.npz:NAME or "
-                  "FILE.safetensors:NAME; - reads stdin")
+                  "a JSON array or attn result document, a CSV or .npy matrix, FILE.npz:NAME, "
+                  "FILE.safetensors:NAME or FILE.gguf:NAME; - reads stdin")
       ->type_name("FILE")
       ->required();
   cmd->add_option("-o,--output", req.output_path,

@@ -87,7 +87,9 @@ Action add_run(CLI::App& app, const std::string& command_line) {
 
   auto settings = add_setting_flags(run, "Settings (override the input file)", false);
 
-  auto* m = "Inputs from files (JSON, CSV, .npy, FILE.safetensors:NAME, FILE.npz:NAME; - is stdin)";
+  auto* m =
+      "Inputs from files (JSON, CSV, .npy, FILE.safetensors:NAME, FILE.npz:NAME, FILE.gguf:NAME; "
+      "- is stdin)";
   MatrixFiles& mf = f->req.matrices;
   run->add_option("--x", mf.x, "X (queries; also keys/values in self mode)")
       ->group(m)

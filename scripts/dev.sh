@@ -78,7 +78,7 @@ case "$cmd" in
     install_missing "${build_pkgs[@]}" clang libclang-rt-dev python3
     CXX=clang++ configure_and_build build-fuzz -DATTN_FUZZ=ON -DATTN_BUILD_TESTS=OFF
     echo "fuzzers built in build-fuzz: fuzz_json fuzz_csv fuzz_npy fuzz_escape fuzz_flags" \
-         "fuzz_binary fuzz_safetensors fuzz_npz fuzz_font"
+         "fuzz_binary fuzz_safetensors fuzz_npz fuzz_font fuzz_config fuzz_gguf fuzz_tokenizer"
     echo "run one: tests/fuzz/run.sh fuzz json 1800"
     ;;
   *)

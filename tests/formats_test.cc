@@ -52,6 +52,22 @@ std::string safetensors_bytes(const Tensor<double>& t) {
   return out;
 }
 
+// A GGUF file (version 3) of the same tensor: F64 (ggml type 28), ggml's
+// dimensions [3, 2], its data at byte 96 (the header's 65 bytes, aligned
+// to 32).
+std::string gguf_bytes(const Tensor<double>& t) {
+  auto le = [](uint64_t v, int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
+    return s;
+  };
+  std::string out = "GGUF" + le(3, 4) + le(1, 8) + le(0, 8) + le(1, 8) + "w" + le(2, 4) + le(3, 8) +
+                    le(2, 8) + le(28, 4) + le(0, 8);
+  out.resize(96, '\0');
+  out.append(reinterpret_cast<const char*>(t.data()), sizeof(double) * 6);
+  return out;
+}
+
 std::string fresh_dir(const std::string& name) {
   const std::string d = test::temp_dir() + "/" + name;
   fs::remove_all(d);
@@ -61,7 +77,7 @@ std::string fresh_dir(const std::string& name) {
 
 TEST(FormatRegistry, RowsFollowMatrixFormat) {
   const std::vector<TensorFormat>& rows = tensor_formats();
-  ASSERT_EQ(rows.size(), 5u);
+  ASSERT_EQ(rows.size(), 6u);
   for (size_t i = 0; i < rows.size(); ++i) {
     EXPECT_EQ(static_cast<size_t>(rows[i].id), i) << rows[i].name;
     EXPECT_EQ(&tensor_format(rows[i].id), &rows[i]);
@@ -157,6 +173,7 @@ TEST(FormatRegistry, MultiTensorFormatsReadAndViewNamedTensors) {
   std::ofstream(d + "/m.safetensors", std::ios::binary) << safetensors_bytes(sample());
   std::ofstream(d + "/m.npz", std::ios::binary)
       << format_npz({{"w", format_npy(sample(), DType::kF64)}});
+  std::ofstream(d + "/m.gguf", std::ios::binary) << gguf_bytes(sample());
   for (const TensorFormat& f : tensor_formats()) {
     const std::string spec = d + "/m." + f.extension + ":w";
     const TensorReference ref = split_tensor_reference(spec);
@@ -182,7 +199,7 @@ TEST(FormatRegistry, MultiTensorFormatsReadAndViewNamedTensors) {
                           kDefaultMaxInputBytes);
             }),
             d + "/one.json: names the tensor \"w\", but a .json file holds one; only "
-                ".safetensors and .npz hold named tensors");
+                ".safetensors, .npz and .gguf hold named tensors");
 }
 
 TEST(FormatRegistry, OnlyBinaryFilesAreMapped) {
@@ -278,6 +295,10 @@ TEST(FormatsCli, RefusesOutputsInFormatsItDoesNotWrite) {
        "attn: error: --weights-out " + d +
            "/w.safetensors: attn does not write .safetensors files; write the weights as .json, "
            ".csv or .npy\n"},
+      {{"run", in, "-o", d + "/r.gguf"},
+       "attn: error: -o " + d +
+           "/r.gguf: attn does not write .gguf files; write the result as .json, .csv, .npy or "
+           ".npz\n"},
       {{"run", in, "--weights-out", d + "/w.npz"},
        "attn: error: --weights-out " + d +
            "/w.npz: attn does not write one tensor as .npz; write the weights as .json, .csv or "

@@ -240,6 +240,30 @@ TEST(ForwardCli, MistakesNameWhatIsMissing) {
   }
 }
 
+TEST(ForwardCli, AnIdPastTheTableFromTheTokenizerBlamesTheTokenizer) {
+  // A checkpoint whose tokenizer.json is not its model's: the id comes
+  // from --text, so the message names the tokenizer, not --ids.
+  const std::string dir = test::temp_dir() + "/other-tokenizer";
+  fs::create_directories(dir);
+  for (const char* f : {"config.json", "model.safetensors"}) {
+    fs::copy_file(model(std::string("tiny-llama/") + f), dir + "/" + f,
+                  fs::copy_options::overwrite_existing);
+  }
+  nlohmann::json t = nlohmann::json::parse(read_text(model("tiny-llama/tokenizer.json")));
+  t["added_tokens"].push_back({{"id", 99},
+                               {"content", "zz"},
+                               {"single_word", false},
+                               {"lstrip", false},
+                               {"rstrip", false},
+                               {"normalized", false},
+                               {"special", false}});
+  std::ofstream(dir + "/tokenizer.json") << t.dump();
+  const auto r = run_attn({"run", "--checkpoint", dir, "--text", "zz"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "attn: error: --text (tokenized by " + dir +
+                       "/tokenizer.json): id 99 is past model.embed_tokens.weight's 40 rows\n");
+}
+
 TEST(ForwardCli, ATextLongerThanThePositionTableSaysSo) {
   std::string ids = "1";
   for (int i = 1; i < 70; ++i) ids += ",1";

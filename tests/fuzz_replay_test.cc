@@ -65,6 +65,9 @@ TEST(FuzzReplay, FlagWordsCorpusAndCrashes) { replay("flags", fuzz::flag_words);
 TEST(FuzzReplay, BinaryArchiveCorpusAndCrashes) { replay("binary", fuzz::binary_archive); }
 TEST(FuzzReplay, SafetensorsCorpusAndCrashes) { replay("safetensors", fuzz::safetensors_file); }
 TEST(FuzzReplay, NpzCorpusAndCrashes) { replay("npz", fuzz::npz_archive); }
+TEST(FuzzReplay, GgufCorpusAndCrashes) { replay("gguf", fuzz::gguf_file); }
+
+TEST(FuzzReplay, TokenizerCorpusAndCrashes) { replay("tokenizer", fuzz::tokenizer_text); }
 
 }  // namespace
 }  // namespace attn

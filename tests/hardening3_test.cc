@@ -257,8 +257,8 @@ TEST(Hardening3Cli, CheckpointDevicesFifosAndForeignLinks) {
       {"run", "--checkpoint", "/dev/zero", "--layer", "0", "--x", tiny("tiny-llama/x_layer0.npy")});
   EXPECT_EQ(z.code, 3);
   EXPECT_EQ(z.err,
-            "attn: error: /dev/zero: not a checkpoint: --checkpoint takes a directory or a "
-            ".safetensors file, and this is neither (a device or a pipe?)\n");
+            "attn: error: /dev/zero: not a checkpoint: --checkpoint takes a directory, a "
+            ".safetensors file or a .gguf file, and this is none of them (a device or a pipe?)\n");
 
   const std::string dir = temp_dir() + "/sharded";
   fs::remove_all(dir);

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "test_util.h"
 
@@ -168,6 +171,33 @@ TEST(Json, LineColumnOfOffsets) {
   EXPECT_EQ(json::line_column("ab\ncd", 0), LC(1, 1));
   EXPECT_EQ(json::line_column("ab\ncd", 4), LC(2, 2));
   EXPECT_EQ(json::line_column("\xEF\xBB\xBFxy", 4), LC(1, 2));
+}
+
+TEST(Json, ASinkTakesTheMembersOfTheObjectAtItsPathOnly) {
+  std::vector<std::string> keys, taken;
+  json::MemberSink sink;
+  sink.path = {"model", "vocab"};
+  sink.take = [&](const std::string& key, const json::Value& value) {
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) return false;
+    keys.push_back(key);
+    taken.push_back(key + "=" + json::describe(value));
+    return true;
+  };
+  const json::Value v = json::parse(
+      R"({"vocab": {"x": 1}, "model": {"a": {"vocab": {"y": 2}}, "vocab": {"b": 1, "c": [3]}}})",
+      "in.json", json::Limits(), sink);
+  EXPECT_EQ(taken, (std::vector<std::string>{"b=1", "c=an array"}));
+  // The object stays in the tree, empty; the others are whole.
+  ASSERT_NE(v.find("model"), nullptr);
+  EXPECT_TRUE(v.find("model")->find("vocab")->members().empty());
+  EXPECT_EQ(v.find("vocab")->members().size(), 1u);
+  EXPECT_EQ(v.find("model")->find("a")->find("vocab")->members().size(), 1u);
+  // A key the sink has is a duplicate key, placed at its quote.
+  EXPECT_EQ(error_of([&] {
+              json::parse(R"({"model": {"vocab": {"d": 1, "d": 2}}})", "in.json", json::Limits(),
+                          sink);
+            }),
+            "in.json:1:30: duplicate key \"d\"");
 }
 
 }  // namespace

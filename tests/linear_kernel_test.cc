@@ -13,6 +13,7 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -242,6 +243,72 @@ TEST(LinearKernel, FindsACellThatIsNotFinite) {
   const std::vector<double> xd = make_x<double>(2, 4, rng);
   std::vector<double> yd(2 * 4);
   EXPECT_TRUE(kernel::linear(xd.data(), 2, 4, &w.view, 1, yd.data(), 4, 1));
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// GGUF's blocks (Q8_0: a float16 scale and 32 int8; Q4_0: a float16 scale
+// and 32 nibbles), packed on every instruction set and edge of the panel:
+// the product is that of the cells they decode to, exactly as ggml's
+// dequantization gives them (decode_cells), in float and in double.
+TEST(LinearKernel, QuantizedBlocksMultiplyAsTheCellsTheyDecodeTo) {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> byte(0, 255);
+  // Each type with its block's bytes and cells; the rows' lengths are
+  // whole blocks.
+  const std::tuple<ElementType, int, int64_t> types[] = {{ElementType::kQ8_0, 34, 32},
+                                                         {ElementType::kQ4_0, 18, 32},
+                                                         {ElementType::kQ5_0, 22, 32},
+                                                         {ElementType::kQ6_K, 210, 256},
+                                                         {ElementType::kQ4_K, 144, 256}};
+  for (const auto& [type, block_bytes, block_cells] : types) {
+    for (const auto& [outs, blocks_per_row] :
+         {std::pair<int64_t, int64_t>{1, 1}, {37, 2}, {64, 16}, {50, 9}, {17, 25}}) {
+      const int64_t in = blocks_per_row * block_cells;
+      std::vector<unsigned char> blocks(static_cast<size_t>(outs * blocks_per_row * block_bytes));
+      // Random bytes, the float16 scales (where the type keeps them) set to
+      // 2^-7 .. 2^-4: finite and exact.
+      std::vector<int> scales = {0};
+      if (type == ElementType::kQ4_K) scales = {0, 2};
+      if (type == ElementType::kQ6_K) scales = {208};
+      for (size_t b = 0; b < blocks.size(); b += static_cast<size_t>(block_bytes)) {
+        for (int i = 0; i < block_bytes; ++i) blocks[b + static_cast<size_t>(i)] = byte(rng);
+        for (int at : scales) {
+          const uint16_t scale = static_cast<uint16_t>(0x2000 + 0x400 * (byte(rng) % 4));
+          std::memcpy(&blocks[b + static_cast<size_t>(at)], &scale, 2);
+        }
+      }
+      std::vector<float> values(static_cast<size_t>(outs * in));
+      std::vector<double> row(static_cast<size_t>(in));
+      for (int64_t o = 0; o < outs; ++o) {
+        decode_cells(blocks.data() + cells_bytes(type, static_cast<uint64_t>(o * in)), type, in,
+                     row.data());
+        for (int64_t k = 0; k < in; ++k) {
+          values[static_cast<size_t>(o * in + k)] = static_cast<float>(row[static_cast<size_t>(k)]);
+        }
+      }
+      LinearWeight quantized{blocks.data(), type, outs, in, true};
+      LinearWeight plain{reinterpret_cast<const unsigned char*>(values.data()), ElementType::kF32,
+                         outs, in, true};
+      for (Isa isa : runnable()) {
+        const UseIsa use(isa);
+        const std::vector<float> x = make_x<float>(13, in, rng);
+        std::vector<float> yq(static_cast<size_t>(13 * outs)), yp(yq.size());
+        ASSERT_TRUE(kernel::linear(x.data(), 13, in, &quantized, 1, yq.data(), outs, 2));
+        ASSERT_TRUE(kernel::linear(x.data(), 13, in, &plain, 1, yp.data(), outs, 2));
+        EXPECT_EQ(yq, yp) << kernel::isa_key(isa) << " " << outs << "x" << in;
+        const std::vector<double> xd = make_x<double>(5, in, rng);
+        std::vector<double> dq(static_cast<size_t>(5 * outs)), dp(dq.size());
+        ASSERT_TRUE(kernel::linear(xd.data(), 5, in, &quantized, 1, dq.data(), outs, 1));
+        ASSERT_TRUE(kernel::linear(xd.data(), 5, in, &plain, 1, dp.data(), outs, 1));
+        EXPECT_EQ(dq, dp) << kernel::isa_key(isa) << " " << outs << "x" << in;
+      }
+    }
+  }
 }
 
 }  // namespace

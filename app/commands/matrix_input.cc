@@ -96,9 +96,8 @@ std::optional<BinaryArray> view_binary_matrix(const std::string& spec, int64_t m
 
 Tensor<double> read_binary_matrix(const BinaryArray& a, const std::string& name,
                                   int64_t max_input_bytes, int64_t max_elements) {
-  detail::check_input_bytes(
-      name, static_cast<uint64_t>(a.size()) * static_cast<uint64_t>(element_size(a.type)),
-      max_input_bytes);
+  detail::check_input_bytes(name, cells_bytes(a.type, static_cast<uint64_t>(a.size())),
+                            max_input_bytes);
   return a.to_tensor(name, CellKind::kExtended, max_elements);
 }
 

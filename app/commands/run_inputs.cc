@@ -266,6 +266,7 @@ CheckpointTokens checkpoint_tokens(const RunRequest& req) {
     const Encoding e = t.encode(*c.text, !c.no_special, "--text");
     if (e.ids.empty()) throw_usage("--text: the text has no tokens");
     out.ids = e.ids;
+    out.source = "--text (tokenized by " + t.name() + ")";
     for (const std::string& tk : e.tokens) out.labels.push_back(t.readable(tk));
     return out;
   }
@@ -288,7 +289,7 @@ ForwardRequest forward_request(const RunRequest& req, const CheckpointTokens& t)
   fr.arch = req.checkpoint.arch;
   fr.layer = req.checkpoint.layer;
   fr.ids = t.ids;
-  fr.ids_from_text = req.checkpoint.text.has_value();
+  fr.ids_source = t.source;
   fr.max_bytes = req.max_input_bytes;
   fr.max_elements = req.max_elements;
   fr.threads = req.threads;

@@ -31,6 +31,7 @@ void apply_checkpoint(const RunRequest& req, InputDocument& doc);
 struct CheckpointTokens {
   std::vector<int64_t> ids;
   std::vector<std::string> labels;
+  std::string source = "--ids";  // where the ids came from (ForwardRequest::ids_source)
 };
 CheckpointTokens checkpoint_tokens(const RunRequest& req);
 

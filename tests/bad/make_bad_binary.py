@@ -1,4 +1,4 @@
-"""Writes the broken .safetensors and .npz files of the bad-input corpus.
+"""Writes the broken .safetensors, .npz and .gguf files of the bad-input corpus.
 
 Each file is a mistake a user or a damaged download could produce; its
 NAME.expected sidecar pins the exit code and message. Rerun after changing
@@ -130,6 +130,29 @@ struct.pack_into("<I", shared, cd_b + 42, 0)
 cases["npz_shared_member.npz"] = bytes(shared)
 
 cases["nul_after_document.json"] = b"[[1, 2], [3, 4]]\n\0[[5, 6]]\n"
+
+
+def gguf(tensors, version=3, kv=b"", n_kv=0):
+    """A GGUF file of (name, ne, ggml type, bytes, offset or None) tensors."""
+    head = b"GGUF" + struct.pack("<IQQ", version, len(tensors), n_kv) + kv
+    data = b""
+    for name, ne, t, raw, offset in tensors:
+        data += b"\0" * (-len(data) % 32)
+        head += struct.pack("<Q", len(name)) + name + struct.pack("<I", len(ne))
+        head += b"".join(struct.pack("<Q", d) for d in ne)
+        head += struct.pack("<IQ", t, len(data) if offset is None else offset)
+        data += raw
+    return head + b"\0" * (-len(head) % 32) + data
+
+
+cases["gguf_version1.gguf"] = gguf([(b"x", [2, 2], 0, two, None)], version=1)
+cases["gguf_iq2_xxs.gguf"] = gguf([(b"x", [256], 16, b"\0" * 66, None)])
+cases["gguf_truncated.gguf"] = gguf([(b"x", [2, 2], 0, two, None)])[:-4]
+cases["gguf_overlap.gguf"] = gguf([(b"a", [2, 2], 0, two, None), (b"b", [2], 0, two[:8], 0)])
+cases["gguf_two_tensors.gguf"] = gguf([(b"a", [2, 2], 0, two, None), (b"b", [2, 2], 0, two, None)])
+cases["gguf_nan.gguf"] = gguf([(b"x", [2, 2], 0, f32(1, 2, float("nan"), 4), None)])
+cases["gguf_bad_alignment.gguf"] = gguf(
+    [], kv=struct.pack("<Q", 17) + b"general.alignment" + struct.pack("<II", 4, 48), n_kv=1)
 
 for name, data in cases.items():
     with open(os.path.join(HERE, name), "wb") as f:

@@ -54,4 +54,16 @@ void npz_archive(std::string_view data);
 // token ids where the config passes.
 void checkpoint_config(std::string_view data);
 
+// A GGUF file (gguf_entry.cc): its metadata read through every accessor
+// and its tensors (the first 64) viewed and read within 1 MiB, checked as
+// binary_archive checks what its readers accept.
+void gguf_file(std::string_view data);
+
+// A tokenizer.json, then a NUL byte and a text (tokenizer_entry.cc): the
+// file read and the text encoded with and without special tokens, each
+// token made readable as `attn tokenize` shows it. A count of ids other
+// than of tokens, or a readable token that is not UTF-8, throws
+// std::logic_error.
+void tokenizer_text(std::string_view data);
+
 }  // namespace attn::fuzz

@@ -13,7 +13,10 @@ fuzzer keeps in its scratch directory. OUT_DIR/binary receives the
 .safetensors and .npz files of tests/bad and data/models (those of at most
 4096 bytes, the target's max_len) and hand-written ones: tensors of every
 dtype attn reads, empty and rank-0 tensors, metadata; archives with stored,
-deflated and ZIP64 members. Seeds only start a
+deflated and ZIP64 members. OUT_DIR/gguf receives GGUF files: the small
+ones of tests/gguf (ggml's own writer) and hand-written ones of every
+value type, nested arrays, versions 2 and 3, another alignment, and a
+tensor of each type attn reads. Seeds only start a
 campaign; what is kept is the merged corpus in tests/fuzz/<target>/corpus.
 """
 import glob
@@ -283,11 +286,117 @@ FLAGS_SEEDS = [
 ]
 
 
+def small_tokenizer(path, merges=60):
+    """A tokenizer.json with its structure kept (normalizer, pre-tokenizer,
+    post-processor, added tokens, the model's options) and its vocabulary
+    cut to what its first merges, unknown token and added tokens need."""
+    d = json.load(open(path, encoding="utf-8"))
+    m = d["model"]
+    vocab = m["vocab"]
+    keep = set()
+    kept_merges = []
+    for merge in m.get("merges", [])[:merges]:
+        a, b = merge.split(" ", 1) if isinstance(merge, str) else merge
+        keep.update([a, b, a + b])
+        kept_merges.append(merge)
+    if m.get("unk_token"):
+        keep.add(m["unk_token"])
+    if d.get("added_tokens"):
+        d["added_tokens"] = d["added_tokens"][:8]
+        keep.update(t["content"] for t in d["added_tokens"])
+    # A few single characters and byte-fallback pieces, and every token of
+    # a small vocabulary.
+    keep.update([t for t in vocab if len(t) == 1][:40])
+    keep.update([t for t in vocab if t.startswith("<0x")][::16])
+    if len(vocab) <= 64:
+        keep.update(vocab)
+    m["vocab"] = {t: i for t, i in vocab.items() if t in keep}
+    if "merges" in m:
+        m["merges"] = kept_merges
+    return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
+
+
+def tokenizer_seeds():
+    """A tokenizer.json of each family the repository holds, made small, each
+    with a NUL byte and a text: the hard texts of tests/tokenizer/texts.json
+    (three per file), an empty text, and texts with its added tokens."""
+    files = sorted(glob.glob(os.path.join(ROOT, "data", "tokenizers", "*", "tokenizer.json")))
+    files += sorted(glob.glob(os.path.join(ROOT, "data", "models", "*", "tokenizer.json")))
+    texts = json.load(open(os.path.join(ROOT, "tests", "tokenizer", "texts.json"), encoding="utf-8"))
+    out = []
+    for n, path in enumerate(files):
+        small = small_tokenizer(path)
+        added = [t["content"] for t in json.loads(small).get("added_tokens") or []]
+        chosen = [texts[(3 * n + k) % len(texts)] for k in range(3)]
+        chosen += ["", " ".join(added[:3]) + " x  y\n", "  " + "".join(added[:2]) + "  "]
+        for text in chosen:
+            out.append(small.encode("utf-8") + b"\0" + text.encode("utf-8", "surrogatepass"))
+    return out
+
+
 def command_lines(text):
     """The literal word lists of run_attn({...}) calls in a test file."""
     for m in re.finditer(r'run_attn(?:_capped)?\(\{((?:\s*"(?:[^"\\]|\\.)*"\s*,?)+)\}', text):
         words = re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))
         yield "\n".join(c_unescape(w) for w in words)
+
+
+def gguf(kv=(), tensors=(), version=3, alignment=32):
+    """A GGUF file: kv is a list of (key, type, value bytes), tensors of
+    (name, ne, ggml type, bytes); the data aligned to `alignment`."""
+    def s(x):
+        return struct.pack("<Q", len(x)) + x
+    head = b"GGUF" + struct.pack("<IQQ", version, len(tensors), len(kv))
+    for key, t, value in kv:
+        head += s(key) + struct.pack("<I", t) + value
+    data = b""
+    for name, ne, t, raw in tensors:
+        data += b"\0" * (-len(data) % alignment)
+        head += s(name) + struct.pack("<I", len(ne)) + b"".join(struct.pack("<Q", d) for d in ne)
+        head += struct.pack("<IQ", t, len(data))
+        data += raw
+    if tensors:
+        head += b"\0" * (-len(head) % alignment)
+    return head + data
+
+
+def gguf_seeds():
+    u32 = lambda v: struct.pack("<I", v)
+    u64 = lambda v: struct.pack("<Q", v)
+    string = lambda x: u64(len(x)) + x
+    every_value = [
+        (b"u8", 0, b"\xc8"), (b"i8", 1, b"\x9c"), (b"u16", 2, b"\x60\xea"),
+        (b"i16", 3, b"\xd0\x8a"), (b"u32", 4, u32(7)), (b"i32", 5, u32(0xFFFFFFF9)),
+        (b"f32", 6, struct.pack("<f", 0.1)), (b"bool", 7, b"\x01"),
+        (b"general.name", 8, string(b"tiny")), (b"u64", 10, u64(2**63 - 1)),
+        (b"i64", 11, u64(2**64 - 5)), (b"f64", 12, struct.pack("<d", -1e300)),
+        (b"tokenizer.ggml.tokens", 9, u32(8) + u64(3) + string(b"<s>") + string(b"a") + string(b"")),
+        (b"tokenizer.ggml.scores", 9, u32(6) + u64(2) + struct.pack("<ff", 0.5, -1.0)),
+        (b"tokenizer.ggml.token_type", 9, u32(5) + u64(2) + u32(1) + u32(3)),
+        (b"nested", 9, u32(9) + u64(2) + u32(4) + u64(1) + u32(1) + u32(8) + u64(1) + string(b"x")),
+        (b"empty", 9, u32(12) + u64(0)),
+    ]
+    f32 = struct.pack("<4f", 1.0, -2.5, 0.0, 3.0)
+    yield gguf(every_value)
+    yield gguf(every_value, version=2)
+    yield gguf([(b"general.alignment", 4, u32(64))],
+               [(b"a", [4], 0, f32), (b"b", [2, 2], 0, f32)], alignment=64)
+    yield gguf([], [(b"w", [4, 1, 1, 1], 0, f32)])
+    # One block of each type attn reads (its bytes count, not its values).
+    blocks = [(1, 1, 2), (30, 1, 2), (28, 1, 8), (24, 1, 1), (25, 1, 2), (26, 1, 4), (27, 1, 8),
+              (2, 32, 18), (3, 32, 20), (6, 32, 22), (7, 32, 24), (8, 32, 34), (10, 256, 84),
+              (11, 256, 110), (12, 256, 144), (13, 256, 176), (14, 256, 210), (20, 32, 18),
+              (23, 256, 136)]
+    for t, cells, size in blocks:
+        raw = bytes((i * 37 + 11) % 256 for i in range(size))
+        if cells == 1:
+            raw = raw * 4
+            cells = 4
+        # A float16 scale of 1.0 where the block starts with one.
+        yield gguf([(b"general.architecture", 8, string(b"llama"))],
+                   [(b"t", [cells], t, raw)])
+    yield gguf([(b"k", 8, string(b"v"))], [(b"bad", [256], 16, b"\0" * 66)])  # IQ2_XXS
+    yield gguf([], [(b"a", [8], 0, b"\0" * 32), (b"b", [4], 0, b"\0" * 16)])
 
 
 def main():
@@ -330,6 +439,13 @@ def main():
     for b in binary_seeds():
         write(out, "binary", b)
 
+    for p in sorted(glob.glob(os.path.join(ROOT, "tests", "gguf", "**", "*.gguf"),
+                              recursive=True)):
+        if os.path.getsize(p) <= 16384:
+            write(out, "gguf", open(p, "rb").read())
+    for b in gguf_seeds():
+        write(out, "gguf", b)
+
     for p in sorted(glob.glob(os.path.join(ROOT, "data", "**", "*.json"), recursive=True)):
         m = re.search(rb'"title":\s*"((?:[^"\\]|\\.)*)"', open(p, "rb").read())
         if m:
@@ -342,6 +458,9 @@ def main():
             write(out, "flags", line)
     for line in FLAGS_SEEDS:
         write(out, "flags", line)
+
+    for b in tokenizer_seeds():
+        write(out, "tokenizer", b)
 
 
 if __name__ == "__main__":

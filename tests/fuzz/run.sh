@@ -4,7 +4,8 @@
 #   tests/fuzz/run.sh fuzz  TARGET SECONDS [libFuzzer flags...]
 #   tests/fuzz/run.sh merge TARGET
 #
-# TARGET is json, csv, npy, escape, flags, binary, safetensors, npz, font or config;
+# TARGET is json, csv, npy, escape, flags, binary, safetensors, npz, font, config,
+# gguf or tokenizer;
 # the fuzzers must be built in build-fuzz (see README.md). `fuzz` runs under
 # nice -n 19, growing build-fuzz/work/TARGET from the committed corpus and
 # fresh seeds (make_seeds.py); reproducers land in build-fuzz/artifacts/TARGET/
@@ -36,7 +37,11 @@ case $target in
   font) max_len=4096 ;;
   # config.json files of the tiny checkpoints are under 1.5 KB.
   config) max_len=4096 ;;
-  *) echo "run.sh: unknown target '$target' (json, csv, npy, escape, flags, binary, safetensors, npz, font, config)" >&2; exit 2 ;;
+  # types.gguf, a tensor of each type attn reads, is 9.7 KB.
+  gguf) max_len=16384 ;;
+  # A seed is a tokenizer.json of about 4 KB and a text.
+  tokenizer) max_len=8192 ;;
+  *) echo "run.sh: unknown target '$target' (json, csv, npy, escape, flags, binary, safetensors, npz, font, config, gguf, tokenizer)" >&2; exit 2 ;;
 esac
 fuzzer=$build/fuzz_$target
 corpus=$here/$target/corpus

@@ -31,39 +31,47 @@ enum class ElementType {
   kU16,
   kU8,
   kBool,
+  // ggml's block types (GGUF files): a block of 32 or 256 cells is a few
+  // float16 scales and the cells' quants; a cell is a float.
+  kQ4_0,
+  kQ4_1,
+  kQ5_0,
+  kQ5_1,
+  kQ8_0,
+  kQ2_K,
+  kQ3_K,
+  kQ4_K,
+  kQ5_K,
+  kQ6_K,
+  kIQ4_NL,
+  kIQ4_XS,
 };
 
-// Bytes per cell.
-constexpr int element_size(ElementType t) {
-  switch (t) {
-    case ElementType::kF64:
-    case ElementType::kI64:
-    case ElementType::kU64:
-      return 8;
-    case ElementType::kF32:
-    case ElementType::kI32:
-    case ElementType::kU32:
-      return 4;
-    case ElementType::kF16:
-    case ElementType::kBF16:
-    case ElementType::kI16:
-    case ElementType::kU16:
-      return 2;
-    default:
-      return 1;
-  }
-}
-// True for the floating types of 32 bits or fewer (their values print as
-// floats: 0.1, not 0.100000001).
+// Bytes per cell of a scalar type; of a block of block_cells(t) cells
+// for a block type.
+int element_size(ElementType t);
+// Cells per block: 1 for the scalar types, 32 or 256 for ggml's block types.
+int64_t block_cells(ElementType t);
+// The bytes that n cells take, n a multiple of block_cells(t): where cell n
+// of an array starts.
+uint64_t cells_bytes(ElementType t, uint64_t n);
+// True for the floating types of 32 bits or fewer and the block types
+// (their values print as floats: 0.1, not 0.100000001).
 bool single_precision(ElementType t);
-// The safetensors name ("F32", "BF16", "BOOL", ...).
+// The type's name: safetensors' dtype ("F32", "BF16", "BOOL", ...), or
+// ggml's for a block type ("Q4_K").
 const char* safetensors_dtype_name(ElementType t);
 // The type of a safetensors dtype name; false for a name attn does not read.
 bool safetensors_dtype(std::string_view name, ElementType& out);
 
-// Decodes one little-endian cell, or n consecutive cells into out.
+// Decodes one little-endian cell, or n consecutive cells into out. A block
+// type's cells are decoded from their block, as ggml's dequantize_row_*
+// does: p is the start of a block, and decode_cell gives its first cell.
 double decode_cell(const unsigned char* p, ElementType t);
 void decode_cells(const unsigned char* p, ElementType t, int64_t n, double* out);
+// Cell `flat` of the array of type t at data (its block decoded, for a
+// block type).
+double decode_cell_at(const unsigned char* data, ElementType t, int64_t flat);
 
 struct BinaryArray {
   ElementType type = ElementType::kF32;
@@ -72,7 +80,7 @@ struct BinaryArray {
   FileBytes keep;                       // holds the bytes in memory
 
   int64_t size() const { return shape_size(shape); }
-  double at(int64_t flat) const { return decode_cell(data + flat * element_size(type), type); }
+  double at(int64_t flat) const { return decode_cell_at(data, type, flat); }
   // Every cell as a double, checked as `kind` says; `name` places messages
   // ("m.safetensors:attn.w[3][1]: non-finite value ..."). More cells than
   // max_elements (--max-elements) is an input error, raised before

@@ -87,7 +87,9 @@ struct ForwardRequest {
   std::string checkpoint;
   std::string arch;  // as LayerRequest's
   std::vector<int64_t> ids;
-  bool ids_from_text = false;  // the ids came from a tokenizer (--text), for messages
+  // Where the ids came from, for the message of an id past the embedding
+  // table: "--ids", or "--text (tokenized by DIR/tokenizer.json)".
+  std::string ids_source = "--ids";
   int64_t layer = 0;
   int64_t max_bytes = kDefaultMaxInputBytes;
   int64_t max_elements = kDefaultMaxElements;

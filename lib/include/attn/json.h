@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -111,6 +112,23 @@ constexpr int kMaxDepth = 64;
 // Parses a whole document. `source` names the text in error messages (a path,
 // or "<stdin>"). Throws attn::Error (kInput) "source:line:col: what".
 Value parse(std::string_view text, std::string_view source, const Limits& limits = Limits());
+
+// The members of one object, handed over as the parser meets them instead
+// of kept in the tree: for an object of millions of members (a tokenizer's
+// vocabulary) that its reader stores its own way, counting and checking
+// each as it comes, so that a document with too many is refused before it
+// is read whole.
+struct MemberSink {
+  std::vector<std::string> path;  // the object's keys from the root: {"model", "vocab"}
+  // Takes one member; false when it has that key already (a duplicate key,
+  // reported as the parser reports one). May throw attn::Error to stop.
+  std::function<bool(const std::string& key, const Value& value)> take;
+};
+
+// As parse, with the members of the object at sink.path given to
+// sink.take; that object is empty in the tree.
+Value parse(std::string_view text, std::string_view source, const Limits& limits,
+            const MemberSink& sink);
 
 // 1-based line and column (in characters) of a byte offset in text.
 std::pair<int64_t, int64_t> line_column(std::string_view text, size_t offset);

@@ -1,7 +1,8 @@
 // Matrix files: one tensor per file, in JSON (a nested array), CSV/TSV/text
 // or NumPy .npy, chosen by extension (or by content for stdin and unknown
-// extensions), or one tensor of a file that holds many: FILE.safetensors:NAME
-// and FILE.npz:NAME (the name may be left out when the file holds one).
+// extensions), or one tensor of a file that holds many: FILE.safetensors:NAME,
+// FILE.npz:NAME and FILE.gguf:NAME (the name may be left out when the file
+// holds one).
 // Used by the matrix flags (--x, --mask, ...), the main input when it is not
 // a JSON document, and --weights-out. Each format is a row of one registry
 // (lib/src/io/formats.h); these functions ask it.
@@ -23,10 +24,10 @@
 
 namespace attn {
 
-enum class MatrixFormat { kJson, kCsv, kNpy, kSafetensors, kNpz };
+enum class MatrixFormat { kJson, kCsv, kNpy, kSafetensors, kNpz, kGguf };
 
 // The format of a file: by extension (.json, .csv/.tsv/.txt/.dat, .npy,
-// .safetensors, .npz), otherwise by its first bytes.
+// .safetensors, .npz, .gguf), otherwise by its first bytes.
 MatrixFormat matrix_format(const std::string& path, std::string_view text);
 
 struct MatrixData {
@@ -60,7 +61,8 @@ const SafetensorsEntry& pick_tensor(const SafetensorsFile& f, const TensorRefere
 // The same for an .npz archive: the array's name.
 std::string pick_member(const NpzArchive& a, const TensorReference& ref);
 
-// True when a path (with or without :NAME) names a .safetensors or .npz file.
+// True when a path (with or without :NAME) names a .safetensors, .npz or
+// .gguf file.
 bool is_multi_tensor_file(const std::string& spec);
 
 // An input error for a PyTorch pickle (.pt, .pth, .ckpt, .pkl, .bin),

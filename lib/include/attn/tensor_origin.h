@@ -13,12 +13,12 @@
 namespace attn {
 
 struct TensorOrigin {
-  enum class Format { kNpy, kNpz, kSafetensors, kCsv, kJson };
+  enum class Format { kNpy, kNpz, kSafetensors, kCsv, kJson, kGguf };
   Format format = Format::kNpy;
   // As the run opened it: relative to the directory attn ran in, or
   // absolute. Only regular files have an origin (not stdin or a pipe).
   std::string path;
-  std::string tensor;  // the .npz member or .safetensors tensor; "" otherwise
+  std::string tensor;  // the .npz member, .safetensors or .gguf tensor; "" otherwise
   // CSV: the delimiter (' ': spaces and tabs), and whether a header row and
   // a label column stand before the numbers.
   char delimiter = ',';

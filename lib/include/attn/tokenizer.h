@@ -25,11 +25,25 @@ struct Encoding {
   std::vector<std::string> tokens;  // the vocabulary's strings ("Ġcat", "▁the", "##s", "<0xE4>")
 };
 
-// Limits of what a tokenizer.json may hold, checked while it is read.
+// Limits of what a tokenizer.json may hold, checked while it is read, and
+// of the text one encode() takes. The strings a file has the pipeline add
+// to text or look for in it are short in real files ("##", "</w>", "▁",
+// "<|endoftext|>"); their limits keep a hostile file from multiplying the
+// work of each character of a text.
 struct TokenizerLimits {
   int64_t max_file_bytes = int64_t{1} << 28;  // 256 MiB (Gemma 3's is 33 MB)
-  int64_t max_vocab = int64_t{1} << 22;       // 4,194,304 tokens (the largest models: 262,144)
+  // 4,194,304 tokens (the largest models: 262,144), counted while the file
+  // is parsed: a larger vocabulary is refused before it is read whole.
+  int64_t max_vocab = int64_t{1} << 22;
   int64_t max_text_bytes = int64_t{1} << 26;  // one text to encode: 64 MiB
+  // The model's continuing_subword_prefix and end_of_word_suffix: each
+  // character of a word may be looked up (or fall back to bytes) with them.
+  int64_t max_affix_bytes = 16;
+  // A Replace's pattern and content, a Prepend's prepend, a Split's
+  // String pattern.
+  int64_t max_string_bytes = 256;
+  int64_t max_added_token_bytes = 1024;               // one added token's content
+  int64_t max_added_tokens_bytes = int64_t{1} << 22;  // all of them together: 4 MiB
 };
 
 class Tokenizer {

@@ -35,12 +35,12 @@ void read_panel(const BinaryArray& a, int64_t offset, int64_t q, int64_t k, int6
                 Reduce reduce, double* out, bool causal[2]) {
   const int64_t rq = (q + f - 1) / f, rk = (k + f - 1) / f;
   const bool mean = reduce == Reduce::kMean;
-  const int size = element_size(a.type);
   std::fill(out, out + rq * rk, mean ? 0.0 : -std::numeric_limits<double>::infinity());
   std::vector<double> values(static_cast<size_t>(k));
   for (int64_t i = 0; i < q; ++i) {
     double* row = out + (i / f) * rk;
-    decode_cells(a.data + (offset + i * k) * size, a.type, k, values.data());
+    decode_cells(a.data + cells_bytes(a.type, static_cast<uint64_t>(offset + i * k)), a.type, k,
+                 values.data());
     for (int side = 0; side < 2; ++side) {
       const int64_t first = std::max<int64_t>(i + 1 + (side ? k - q : 0), 0);
       for (int64_t j = first; causal[side] && j < k; ++j) causal[side] = values[j] == 0;
@@ -65,7 +65,8 @@ void read_panel(const BinaryArray& a, int64_t offset, int64_t q, int64_t k, int6
     }
   }
   // The panel's pages are read; a mapped file need not keep them.
-  a.keep.release(a.data + offset * size, static_cast<size_t>(q * k * size));
+  a.keep.release(a.data + cells_bytes(a.type, static_cast<uint64_t>(offset)),
+                 cells_bytes(a.type, static_cast<uint64_t>(q * k)));
 }
 
 // The stack's axes and the layers, heads and batch entry chosen, checked
@@ -224,10 +225,11 @@ SummaryPass summary_pass(const BinaryArray& a, const StackChoice& c, HeadStat st
   const Picked& pk = out.pk;
   const int64_t B = pk.B, H = pk.H, Q = pk.Q, K = pk.K, b = pk.b;
   const int64_t nl = pk.nl, nh = pk.nh;
-  const int size = element_size(a.type);
+  auto cell = [&](int64_t flat) {
+    return a.data + cells_bytes(a.type, static_cast<uint64_t>(flat));
+  };
   std::vector<double> row(static_cast<size_t>(K));
-  decode_cells(a.data + (((pk.layers[0] * B + b) * H + pk.heads[0]) * Q * K) * size, a.type, K,
-               row.data());
+  decode_cells(cell(((pk.layers[0] * B + b) * H + pk.heads[0]) * Q * K), a.type, K, row.data());
   const int64_t shift = query_shift(row.data(), Q, K);
   const int64_t f = out.f = std::max<int64_t>(1, (std::max(Q, K) + 23) / 24);
   const int64_t pr = out.pr = (Q + f - 1) / f, pc = out.pc = (K + f - 1) / f;
@@ -246,7 +248,7 @@ SummaryPass summary_pass(const BinaryArray& a, const StackChoice& c, HeadStat st
           K;
       heads.emplace_back(stat, Q, K, shift);
       for (int64_t i = 0; i < Q; ++i) {
-        decode_cells(a.data + (offset + i * K) * size, a.type, K, row.data());
+        decode_cells(cell(offset + i * K), a.type, K, row.data());
         if (patterns) {
           double* pattern = out.patterns->data() + ((l * nh + h) * pr + i / f) * pc;
           for (int64_t j = 0; j < K; ++j) {
@@ -258,7 +260,7 @@ SummaryPass summary_pass(const BinaryArray& a, const StackChoice& c, HeadStat st
       }
       causal = causal && heads.back().causal();
       masked = std::max(masked, heads.back().rows_fully_masked());
-      a.keep.release(a.data + offset * size, static_cast<size_t>(Q * K * size));
+      a.keep.release(cell(offset), cells_bytes(a.type, static_cast<uint64_t>(Q * K)));
     }
   }
   // Whether the first query sees a single key is known once every head is read.

@@ -13,6 +13,8 @@
 #include "attn/output.h"
 #include "attn/safetensors.h"
 #include "io/cells.h"
+#include "io/element_types.h"
+#include "io/gguf.h"
 
 namespace attn {
 
@@ -56,22 +58,6 @@ std::string npy_stored(const std::string& descr) {
   if (descr.size() >= 3 && descr[1] == 'f' && descr[2] == '4') return "f32";
   if (descr.size() >= 3 && descr[1] == 'f' && descr[2] == '2') return "f16";
   return "";
-}
-
-// "f32", "f16", "bf16" (float8 counts as bf16: coarser still).
-std::string safetensors_stored(ElementType t) {
-  switch (t) {
-    case ElementType::kF32:
-      return "f32";
-    case ElementType::kF16:
-      return "f16";
-    case ElementType::kBF16:
-    case ElementType::kF8E4M3:
-    case ElementType::kF8E5M2:
-      return "bf16";
-    default:
-      return "";
-  }
 }
 
 // --- JSON: a nested array -------------------------------------------------
@@ -182,7 +168,7 @@ MatrixData read_safetensors(const TensorReference& ref, CellKind kind,
   const SafetensorsEntry& e = pick_tensor(f, ref);
   MatrixData out;
   out.values = f.read(e, kind, max_bytes, max_elements);
-  out.stored = safetensors_stored(e.type);
+  out.stored = element_traits(e.type).stored;
   out.origin = origin_of(ref, TensorOrigin::Format::kSafetensors, e.name);
   return out;
 }
@@ -216,6 +202,46 @@ BinaryArray view_npz(const TensorReference& ref, int64_t max_bytes, int max_rank
   return view_npy(a.member(member, max_bytes), display_name(ref.path) + ":" + member, max_rank);
 }
 
+// --- GGUF -----------------------------------------------------------------
+
+const GgufTensor& pick_gguf_tensor(const GgufFile& f, const TensorReference& ref) {
+  if (!ref.tensor.empty()) return f.tensor(ref.tensor);
+  if (f.tensors().size() == 1) return f.tensors()[0];
+  std::vector<std::string> names;
+  for (const GgufTensor& t : f.tensors()) names.push_back(t.name);
+  refuse_unnamed(ref, names, "tensors");
+}
+
+// The types the program of --emit-pytorch dequantizes itself (its gguf()
+// helper in trace/emit_pytorch.cc): the scalar ones, and Q8_0 (a float16
+// scale times signed bytes, in float32 as ggml). A tensor of another block
+// type has no origin, so the program holds its numbers.
+bool python_reads(ElementType t) {
+  return element_traits(t).block_cells == 1 || t == ElementType::kQ8_0;
+}
+
+GgufFile open_gguf(const TensorReference& ref, int64_t max_bytes) {
+  return GgufFile::parse(map_reference(ref, {}, max_bytes), display_name(ref.path));
+}
+
+MatrixData read_gguf(const TensorReference& ref, CellKind kind,
+                     const ProgressFn& /*progress: only the header and one tensor*/,
+                     int64_t max_bytes, int64_t max_elements) {
+  const GgufFile f = open_gguf(ref, max_bytes);
+  const GgufTensor& t = pick_gguf_tensor(f, ref);
+  MatrixData out;
+  out.values = f.read(t, kind, max_bytes, max_elements);
+  out.stored = element_traits(t.type).stored;
+  if (python_reads(t.type)) out.origin = origin_of(ref, TensorOrigin::Format::kGguf, t.name);
+  return out;
+}
+
+BinaryArray view_gguf(const TensorReference& ref, int64_t max_bytes,
+                      int /*max_rank: GGUF's dimensions are 4 at most*/) {
+  const GgufFile f = open_gguf(ref, max_bytes);
+  return f.view(pick_gguf_tensor(f, ref));
+}
+
 // The text matrix takes what no row's sniff claims: CSV reads any text,
 // and says what is wrong with text that is not a matrix.
 constexpr MatrixFormat kFallback = MatrixFormat::kCsv;
@@ -243,6 +269,9 @@ const std::vector<TensorFormat>& tensor_formats() {
       {MatrixFormat::kNpz, "npz", ".npz", "npz", {},
        nullptr,    nullptr,           read_npz,         view_npz,         true,
        nullptr,           ResultFile::kArchive},
+      {MatrixFormat::kGguf, "gguf", "GGUF", "gguf", {},
+       nullptr,    nullptr,           read_gguf,        view_gguf,        true,
+       nullptr,           ResultFile::kNone},
   };
   // clang-format on
   return rows;

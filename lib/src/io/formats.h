@@ -89,6 +89,11 @@ const TensorFormat* result_format(const std::string& path);
 // The extensions a directory batch takes: the own extension of each
 // format whose file is one input (not an archive of several tensors).
 std::vector<std::string> batch_extensions();
+// A file of several tensors named without :NAME: a usage error listing
+// the first names to choose from (`what`: "tensors", "arrays").
+[[noreturn]] void refuse_unnamed(const TensorReference& ref, const std::vector<std::string>& names,
+                                 const char* what);
+
 // ".json, .csv or .npy": a list for messages, joined with `last` ("or").
 std::string extension_list(const std::vector<std::string>& extensions, const char* last);
 

@@ -227,8 +227,9 @@ bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0;
 // found by looking at the text around the place nlohmann stopped.
 class Reader final : public nlohmann::json_sax<Json> {
  public:
-  Reader(std::string_view text, std::string_view source, const Limits& limits)
-      : text_(text), source_(source), limits_(limits), read_up_to_(text.data()) {}
+  Reader(std::string_view text, std::string_view source, const Limits& limits,
+         const MemberSink* sink)
+      : text_(text), source_(source), limits_(limits), sink_(sink), read_up_to_(text.data()) {}
 
   Value run() {
     if (text_.size() >= 2 && (std::memcmp(text_.data(), "\xFF\xFE", 2) == 0 ||
@@ -271,13 +272,17 @@ class Reader final : public nlohmann::json_sax<Json> {
 
   bool start_object(std::size_t) override {
     enter();
+    const bool sinks = sink_ && at_sink_path();
     stack_.push_back(Frame{Value::object(), {}, {}});
+    stack_.back().sinks = sinks;
     return true;
   }
   bool key(string_t& k) override {
     check_string(k);
     Frame& f = stack_.back();
-    if (!f.keys.insert(k).second) {
+    if (f.sinks) {
+      f.key_at = opening_quote(consumed() - 1);  // the sink tells of a duplicate later
+    } else if (!f.keys.insert(k).second) {
       fail(opening_quote(consumed() - 1), "duplicate key \"" + message_text(k) + "\"");
     }
     f.key = std::move(k);
@@ -301,7 +306,18 @@ class Reader final : public nlohmann::json_sax<Json> {
     Value value;
     std::string key;                       // the member being read, in an object
     std::unordered_set<std::string> keys;  // an object's keys so far
+    bool sinks = false;                    // the object whose members go to the sink
+    size_t key_at = 0;                     // there: where the member's key begins
   };
+
+  // Whether an object starting now is the one at sink_->path.
+  bool at_sink_path() const {
+    if (stack_.size() != sink_->path.size()) return false;
+    for (size_t i = 0; i < stack_.size(); ++i) {
+      if (!stack_[i].value.is_object() || stack_[i].key != sink_->path[i]) return false;
+    }
+    return true;
+  }
 
   static bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
@@ -360,6 +376,11 @@ class Reader final : public nlohmann::json_sax<Json> {
   }
 
   bool add(Value v) {
+    if (!stack_.empty() && stack_.back().sinks) {
+      Frame& f = stack_.back();
+      if (!sink_->take(f.key, v)) fail(f.key_at, "duplicate key \"" + message_text(f.key) + "\"");
+      return true;
+    }
     if (!v.is_number() && !v.is_array()) count_nodes(1);
     if (stack_.empty()) {
       root_ = std::move(v);
@@ -643,6 +664,7 @@ class Reader final : public nlohmann::json_sax<Json> {
   std::string_view text_;
   std::string_view source_;
   const Limits& limits_;
+  const MemberSink* sink_;
   const char* read_up_to_;
   std::vector<Frame> stack_;
   Value root_;
@@ -653,7 +675,13 @@ class Reader final : public nlohmann::json_sax<Json> {
 }  // namespace
 
 Value parse(std::string_view text, std::string_view source, const Limits& limits) {
-  Reader reader(text, source, limits);
+  Reader reader(text, source, limits, nullptr);
+  return reader.run();
+}
+
+Value parse(std::string_view text, std::string_view source, const Limits& limits,
+            const MemberSink& sink) {
+  Reader reader(text, source, limits, &sink);
   return reader.run();
 }
 

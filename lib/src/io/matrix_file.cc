@@ -55,12 +55,8 @@ TensorReference split_tensor_reference(const std::string& spec) {
   return {spec, ""};
 }
 
-namespace {
-
-// A file of several tensors named without :NAME: a usage error listing the
-// first names to choose from.
-[[noreturn]] void choose_one(const TensorReference& ref, const std::vector<std::string>& names,
-                             const char* what) {
+void refuse_unnamed(const TensorReference& ref, const std::vector<std::string>& names,
+                    const char* what) {
   std::string list;
   for (size_t i = 0; i < names.size() && i < 8; ++i) {
     list += (i ? ", " : "") + message_text(names[i]);
@@ -71,14 +67,12 @@ namespace {
               (list.empty() ? std::string() : " (" + list + ")"));
 }
 
-}  // namespace
-
 const SafetensorsEntry& pick_tensor(const SafetensorsFile& f, const TensorReference& ref) {
   if (!ref.tensor.empty()) return f.get(ref.tensor);
   if (f.tensors().size() == 1) return f.tensors()[0];
   std::vector<std::string> names;
   for (const SafetensorsEntry& e : f.tensors()) names.push_back(e.name);
-  choose_one(ref, names, "tensors");
+  refuse_unnamed(ref, names, "tensors");
 }
 
 std::string pick_member(const NpzArchive& a, const TensorReference& ref) {
@@ -86,7 +80,7 @@ std::string pick_member(const NpzArchive& a, const TensorReference& ref) {
   if (a.members().size() == 1) return a.members()[0].name;
   std::vector<std::string> names;
   for (const NpzMember& m : a.members()) names.push_back(m.name);
-  choose_one(ref, names, "arrays");
+  refuse_unnamed(ref, names, "arrays");
 }
 
 bool is_multi_tensor_file(const std::string& spec) {

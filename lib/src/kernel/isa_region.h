@@ -50,6 +50,7 @@
 #include "attn/progress.h"
 #include "attn/tensor.h"
 #include "engine/dropout.h"
+#include "io/element_types.h"
 #include "kernel/attention_kernel.h"
 #include "kernel/instruction_set.h"
 #include "kernel/kernels.h"

@@ -54,6 +54,10 @@ const char* role_title(Role r) {
       return "key/value latent norm";
     case Role::kKvb:
       return "key/value up-projection";
+    case Role::kKb:
+      return "key up-projection";
+    case Role::kVb:
+      return "value up-projection";
     case Role::kAttnPostNorm:
       return "attention output norm";
     case Role::kMlpNorm:
@@ -764,6 +768,7 @@ Row gpt_oss() {
   r.attention_bias_key = nullptr;
   r.mlp_bias_key = nullptr;
   r.router = Router::kTopKSoftmax;
+  r.clamped_experts = true;
   r.experts = Key{"num_local_experts", -1, {}};
   r.top_k = Key{"num_experts_per_tok", 4, {"experts_per_token"}};
   r.rope_theta.fallback = 150000;

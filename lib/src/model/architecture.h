@@ -46,6 +46,8 @@ enum class Role : uint8_t {
   kKva,
   kKvaNorm,
   kKvb,
+  kKb,            // kKvb split per head as GGUF stores it: K's part [heads][kv_lora][nope]
+  kVb,            // and V's [heads][v][kv_lora]
   kAttnPostNorm,  // the norm of the attention's output before the residual (Gemma 2, OLMo 2)
   kMlpNorm,       // the norm before the MLP
   kMlpPostNorm,   // the norm of the MLP's output before the residual
@@ -234,6 +236,7 @@ struct Row {
 
   MlpKind mlp = MlpKind::kGated;
   Router router = Router::kNone;
+  bool clamped_experts = false;  // gpt-oss's clamped SwiGLU experts, with biases
   Shared shared = Shared::kNone;
   MoeLayers moe_layers = MoeLayers::kAll;
   Key experts{"num_local_experts", 0, {"num_experts", "n_routed_experts"}};

@@ -5,6 +5,7 @@
 #include "attn/attention.h"
 #include "attn/error.h"
 #include "attn/file_io.h"
+#include "model/matmul.h"
 
 namespace attn::model {
 
@@ -97,8 +98,25 @@ Heads latent(const Model& m, int64_t n, const Matrix& x) {
   }
   const Matrix ckv = m.linear(x, {Role::kKva, n});
   const Vec wkv = m.vector({Role::kKvaNorm, n});
-  const Matrix kv = m.linear(
-      norm_rows(NormKind::kRms, ckv.leftCols(rkv), &wkv, nullptr, kLatentEps), {Role::kKvb, n});
+  const Matrix latent = norm_rows(NormKind::kRms, ckv.leftCols(rkv), &wkv, nullptr, kLatentEps);
+  // Each head's key (nope) and value features: from kv_b, or from its two
+  // halves as GGUF splits it (K's transposed), head by head.
+  Matrix kv;
+  if (m.has(Role::kKvb)) {
+    kv = m.linear(latent, {Role::kKvb, n});
+  } else {
+    const Weights& w = m.weights();
+    const std::string& kb_name = w.weight_name({Role::kKb, n});
+    const std::string& vb_name = w.weight_name({Role::kVb, n});
+    const BinaryArray kb = w.view(kb_name), vb = w.view(vb_name);
+    kv = Matrix(x.rows(), H * (dn + dv));
+    for (int64_t h = 0; h < H; ++h) {
+      kv.middleCols(h * (dn + dv), dn) =
+          detail::multiply(latent, slice(kb, h), false, m.dtype(), m.threads(), w.place(kb_name));
+      kv.middleCols(h * (dn + dv) + dn, dv) =
+          detail::multiply(latent, slice(vb, h), true, m.dtype(), m.threads(), w.place(vb_name));
+    }
+  }
   const Eigen::Index L = x.rows();
   Heads out{Matrix(L, H * dq), Matrix(L, H * dq), Matrix(L, H * dv)};
   // The engine rotates the first features of a head: each head's rotary

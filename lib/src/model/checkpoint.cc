@@ -242,9 +242,7 @@ class LayerReader {
 
 // The checkpoint's config and the tensors of the layer's attention.
 model::Model open_model(const LayerRequest& req) {
-  std::string type;
-  const Config config = detail::open_config(req.checkpoint, req.arch, type);
-  return model::Model(req.checkpoint, config, type, req.max_bytes, req.max_elements, DType::kF64, 0,
+  return model::Model(req.checkpoint, req.arch, req.max_bytes, req.max_elements, DType::kF64, 0,
                       req.layer);
 }
 
@@ -259,8 +257,8 @@ Config open_config(const std::string& checkpoint, const std::string& arch_flag,
     struct stat st {};
     if (::stat(checkpoint.c_str(), &st) == 0) {
       throw_input(checkpoint,
-                  "not a checkpoint: --checkpoint takes a directory or a .safetensors file, "
-                  "and this is neither (a device or a pipe?)");
+                  "not a checkpoint: --checkpoint takes a directory, a .safetensors file or a "
+                  ".gguf file, and this is none of them (a device or a pipe?)");
     }
     throw_file(checkpoint, "cannot open: no such file or directory");
   }

@@ -27,9 +27,7 @@ namespace model {
 
 Forward::Forward(const ForwardRequest& req)
     : req_(req),
-      config_json_(detail::open_config(req.checkpoint, req.arch, type_)),
-      model_(req.checkpoint, config_json_, type_, req.max_bytes, req.max_elements, req.dtype,
-             req.threads) {
+      model_(req.checkpoint, req.arch, req.max_bytes, req.max_elements, req.dtype, req.threads) {
   if (req.ids.empty()) throw_usage("--ids: no token ids");
   int64_t total = 0;
   for (int64_t len : req.lengths) {
@@ -62,12 +60,12 @@ Matrix Forward::rows_of(Role role, const std::vector<int64_t>& rows, bool ids) c
                     " has rows for " + std::to_string(table - model_.config().position_offset) +
                     " positions (the model's longest input)");
       }
-      throw_usage(std::string(req_.ids_from_text ? "--text: the tokenizer gave" : "--ids:") +
-                  " id " + std::to_string(rows[i]) + (req_.ids_from_text ? ", which" : "") +
-                  " is past " + name + "'s " + std::to_string(table) + " rows");
+      throw_usage(req_.ids_source + ": id " + std::to_string(rows[i]) + " is past " + name + "'s " +
+                  std::to_string(table) + " rows");
     }
     double* row = out.data() + static_cast<int64_t>(i) * width;
-    decode_cells(a.data + rows[i] * width * element_size(a.type), a.type, width, row);
+    decode_cells(a.data + cells_bytes(a.type, static_cast<uint64_t>(rows[i] * width)), a.type,
+                 width, row);
     for (int64_t c = 0; c < width; ++c) {
       if (!std::isfinite(row[c])) {
         throw_input(w.place(name), "non-finite value in row " + std::to_string(rows[i]) +
@@ -80,7 +78,7 @@ Matrix Forward::rows_of(Role role, const std::vector<int64_t>& rows, bool ids) c
   // batch, would otherwise keep more and more of a vocabulary's table
   // (272 MB for Qwen2.5-0.5B's) in memory.
   const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  const size_t row_bytes = static_cast<size_t>(width) * static_cast<size_t>(element_size(a.type));
+  const auto row_bytes = static_cast<size_t>(cells_bytes(a.type, static_cast<uint64_t>(width)));
   for (int64_t r : rows) {
     const auto at = reinterpret_cast<uintptr_t>(a.data) + static_cast<size_t>(r) * row_bytes;
     const uintptr_t lo = at / page * page, hi = (at + row_bytes + page - 1) / page * page;

@@ -49,8 +49,6 @@ class Forward {
   Matrix rows_of(Role role, const std::vector<int64_t>& rows, bool ids) const;
 
   const ForwardRequest& req_;
-  std::string type_;
-  detail::Config config_json_;
   Model model_;
 };
 

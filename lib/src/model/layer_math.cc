@@ -82,7 +82,7 @@ Matrix gated(Activation a, const Matrix& gate, const Matrix& up, int threads) {
 BinaryArray slice(const BinaryArray& a, int64_t i) {
   BinaryArray s = a;
   s.shape.erase(s.shape.begin());
-  s.data = a.data + i * shape_size(s.shape) * element_size(a.type);
+  s.data = a.data + cells_bytes(a.type, static_cast<uint64_t>(i * shape_size(s.shape)));
   return s;
 }
 

@@ -63,34 +63,46 @@ Matrix dense(const Model& m, int64_t n, const Matrix& x) {
 
 double sigmoid(double v) { return 1.0 / (1.0 + std::exp(-v)); }
 
-// gpt-oss's expert: gate and up interleaved in one [hidden][2·I] matrix
-// with a bias, the gate capped at 7, up clamped to ±7,
-// (up + 1) · gate · σ(1.702 · gate), then down and its bias.
+// gpt-oss's expert: gate and up (one interleaved [hidden][2·I] matrix with
+// its bias as transformers holds them, or two matrices as GGUF does), the
+// gate capped at 7, up clamped to ±7, (up + 1) · gate · σ(1.702 · gate),
+// then down and its bias.
 Matrix clamped_swiglu_expert(const Model& m, int64_t n, int64_t e, const Matrix& x) {
   const Weights& w = m.weights();
-  const BinaryArray gu_all = w.view(w.weight_name({Role::kExpertsGateUp, n}));
-  const BinaryArray down_all = w.view(w.weight_name({Role::kExpertsDown, n}));
-  const BinaryArray gu_w = slice(gu_all, e), down_w = slice(down_all, e);
-  const std::string gu_place =
-      w.place(w.weight_name({Role::kExpertsGateUp, n})) + "[" + std::to_string(e) + "]";
-  const std::string down_place =
-      w.place(w.weight_name({Role::kExpertsDown, n})) + "[" + std::to_string(e) + "]";
-  // Stored input-major: x · W.
-  Matrix gu = detail::multiply(x, gu_w, false, m.dtype(), m.threads(), gu_place);
-  const Tensor<double> gub = w.read(w.weight_name({Role::kExpertsGateUpBias, n}));
-  const int64_t I2 = gu.cols();
-  gu.rowwise() += Eigen::Map<const Vec>(gub.data() + e * I2, I2);
-  constexpr double kLimit = 7.0, kAlpha = 1.702;
-  const int64_t I = I2 / 2;
-  Matrix a(x.rows(), I);
-  for (Eigen::Index r = 0; r < x.rows(); ++r) {
+  const bool fused = m.has(Role::kExpertsGateUp);
+  Matrix gate, up;
+  if (fused) {
+    const std::string& name = w.weight_name({Role::kExpertsGateUp, n});
+    // Stored input-major: x · W.
+    Matrix gu = detail::multiply(x, slice(w.view(name), e), false, m.dtype(), m.threads(),
+                                 w.place(name) + "[" + std::to_string(e) + "]");
+    const Tensor<double> b = w.read(w.weight_name({Role::kExpertsGateUpBias, n}));
+    gu.rowwise() += Eigen::Map<const Vec>(b.data() + e * gu.cols(), gu.cols());
+    const int64_t I = gu.cols() / 2;
+    gate = Matrix(x.rows(), I);
+    up = Matrix(x.rows(), I);
     for (int64_t j = 0; j < I; ++j) {
-      const double gate = std::min(gu(r, 2 * j), kLimit);
-      const double up = std::clamp(gu(r, 2 * j + 1), -kLimit, kLimit);
-      a(r, j) = (up + 1) * (gate * sigmoid(kAlpha * gate));
+      gate.col(j) = gu.col(2 * j);
+      up.col(j) = gu.col(2 * j + 1);
+    }
+  } else {
+    std::vector<Matrix> gu = m.linears(x, {{Role::kExpertGate, n, e}, {Role::kExpertUp, n, e}});
+    gate = std::move(gu[0]);
+    up = std::move(gu[1]);
+  }
+  constexpr double kLimit = 7.0, kAlpha = 1.702;
+  Matrix a(x.rows(), gate.cols());
+  for (Eigen::Index r = 0; r < x.rows(); ++r) {
+    for (Eigen::Index j = 0; j < gate.cols(); ++j) {
+      const double g = std::min(gate(r, j), kLimit);
+      const double u = std::clamp(up(r, j), -kLimit, kLimit);
+      a(r, j) = (u + 1) * (g * sigmoid(kAlpha * g));
     }
   }
-  Matrix y = detail::multiply(a, down_w, false, m.dtype(), m.threads(), down_place);
+  if (!fused) return m.linear(a, {Role::kExpertDown, n, e});
+  const std::string& name = w.weight_name({Role::kExpertsDown, n});
+  Matrix y = detail::multiply(a, slice(w.view(name), e), false, m.dtype(), m.threads(),
+                              w.place(name) + "[" + std::to_string(e) + "]");
   const Tensor<double> db = w.read(w.weight_name({Role::kExpertsDownBias, n}));
   y.rowwise() += Eigen::Map<const Vec>(db.data() + e * y.cols(), y.cols());
   return y;
@@ -121,7 +133,7 @@ Matrix experts(const Model& m, int64_t n, const Matrix& x) {
     if (rows.empty()) continue;
     Matrix in(static_cast<Eigen::Index>(rows.size()), x.cols());
     for (size_t i = 0; i < rows.size(); ++i) in.row(static_cast<Eigen::Index>(i)) = x.row(rows[i]);
-    const Matrix y = c.has(Role::kExpertsGateUp)
+    const Matrix y = c.clamped_experts
                          ? clamped_swiglu_expert(m, n, e, in)
                          : gated_mlp(m, in, {Role::kExpertGate, n, e}, {Role::kExpertUp, n, e},
                                      {Role::kExpertDown, n, e});

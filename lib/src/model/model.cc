@@ -2,6 +2,7 @@
 
 #include "attn/error.h"
 #include "attn/file_io.h"
+#include "model/gguf_model.h"
 #include "model/matmul.h"
 
 namespace attn::model {
@@ -16,12 +17,37 @@ const Row& row_of(const std::string& type) {
 
 }  // namespace
 
-Model::Model(const std::string& checkpoint, const detail::Config& config, const std::string& type,
-             int64_t max_bytes, int64_t max_elements, DType dtype, int threads,
+Model::Parts Model::open(const std::string& checkpoint, const std::string& arch, int64_t max_bytes,
+                         int64_t max_elements, bool attention_only) {
+  if (is_gguf(checkpoint) && detail::is_file(checkpoint)) {
+    if (!arch.empty()) {
+      throw_usage("--arch " + arch + ": " + display_name(checkpoint) +
+                  " is a GGUF file, which names its architecture (general.architecture); drop "
+                  "--arch");
+    }
+    GgufModel g = open_gguf_model(checkpoint, max_bytes);
+    const detail::Config config(std::move(g.config), g.place);
+    ModelConfig c = read_model_config(row_of(g.model_type), config, attention_only);
+    if (g.adjust) g.adjust(c);
+    std::unique_ptr<detail::TensorSource> source = gguf_source(g, c, max_bytes, max_elements);
+    return Parts{std::move(c), std::move(source)};
+  }
+  std::string type;
+  const detail::Config config = detail::open_config(checkpoint, arch, type);
+  ModelConfig c = read_model_config(row_of(type), config, attention_only);
+  return Parts{std::move(c), detail::open_safetensors(checkpoint, max_bytes, max_elements)};
+}
+
+Model::Model(const std::string& checkpoint, const std::string& arch, int64_t max_bytes,
+             int64_t max_elements, DType dtype, int threads, int64_t attention_of)
+    : Model(checkpoint, open(checkpoint, arch, max_bytes, max_elements, attention_of >= 0), dtype,
+            threads, attention_of) {}
+
+Model::Model(const std::string& checkpoint, Parts parts, DType dtype, int threads,
              int64_t attention_of)
     : name_(checkpoint),
-      config_(read_model_config(row_of(type), config, attention_of >= 0)),
-      tensors_(detail::open_safetensors(checkpoint, max_bytes, max_elements)),
+      config_(std::move(parts.config)),
+      tensors_(std::move(parts.tensors)),
       weights_(*tensors_, config_, display_name(checkpoint), attention_of),
       dtype_(dtype),
       threads_(threads) {

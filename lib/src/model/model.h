@@ -19,13 +19,13 @@ namespace attn::model {
 
 class Model {
  public:
-  // Opens `checkpoint` (a directory or a .safetensors file) with `config`,
-  // whose model_type `type` names its row (open_config gave both), and
+  // Opens `checkpoint` — a directory or a .safetensors file with its
+  // config.json (or `arch` naming its model_type when it has none), or a
+  // GGUF file — reads its configuration through its architecture's row and
   // checks every tensor against it; with `attention_of` >= 0, only what
   // that layer's attention needs (read_model_config's attention_only).
-  Model(const std::string& checkpoint, const detail::Config& config, const std::string& type,
-        int64_t max_bytes, int64_t max_elements, DType dtype, int threads,
-        int64_t attention_of = -1);
+  Model(const std::string& checkpoint, const std::string& arch, int64_t max_bytes,
+        int64_t max_elements, DType dtype, int threads, int64_t attention_of = -1);
   // The weights hold references into the model: it stays where it was made.
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
@@ -48,6 +48,14 @@ class Model {
   Vec vector(const At& at) const { return weights_.vector(weights_.weight_name(at)); }
 
  private:
+  struct Parts {
+    ModelConfig config;
+    std::unique_ptr<detail::TensorSource> tensors;
+  };
+  Model(const std::string& checkpoint, Parts parts, DType dtype, int threads, int64_t attention_of);
+  static Parts open(const std::string& checkpoint, const std::string& arch, int64_t max_bytes,
+                    int64_t max_elements, bool attention_only);
+
   std::string name_;
   ModelConfig config_;
   std::unique_ptr<detail::TensorSource> tensors_;

@@ -218,6 +218,7 @@ class Reader {
     m_.qk_eps = m_.eps;
     m_.mlp = row_.mlp;
     m_.router = row_.router;
+    m_.clamped_experts = row_.clamped_experts;
     m_.shared = row_.shared;
     m_.positions = row_.positions;
     m_.position_offset = row_.position_offset;
@@ -694,6 +695,8 @@ bool attention_role(Role r) {
     case Role::kKva:
     case Role::kKvaNorm:
     case Role::kKvb:
+    case Role::kKb:
+    case Role::kVb:
       return true;
     default:
       return false;

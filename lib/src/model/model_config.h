@@ -70,6 +70,7 @@ struct ModelConfig {
 
   MlpKind mlp = MlpKind::kGated;
   Router router = Router::kNone;
+  bool clamped_experts = false;
   Shared shared = Shared::kNone;
   int64_t experts = 0, top_k = 0, moe_intermediate = 0, shared_intermediate = 0;
   bool norm_topk = true;

@@ -7,6 +7,7 @@
 
 #include "attn/error.h"
 #include "base/number_text.h"
+#include "io/element_types.h"
 
 namespace attn::model {
 
@@ -61,9 +62,11 @@ bool harmless_buffer(const std::string& name) {
   return false;
 }
 
+// Cells a weight can hold: floats, and GGUF's quantized blocks (each
+// dequantized as ggml does). float8 is left out: a checkpoint that stores
+// it scales it by block factors of its own, which attn does not apply.
 bool floating(ElementType t) {
-  return t == ElementType::kF64 || t == ElementType::kF32 || t == ElementType::kF16 ||
-         t == ElementType::kBF16;
+  return element_traits(t).floating && t != ElementType::kF8E4M3 && t != ElementType::kF8E5M2;
 }
 
 constexpr int64_t kAny = -1;
@@ -148,6 +151,10 @@ Shape expected_weight(const ModelConfig& c, Role r, int64_t layer) {
       return {c.kv_lora_rank};
     case Role::kKvb:
       return {nh * (c.nope_dim + dv), c.kv_lora_rank};
+    case Role::kKb:
+      return {nh, c.kv_lora_rank, c.nope_dim};
+    case Role::kVb:
+      return {nh, dv, c.kv_lora_rank};
     case Role::kGate:
     case Role::kUp:
       return lin(I, H);

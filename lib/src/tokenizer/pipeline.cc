@@ -79,21 +79,32 @@ bool flag(const json::Value& v, const char* key, bool fallback, const std::strin
   return f->as_bool();
 }
 
-std::string text(const json::Value& v, const char* key, const std::string& place) {
+// A string of at most max_bytes (the strings a step adds to text or looks
+// for in it).
+const std::string& short_string(const json::Value& s, const std::string& place, int64_t max_bytes) {
+  if (static_cast<int64_t>(s.as_string().size()) > max_bytes) {
+    bad(place, "a string of " + std::to_string(s.as_string().size()) + " bytes (at most " +
+                   std::to_string(max_bytes) + ")");
+  }
+  return s.as_string();
+}
+
+std::string text(const json::Value& v, const char* key, const std::string& place,
+                 int64_t max_bytes) {
   const json::Value* f = v.find(key);
   if (!f || !f->is_string()) {
     bad(place + "." + key, "expected a string" + (f ? ", got " + json::describe(*f) : ""));
   }
-  return f->as_string();
+  return short_string(*f, place + "." + key, max_bytes);
 }
 
 // {"String": "..."} or {"Regex": "..."}: a literal, or a compiled regex.
 void read_pattern(const json::Value& v, const std::string& place, std::u32string& literal,
-                  std::shared_ptr<const Regex>& regex) {
+                  std::shared_ptr<const Regex>& regex, const TokenizerLimits& limits) {
   const json::Value* p = v.find("pattern");
   if (p && p->is_object()) {
     if (const json::Value* s = p->find("String"); s && s->is_string()) {
-      literal = to_u32(s->as_string());
+      literal = to_u32(short_string(*s, place + ".pattern.String", limits.max_string_bytes));
       return;
     }
     if (const json::Value* r = p->find("Regex"); r && r->is_string()) {
@@ -117,15 +128,18 @@ SplitBehavior behavior(const json::Value& v, const std::string& place) {
                                "MergedWithNext, Contiguous");
 }
 
-void read_normalizer(const json::Value& v, const std::string& place, std::vector<Normalizer>& out) {
+void read_normalizer(const json::Value& v, const std::string& place, const TokenizerLimits& limits,
+                     std::vector<Normalizer>& out) {
   if (v.is_null()) return;
   const std::string type = type_of(v, place);
   Normalizer n;
+  n.place = place;
   if (type == "Sequence") {
     const json::Value* list = v.find("normalizers");
     if (!list || !list->is_array()) bad(place + ".normalizers", "expected a list");
     for (size_t i = 0; i < list->size(); ++i) {
-      read_normalizer(list->element(i), place + ".normalizers[" + std::to_string(i) + "]", out);
+      read_normalizer(list->element(i), place + ".normalizers[" + std::to_string(i) + "]", limits,
+                      out);
     }
     return;
   }
@@ -143,11 +157,11 @@ void read_normalizer(const json::Value& v, const std::string& place, std::vector
     n.kind = Normalizer::kStripAccents;
   } else if (type == "Replace") {
     n.kind = Normalizer::kReplace;
-    read_pattern(v, place, n.pattern, n.regex);
-    n.content = to_u32(text(v, "content", place));
+    read_pattern(v, place, n.pattern, n.regex, limits);
+    n.content = to_u32(text(v, "content", place, limits.max_string_bytes));
   } else if (type == "Prepend") {
     n.kind = Normalizer::kPrepend;
-    n.content = to_u32(text(v, "prepend", place));
+    n.content = to_u32(text(v, "prepend", place, limits.max_string_bytes));
   } else if (type == "Strip") {
     n.kind = Normalizer::kStrip;
     n.left = flag(v, "strip_left", false, place);
@@ -167,16 +181,17 @@ void read_normalizer(const json::Value& v, const std::string& place, std::vector
 }
 
 void read_pre_tokenizer(const json::Value& v, const std::string& place,
-                        std::vector<PreTokenizer>& out) {
+                        const TokenizerLimits& limits, std::vector<PreTokenizer>& out) {
   if (v.is_null()) return;
   const std::string type = type_of(v, place);
   PreTokenizer p;
+  p.place = place;
   if (type == "Sequence") {
     const json::Value* list = v.find("pretokenizers");
     if (!list || !list->is_array()) bad(place + ".pretokenizers", "expected a list");
     for (size_t i = 0; i < list->size(); ++i) {
       read_pre_tokenizer(list->element(i), place + ".pretokenizers[" + std::to_string(i) + "]",
-                         out);
+                         limits, out);
     }
     return;
   }
@@ -193,12 +208,12 @@ void read_pre_tokenizer(const json::Value& v, const std::string& place,
     }
   } else if (type == "Split") {
     p.kind = PreTokenizer::kSplit;
-    read_pattern(v, place, p.literal, p.regex);
+    read_pattern(v, place, p.literal, p.regex, limits);
     p.behavior = behavior(v, place);
     p.invert = flag(v, "invert", false, place);
   } else if (type == "Metaspace") {
     p.kind = PreTokenizer::kMetaspace;
-    const std::u32string r = to_u32(text(v, "replacement", place));
+    const std::u32string r = to_u32(text(v, "replacement", place, limits.max_string_bytes));
     if (r.size() != 1) bad(place + ".replacement", "expected one character");
     p.replacement = r[0];
     const json::Value* scheme = v.find("prepend_scheme");
@@ -270,12 +285,27 @@ std::vector<std::pair<size_t, size_t>> char_matches(const std::u32string& t, Pre
   return m;
 }
 
+// The non-overlapping occurrences of lit in t, left to right, by
+// Knuth-Morris-Pratt: O(|t| + |lit|) whatever the two hold (a search that
+// compares from each position would cost |t| × |lit| on "aaa…").
 std::vector<std::pair<size_t, size_t>> literal_matches(const std::u32string& t,
                                                        const std::u32string& lit) {
   std::vector<std::pair<size_t, size_t>> m;
-  if (lit.empty()) return m;
-  for (size_t at = t.find(lit); at != std::u32string::npos; at = t.find(lit, at + lit.size())) {
-    m.emplace_back(at, at + lit.size());
+  const size_t n = lit.size();
+  if (n == 0) return m;
+  std::vector<size_t> border(n, 0);  // the longest proper border of lit[0..i]
+  for (size_t i = 1, k = 0; i < n; ++i) {
+    while (k > 0 && lit[i] != lit[k]) k = border[k - 1];
+    if (lit[i] == lit[k]) ++k;
+    border[i] = k;
+  }
+  for (size_t i = 0, k = 0; i < t.size(); ++i) {
+    while (k > 0 && t[i] != lit[k]) k = border[k - 1];
+    if (t[i] == lit[k]) ++k;
+    if (k == n) {
+      m.emplace_back(i + 1 - n, i + 1);
+      k = 0;  // the next occurrence starts after this one
+    }
   }
   return m;
 }
@@ -344,6 +374,14 @@ std::u32string replace_all(const std::u32string& t, const std::vector<std::pair<
   return out;
 }
 
+// The length replace_all gives, without building it.
+size_t replaced_length(const std::u32string& t, const std::vector<std::pair<size_t, size_t>>& m,
+                       const std::u32string& content) {
+  size_t n = t.size();
+  for (const auto& [b, e] : m) n = n - (e - b) + content.size();
+  return n;
+}
+
 // The library lowercases character by character (char::to_lowercase), so
 // a final Σ becomes σ, not ς as str::to_lowercase would make it.
 std::u32string lowercase_each(const std::u32string& t) {
@@ -351,6 +389,22 @@ std::u32string lowercase_each(const std::u32string& t) {
   out.reserve(t.size());
   for (char32_t c : t) unicode::append_lower(c, out);
   return out;
+}
+
+// The length lowercase_each gives (İ lowercases to two code points).
+size_t lowercase_length(const std::u32string& t) {
+  size_t n = 0;
+  std::u32string one;
+  for (char32_t c : t) {
+    if (c < 0x80) {
+      ++n;
+      continue;
+    }
+    one.clear();
+    unicode::append_lower(c, one);
+    n += one.size();
+  }
+  return n;
 }
 
 // The "Other" categories (Cc, Cf, Cs, Co, Cn): BERT's control characters.
@@ -371,7 +425,65 @@ bool is_chinese_char(char32_t c) {
 // Rust's char::is_whitespace, with \t \n \r (already White_Space).
 bool is_space(char32_t c) { return unicode::is_white_space(c); }
 
-std::u32string bert(const Normalizer& n, std::u32string t) {
+const char* normalizer_name(Normalizer::Kind k) {
+  switch (k) {
+    case Normalizer::kNfc:
+      return "NFC";
+    case Normalizer::kNfd:
+      return "NFD";
+    case Normalizer::kNfkc:
+      return "NFKC";
+    case Normalizer::kNfkd:
+      return "NFKD";
+    case Normalizer::kLowercase:
+      return "Lowercase";
+    case Normalizer::kStripAccents:
+      return "StripAccents";
+    case Normalizer::kReplace:
+      return "Replace";
+    case Normalizer::kPrepend:
+      return "Prepend";
+    case Normalizer::kBert:
+      return "BertNormalizer";
+    case Normalizer::kStrip:
+      return "Strip";
+  }
+  return "normalizer";
+}
+
+const char* pre_tokenizer_name(PreTokenizer::Kind k) {
+  switch (k) {
+    case PreTokenizer::kByteLevel:
+      return "ByteLevel";
+    case PreTokenizer::kSplit:
+      return "Split";
+    case PreTokenizer::kMetaspace:
+      return "Metaspace";
+    case PreTokenizer::kBert:
+      return "BertPreTokenizer";
+    case PreTokenizer::kWhitespace:
+      return "Whitespace";
+    case PreTokenizer::kWhitespaceSplit:
+      return "WhitespaceSplit";
+    case PreTokenizer::kDigits:
+      return "Digits";
+    case PreTokenizer::kPunctuation:
+      return "Punctuation";
+  }
+  return "pre-tokenizer";
+}
+
+// Refuses a step that would make the text `length` characters long (with
+// the pieces already through) when that passes the limit.
+void check_growth(const GrowthLimit& g, size_t length, const std::string& place, const char* step) {
+  if (length <= g.max_chars - std::min(g.used, g.max_chars)) return;
+  bad(place, std::string(step) + " would make " + g.subject + " " +
+                 std::to_string(g.used + length) + " characters long, more than " +
+                 std::to_string(g.max_chars) + " (" + std::to_string(GrowthLimit::kPerCharacter) +
+                 " per character given, plus " + std::to_string(GrowthLimit::kExtra) + ")");
+}
+
+std::u32string bert(const Normalizer& n, std::u32string t, const GrowthLimit& g) {
   if (n.clean_text) {
     std::u32string out;
     for (char32_t c : t) {
@@ -382,6 +494,8 @@ std::u32string bert(const Normalizer& n, std::u32string t) {
     t = std::move(out);
   }
   if (n.chinese_chars) {
+    const size_t chinese = static_cast<size_t>(std::count_if(t.begin(), t.end(), is_chinese_char));
+    check_growth(g, t.size() + 2 * chinese, n.place, "BertNormalizer");
     std::u32string out;
     for (char32_t c : t) {
       if (is_chinese_char(c)) {
@@ -395,46 +509,64 @@ std::u32string bert(const Normalizer& n, std::u32string t) {
     t = std::move(out);
   }
   if (n.strip_accents) {
+    check_growth(g, unicode::decomposed_length(t, false), n.place, "BertNormalizer");
     std::u32string out;
     for (char32_t c : unicode::nfd(t)) {
       if (unicode::category(c) != unicode::Category::Mn) out += c;
     }
     t = std::move(out);
   }
-  if (n.lowercase) t = lowercase_each(t);
+  if (n.lowercase) {
+    check_growth(g, lowercase_length(t), n.place, "BertNormalizer");
+    t = lowercase_each(t);
+  }
   return t;
 }
 
 }  // namespace
 
-std::vector<Normalizer> read_normalizers(const json::Value& v, const std::string& place) {
+std::vector<Normalizer> read_normalizers(const json::Value& v, const std::string& place,
+                                         const TokenizerLimits& limits) {
   std::vector<Normalizer> out;
-  read_normalizer(v, place, out);
+  read_normalizer(v, place, limits, out);
   return out;
 }
 
-std::vector<PreTokenizer> read_pre_tokenizers(const json::Value& v, const std::string& place) {
+std::vector<PreTokenizer> read_pre_tokenizers(const json::Value& v, const std::string& place,
+                                              const TokenizerLimits& limits) {
   std::vector<PreTokenizer> out;
-  read_pre_tokenizer(v, place, out);
+  read_pre_tokenizer(v, place, limits, out);
   return out;
 }
 
-std::u32string normalize(const std::vector<Normalizer>& steps, std::u32string t) {
+std::u32string normalize(const std::vector<Normalizer>& steps, std::u32string t,
+                         const GrowthLimit& growth, RegexBudget& budget) {
   for (const Normalizer& n : steps) {
+    // Each step that can lengthen the text is measured before it is built:
+    // the four forms by their decomposition (which NFC and NFKC compose
+    // again), Lowercase by each character's mapping, Replace by its matches.
+    auto check = [&](size_t length) {
+      check_growth(growth, length, n.place, normalizer_name(n.kind));
+    };
     switch (n.kind) {
       case Normalizer::kNfc:
+        check(unicode::decomposed_length(t, false));
         t = unicode::nfc(t);
         break;
       case Normalizer::kNfd:
+        check(unicode::decomposed_length(t, false));
         t = unicode::nfd(t);
         break;
       case Normalizer::kNfkc:
+        check(unicode::decomposed_length(t, true));
         t = unicode::nfkc(t);
         break;
       case Normalizer::kNfkd:
+        check(unicode::decomposed_length(t, true));
         t = unicode::nfkd(t);
         break;
       case Normalizer::kLowercase:
+        check(lowercase_length(t));
         t = lowercase_each(t);
         break;
       case Normalizer::kStripAccents: {
@@ -445,12 +577,17 @@ std::u32string normalize(const std::vector<Normalizer>& steps, std::u32string t)
         t = std::move(out);
         break;
       }
-      case Normalizer::kReplace:
-        t = replace_all(t, n.regex ? n.regex->find_all(t) : literal_matches(t, n.pattern),
-                        n.content);
+      case Normalizer::kReplace: {
+        const auto m = n.regex ? n.regex->find_all(t, budget) : literal_matches(t, n.pattern);
+        check(replaced_length(t, m, n.content));
+        t = replace_all(t, m, n.content);
         break;
+      }
       case Normalizer::kPrepend:
-        if (!t.empty()) t = n.content + t;
+        if (!t.empty()) {
+          check(t.size() + n.content.size());
+          t = n.content + t;
+        }
         break;
       case Normalizer::kStrip: {
         size_t b = 0, e = t.size();
@@ -464,7 +601,7 @@ std::u32string normalize(const std::vector<Normalizer>& steps, std::u32string t)
         break;
       }
       case Normalizer::kBert:
-        t = bert(n, std::move(t));
+        t = bert(n, std::move(t), growth);
         break;
     }
   }
@@ -472,30 +609,45 @@ std::u32string normalize(const std::vector<Normalizer>& steps, std::u32string t)
 }
 
 std::vector<std::u32string> pre_tokenize(const std::vector<PreTokenizer>& steps,
-                                         const std::u32string& text, bool first) {
+                                         const std::u32string& text, bool first,
+                                         const GrowthLimit& growth, RegexBudget& budget) {
   // Each piece remembers whether it starts the whole text.
   std::vector<std::pair<std::u32string, bool>> pieces = {{text, first}};
   for (const PreTokenizer& p : steps) {
     std::vector<std::pair<std::u32string, bool>> next;
+    // ByteLevel (a character a byte, and a space) and Metaspace (its ▁)
+    // lengthen the pieces: each is measured before it is built.
+    size_t total = 0;  // characters of `next`
+    auto check = [&](size_t more) {
+      check_growth(growth, total + more, p.place, pre_tokenizer_name(p.kind));
+    };
     for (auto& [t, starts] : pieces) {
       std::vector<std::u32string> out;
       switch (p.kind) {
         case PreTokenizer::kByteLevel: {
           std::u32string s = t;
-          if (p.add_prefix_space && (s.empty() || s[0] != U' ')) s.insert(s.begin(), U' ');
-          out = p.use_regex ? split(s, cover(p.regex->find_all(s), s.size(), false),
+          if (p.add_prefix_space && (s.empty() || s[0] != U' ')) {
+            check(s.size() + 1);
+            s.insert(s.begin(), U' ');
+          }
+          out = p.use_regex ? split(s, cover(p.regex->find_all(s, budget), s.size(), false),
                                     SplitBehavior::kIsolated)
                             : std::vector<std::u32string>{s};
           // Each piece in GPT-2's alphabet: its UTF-8 bytes as characters.
+          size_t mapped_so_far = 0;
           for (std::u32string& piece : out) {
+            const std::string bytes = to_utf8(piece);
+            mapped_so_far += bytes.size();
+            check(mapped_so_far);
             std::u32string mapped;
-            for (unsigned char b : to_utf8(piece)) mapped += byte_char(b);
+            mapped.reserve(bytes.size());
+            for (unsigned char b : bytes) mapped += byte_char(b);
             piece = std::move(mapped);
           }
           break;
         }
         case PreTokenizer::kSplit: {
-          const auto m = p.regex ? p.regex->find_all(t) : literal_matches(t, p.literal);
+          const auto m = p.regex ? p.regex->find_all(t, budget) : literal_matches(t, p.literal);
           out = split(t, cover(m, t.size(), p.invert), p.behavior);
           break;
         }
@@ -504,7 +656,10 @@ std::vector<std::u32string> pre_tokenize(const std::vector<PreTokenizer>& steps,
           std::replace(s.begin(), s.end(), U' ', p.replacement);
           const bool prepend =
               p.prepend == PreTokenizer::kAlways || (p.prepend == PreTokenizer::kFirst && starts);
-          if (prepend && (s.empty() || s[0] != p.replacement)) s.insert(s.begin(), p.replacement);
+          if (prepend && (s.empty() || s[0] != p.replacement)) {
+            check(s.size() + 1);
+            s.insert(s.begin(), p.replacement);
+          }
           out = p.split
                     ? split(s,
                             cover(char_matches(s, [&](char32_t c) { return c == p.replacement; }),
@@ -525,7 +680,8 @@ std::vector<std::u32string> pre_tokenize(const std::vector<PreTokenizer>& steps,
           break;
         }
         case PreTokenizer::kWhitespace:
-          out = split(t, cover(p.regex->find_all(t), t.size(), true), SplitBehavior::kRemoved);
+          out = split(t, cover(p.regex->find_all(t, budget), t.size(), true),
+                      SplitBehavior::kRemoved);
           break;
         case PreTokenizer::kWhitespaceSplit:
           out =
@@ -539,8 +695,10 @@ std::vector<std::u32string> pre_tokenize(const std::vector<PreTokenizer>& steps,
           out = split(t, cover(char_matches(t, is_bert_punctuation), t.size(), false), p.behavior);
           break;
       }
-      for (size_t i = 0; i < out.size(); ++i)
+      for (size_t i = 0; i < out.size(); ++i) {
+        total += out[i].size();
         next.emplace_back(std::move(out[i]), starts && i == 0);
+      }
     }
     pieces = std::move(next);
   }

@@ -403,17 +403,19 @@ struct Frame {
 
 class Matcher {
  public:
-  // At most `budget` steps over the whole text: the real patterns take a
-  // few per character, and a pattern that backtracks without end (\s*\s*x
-  // on a long run of spaces) is stopped instead of taking hours.
-  Matcher(const std::u32string& text, uint64_t budget) : t_(text), budget_(budget) {}
+  // Counts its steps in `used` and stops when they pass `limit`: a
+  // pattern that backtracks without end (\s*\s*x on a long run of
+  // spaces), or a look-ahead that reads to the end of the text at every
+  // position ((?=a*)b), is stopped instead of taking hours.
+  Matcher(const std::u32string& text, uint64_t& used, uint64_t limit)
+      : t_(text), used_(used), limit_(limit) {}
 
-  bool exhausted() const { return steps_ > budget_; }
+  bool exhausted() const { return used_ > limit_; }
 
   // The end of the match of seq[i..] and then the frames, from pos; false
   // when there is none (or the budget is spent).
   bool match(const Seq& seq, size_t i, size_t pos, const Frame* k, size_t& end) {
-    if (++steps_ > budget_) return false;
+    if (++used_ > limit_) return false;
     if (i == seq.size()) {
       if (!k) {
         end = pos;
@@ -424,11 +426,17 @@ class Matcher {
     const Node& n = seq[i];
     switch (n.kind) {
       case Node::kChar: {
+        // Each character read is a step: a run read again from every
+        // position of a long text is the quadratic case the budget stops.
         size_t run = 0;
-        while (run < n.max && pos + run < t_.size() && n.cls.test(t_[pos + run])) ++run;
+        while (run < n.max && pos + run < t_.size() && n.cls.test(t_[pos + run])) {
+          ++run;
+          if (++used_ > limit_) return false;
+        }
         if (run < n.min) return false;
         for (size_t r = run + 1; r-- > n.min;) {
           if (match(seq, i + 1, pos + r, k, end)) return true;
+          if (exhausted()) return false;
         }
         return false;
       }
@@ -436,6 +444,7 @@ class Matcher {
         const Frame after{&seq, i + 1, k};
         for (const Seq& alt : n.alts) {
           if (match(alt, 0, pos, &after, end)) return true;
+          if (exhausted()) return false;
         }
         return n.min == 0 && match(seq, i + 1, pos, k, end);
       }
@@ -447,6 +456,7 @@ class Matcher {
             found = true;
             break;
           }
+          if (exhausted()) return false;
         }
         if (found == n.negative) return false;
         return match(seq, i + 1, pos, k, end);
@@ -457,8 +467,8 @@ class Matcher {
 
  private:
   const std::u32string& t_;
-  uint64_t budget_;
-  uint64_t steps_ = 0;
+  uint64_t& used_;
+  uint64_t limit_;
 };
 
 }  // namespace
@@ -481,10 +491,10 @@ Regex::Regex(Regex&&) noexcept = default;
 Regex& Regex::operator=(Regex&&) noexcept = default;
 Regex::~Regex() = default;
 
-std::vector<std::pair<size_t, size_t>> Regex::find_all(const std::u32string& text) const {
+std::vector<std::pair<size_t, size_t>> Regex::find_all(const std::u32string& text,
+                                                       RegexBudget& budget) const {
   std::vector<std::pair<size_t, size_t>> out;
-  const uint64_t budget = 1'000'000 + 256 * static_cast<uint64_t>(text.size());
-  Matcher m(text, budget);
+  Matcher m(text, budget.used, budget.steps);
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t end = 0;
@@ -496,9 +506,13 @@ std::vector<std::pair<size_t, size_t>> Regex::find_all(const std::u32string& tex
       }
     }
     if (m.exhausted()) {
-      throw_input(program_->place, "the regex backtracks more than " + std::to_string(budget) +
-                                       " steps on a text of " + std::to_string(text.size()) +
-                                       " characters; attn stops it rather than run for hours");
+      throw_input(program_->place,
+                  "the regex takes more than " + std::to_string(budget.steps) +
+                      " steps on a text of " + std::to_string(budget.text_chars) + " characters (" +
+                      std::to_string(RegexBudget::kBaseSteps) + " + " +
+                      std::to_string(RegexBudget::kStepsPerCharacter) +
+                      " per character, for all its patterns); attn stops it rather than run "
+                      "for hours");
     }
     ++pos;  // no match here, or an empty one: the search moves on
   }

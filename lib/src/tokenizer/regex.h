@@ -16,16 +16,34 @@
 //
 // Quantified characters are counted in a loop, not by recursion, and every
 // match attempt starts where the last ended, so matching stays linear in
-// the text for these patterns (a run of n spaces costs O(n) once).
+// the text for these patterns (a run of n spaces costs O(n) once). Every
+// step is counted against a budget that one text's encoding shares: each
+// character a quantifier or a look-ahead reads, and each position tried,
+// so no pattern costs more than the budget on any text.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace attn::tok {
+
+// The steps the regexes may take over one text, all patterns and pieces
+// together: kBaseSteps plus kStepsPerCharacter for each character of the
+// text (the real files' patterns take a few per character).
+struct RegexBudget {
+  static constexpr uint64_t kBaseSteps = 1'000'000;
+  static constexpr uint64_t kStepsPerCharacter = 256;
+  explicit RegexBudget(size_t text_chars)
+      : text_chars(text_chars), steps(kBaseSteps + kStepsPerCharacter * text_chars) {}
+
+  size_t text_chars;  // the text's length, for the message
+  uint64_t steps;     // the whole budget
+  uint64_t used = 0;
+};
 
 class Regex {
  public:
@@ -38,7 +56,10 @@ class Regex {
 
   // Every non-overlapping match [begin, end) of text, left to right (an
   // empty match advances by one code point, as Oniguruma's search does).
-  std::vector<std::pair<size_t, size_t>> find_all(const std::u32string& text) const;
+  // The steps taken are added to budget.used; an input error naming the
+  // pattern when they pass budget.steps.
+  std::vector<std::pair<size_t, size_t>> find_all(const std::u32string& text,
+                                                  RegexBudget& budget) const;
 
   struct Program;
 

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <optional>
 #include <utility>
 
@@ -15,6 +14,7 @@
 #include "attn/file_io.h"
 #include "attn/json.h"
 #include "base/utf8.h"
+#include "tokenizer/added_tokens.h"
 #include "tokenizer/model.h"
 #include "tokenizer/pipeline.h"
 #include "tokenizer/unicode.h"
@@ -25,13 +25,6 @@ using tok::to_u32;
 using tok::to_utf8;
 
 namespace {
-
-struct AddedToken {
-  std::u32string content;  // as matched: normalized when `normalized` is set
-  std::string text;        // as the file writes it (the token's string)
-  int64_t id = 0;
-  bool special = false, lstrip = false, rstrip = false, single_word = false, normalized = true;
-};
 
 // One part of the post-processor's template: special tokens, or the text.
 struct TemplatePart {
@@ -52,10 +45,10 @@ struct Tokenizer::Impl {
   std::optional<int64_t> wordlevel_unk;
   std::vector<tok::Normalizer> normalizers;
   std::vector<tok::PreTokenizer> pre_tokenizers;
-  std::vector<AddedToken> added;
-  // Added tokens by their first character, longest first, in two sets:
-  // matched on the text as given, and on the normalized text.
-  std::map<char32_t, std::vector<const AddedToken*>> raw_index, normalized_index;
+  std::vector<tok::AddedToken> added;
+  // The added tokens in two sets: matched on the text as given, and on
+  // the normalized text.
+  tok::AddedTokenSet raw_set, normalized_set;
   std::vector<TemplatePart> post;  // empty: no special tokens are added
   bool byte_level = false;         // tokens are in GPT-2's byte alphabet
   char32_t metaspace = 0;          // SentencePiece's ▁ (or the file's), when used
@@ -118,20 +111,24 @@ bool flag(const json::Value& obj, const char* key, bool fallback, const std::str
   return v->as_bool();
 }
 
-void read_vocab(Impl& t, const json::Value& model, const std::string& place,
-                const TokenizerLimits& limits) {
+// The vocabulary was read while the file was parsed (VocabReader, below);
+// here it only has to have been an object.
+void read_vocab(Impl& t, const json::Value& model, const std::string& place, tok::Vocab& staged) {
   const json::Value* vocab = model.find("vocab");
   if (!vocab || !vocab->is_object()) bad(place + ".vocab", "expected an object of token: id");
-  if (static_cast<int64_t>(vocab->members().size()) > limits.max_vocab) {
-    bad(place + ".vocab", std::to_string(vocab->members().size()) +
-                              " tokens, more than attn reads (" + std::to_string(limits.max_vocab) +
-                              ")");
+  t.vocab = std::move(staged);
+}
+
+// A string the model adds to each character of a word (a prefix or a
+// suffix), at most limits.max_affix_bytes long.
+std::string affix(const json::Value& model, const char* key, const std::string& place,
+                  const std::string& fallback, const TokenizerLimits& limits) {
+  std::string s = optional_text(model, key, place).value_or(fallback);
+  if (static_cast<int64_t>(s.size()) > limits.max_affix_bytes) {
+    bad(place + "." + key, "a string of " + std::to_string(s.size()) + " bytes (at most " +
+                               std::to_string(limits.max_affix_bytes) + ")");
   }
-  for (const json::Member& m : vocab->members()) {
-    const int64_t id = whole_number(m.value, place + ".vocab[\"" + message_text(m.key) + "\"]",
-                                    limits.max_vocab - 1);
-    t.vocab.add(m.key, id);
-  }
+  return s;
 }
 
 int64_t vocab_id(const Impl& t, const std::string& token, const std::string& place) {
@@ -141,8 +138,8 @@ int64_t vocab_id(const Impl& t, const std::string& token, const std::string& pla
 }
 
 void read_bpe(Impl& t, const json::Value& model, const std::string& place,
-              const TokenizerLimits& limits) {
-  read_vocab(t, model, place, limits);
+              const TokenizerLimits& limits, tok::Vocab& staged) {
+  read_vocab(t, model, place, staged);
   if (const json::Value* d = model.find("dropout"); d && !d->is_null()) {
     if (!d->is_number()) bad(place + ".dropout", "expected a number or null");
     if (d->as_number() > 0) {
@@ -154,9 +151,8 @@ void read_bpe(Impl& t, const json::Value& model, const std::string& place,
   if (const auto unk = optional_text(model, "unk_token", place)) {
     t.bpe.unk = vocab_id(t, *unk, place + ".unk_token");
   }
-  t.bpe.continuing_subword_prefix =
-      optional_text(model, "continuing_subword_prefix", place).value_or("");
-  t.bpe.end_of_word_suffix = optional_text(model, "end_of_word_suffix", place).value_or("");
+  t.bpe.continuing_subword_prefix = affix(model, "continuing_subword_prefix", place, "", limits);
+  t.bpe.end_of_word_suffix = affix(model, "end_of_word_suffix", place, "", limits);
   t.bpe.fuse_unk = flag(model, "fuse_unk", false, place);
   t.bpe.byte_fallback = flag(model, "byte_fallback", false, place);
   t.bpe.ignore_merges = flag(model, "ignore_merges", false, place);
@@ -191,7 +187,7 @@ void read_bpe(Impl& t, const json::Value& model, const std::string& place,
 }
 
 void read_model(Impl& t, const json::Value& root, const std::string& name,
-                const TokenizerLimits& limits) {
+                const TokenizerLimits& limits, tok::Vocab& staged) {
   const std::string place = name + ": model";
   const json::Value* model = root.find("model");
   if (!model || !model->is_object()) bad(place, "expected an object");
@@ -205,14 +201,14 @@ void read_model(Impl& t, const json::Value& root, const std::string& name,
   }
   if (type == "BPE") {
     t.model = Impl::Model::kBpe;
-    read_bpe(t, *model, place, limits);
+    read_bpe(t, *model, place, limits, staged);
   } else if (type == "WordPiece") {
     t.model = Impl::Model::kWordPiece;
-    read_vocab(t, *model, place, limits);
+    read_vocab(t, *model, place, staged);
     t.wordpiece.unk = vocab_id(t, optional_text(*model, "unk_token", place).value_or("[UNK]"),
                                place + ".unk_token");
     t.wordpiece.continuing_subword_prefix =
-        optional_text(*model, "continuing_subword_prefix", place).value_or("##");
+        affix(*model, "continuing_subword_prefix", place, "##", limits);
     if (const json::Value* m = model->find("max_input_chars_per_word"); m && !m->is_null()) {
       t.wordpiece.max_input_chars_per_word =
           static_cast<size_t>(whole_number(*m, place + ".max_input_chars_per_word", 1 << 20));
@@ -222,7 +218,7 @@ void read_model(Impl& t, const json::Value& root, const std::string& name,
     }
   } else if (type == "WordLevel") {
     t.model = Impl::Model::kWordLevel;
-    read_vocab(t, *model, place, limits);
+    read_vocab(t, *model, place, staged);
     if (const auto unk = optional_text(*model, "unk_token", place)) {
       t.wordlevel_unk = vocab_id(t, *unk, place + ".unk_token");
     }
@@ -238,11 +234,12 @@ void read_added(Impl& t, const json::Value& root, const std::string& name,
   if (!list || list->is_null()) return;
   const std::string place = name + ": added_tokens";
   if (!list->is_array()) bad(place, "expected a list");
+  int64_t total_bytes = 0;
   for (size_t i = 0; i < list->size(); ++i) {
     const std::string at = place + "[" + std::to_string(i) + "]";
     const json::Value e = list->element(i);
     if (!e.is_object()) bad(at, "expected an object");
-    AddedToken a;
+    tok::AddedToken a;
     const json::Value* id = e.find("id");
     if (!id) bad(at, "has no \"id\"");
     a.id = whole_number(*id, at + ".id", limits.max_vocab - 1);
@@ -251,6 +248,15 @@ void read_added(Impl& t, const json::Value& root, const std::string& name,
       bad(at + ".content", "expected a non-empty string");
     }
     a.text = content->as_string();
+    const auto bytes = static_cast<int64_t>(a.text.size());
+    if (bytes > limits.max_added_token_bytes) {
+      bad(at + ".content", "a string of " + std::to_string(bytes) + " bytes (at most " +
+                               std::to_string(limits.max_added_token_bytes) + ")");
+    }
+    if ((total_bytes += bytes) > limits.max_added_tokens_bytes) {
+      bad(place, "more than " + std::to_string(limits.max_added_tokens_bytes) +
+                     " bytes of content in all (the most attn reads)");
+    }
     a.special = flag(e, "special", false, at);
     a.lstrip = flag(e, "lstrip", false, at);
     a.rstrip = flag(e, "rstrip", false, at);
@@ -375,88 +381,23 @@ void read_display(Impl& t, const json::Value& root) {
 }
 
 void index_added(Impl& t) {
-  for (AddedToken& a : t.added) {
+  // A normalized token is matched on normalized text, so it is matched as
+  // the normalizer writes it. The contents grow under the same limit as a
+  // text does.
+  size_t given = 0;
+  for (const tok::AddedToken& a : t.added) given += a.normalized ? a.text.size() : 0;
+  tok::GrowthLimit growth(given, "the added tokens");
+  tok::RegexBudget budget(given);
+  for (tok::AddedToken& a : t.added) {
     a.content = to_u32(a.text);
-    // A normalized token is matched on normalized text, so it is matched
-    // as the normalizer writes it.
-    if (a.normalized) a.content = tok::normalize(t.normalizers, a.content);
-    if (a.content.empty()) continue;
-    (a.normalized ? t.normalized_index : t.raw_index)[a.content[0]].push_back(&a);
+    if (a.normalized) {
+      a.content = tok::normalize(t.normalizers, std::move(a.content), growth, budget);
+      growth.used += a.content.size();
+    }
+    (a.normalized ? t.normalized_set : t.raw_set).add(&a);
   }
-  for (auto* index : {&t.raw_index, &t.normalized_index}) {
-    for (auto& [c, list] : *index) {
-      std::stable_sort(list.begin(), list.end(), [](const AddedToken* x, const AddedToken* y) {
-        return x->content.size() > y->content.size();
-      });
-    }
-  }
-}
-
-bool is_word_char(char32_t c) {
-  return unicode::is_letter(c) || unicode::is_number(c) || c == U'_';
-}
-
-// A piece of the text on its way through the pipeline.
-struct Piece {
-  std::u32string text;
-  std::optional<int64_t> id;  // an added token, already tokenized
-  bool starts = false;        // begins the whole text
-};
-
-// The library's AddedVocabulary::find_matches: leftmost-longest matches of
-// the added tokens, adjusted by lstrip, rstrip and single_word.
-std::vector<Piece> split_added(const std::map<char32_t, std::vector<const AddedToken*>>& index,
-                               const Piece& in) {
-  const std::u32string& s = in.text;
-  std::vector<Piece> out;
-  if (index.empty() || s.empty()) {
-    out.push_back(in);
-    return out;
-  }
-  size_t start_offset = 0;
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto it = index.find(s[i]);
-    const AddedToken* hit = nullptr;
-    if (it != index.end()) {
-      for (const AddedToken* a : it->second) {
-        if (s.compare(i, a->content.size(), a->content) == 0) {
-          hit = a;
-          break;
-        }
-      }
-    }
-    if (!hit) {
-      ++i;
-      continue;
-    }
-    size_t start = i, stop = i + hit->content.size();
-    i = stop;
-    if (hit->single_word) {
-      const bool start_space = start == 0 || !is_word_char(s[start - 1]);
-      const bool stop_space = stop == s.size() || !is_word_char(s[stop]);
-      if (!start_space || !stop_space) continue;
-    }
-    if (hit->lstrip) {
-      size_t b = start;
-      while (b > 0 && unicode::is_white_space(s[b - 1])) --b;
-      start = std::max(b, start_offset);
-    }
-    if (hit->rstrip) {
-      while (stop < s.size() && unicode::is_white_space(s[stop])) ++stop;
-      i = stop;
-    }
-    if (start_offset < start) {
-      out.push_back(Piece{s.substr(start_offset, start - start_offset), std::nullopt,
-                          in.starts && start_offset == 0});
-    }
-    out.push_back(Piece{s.substr(start, stop - start), hit->id, false});
-    start_offset = stop;
-  }
-  if (start_offset < s.size()) {
-    out.push_back(Piece{s.substr(start_offset), std::nullopt, in.starts && start_offset == 0});
-  }
-  return out;
+  t.raw_set.build();
+  t.normalized_set.build();
 }
 
 }  // namespace
@@ -475,9 +416,17 @@ Tokenizer Tokenizer::load(const std::string& path, const TokenizerLimits& limits
       throw_file(path, "no tokenizer.json in this directory");
     }
   }
-  // A FIFO or a device would be waited for or read forever.
-  if (::stat(file.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    throw_input(file, "not a regular file; --tokenizer takes tokenizer.json or its directory");
+  if (::stat(file.c_str(), &st) == 0) {
+    // A FIFO or a device would be waited for or read forever.
+    if (!S_ISREG(st.st_mode)) {
+      throw_input(file, "not a regular file; --tokenizer takes tokenizer.json or its directory");
+    }
+    // The limit is the tokenizer's own, not --max-input-bytes: no flag
+    // raises it (the largest real files are a tenth of it).
+    if (static_cast<int64_t>(st.st_size) > limits.max_file_bytes) {
+      throw_input(file, std::to_string(st.st_size) + " bytes, more than attn reads of a " +
+                            "tokenizer.json (" + std::to_string(limits.max_file_bytes) + ")");
+    }
   }
   return from_json(read_file(file, {}, limits.max_file_bytes), file, limits);
 }
@@ -485,21 +434,39 @@ Tokenizer Tokenizer::load(const std::string& path, const TokenizerLimits& limits
 Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& name,
                                const TokenizerLimits& limits) {
   json::Limits jl;
-  jl.max_nodes = int64_t{1} << 24;  // vocabularies and merges of a million entries
+  jl.max_nodes = int64_t{1} << 24;  // merges of a million entries
   jl.max_numbers = int64_t{1} << 24;
-  const json::Value root = json::parse(json_text, name, jl);
+  // The vocabulary is read as the parser meets it, not kept in the tree:
+  // its tokens are counted, and a file with too many is refused before
+  // the rest is read; those it keeps cost the vocabulary's memory alone.
+  tok::Vocab staged;
+  int64_t count = 0;
+  const std::string vocab_place = name + ": model.vocab";
+  json::MemberSink sink;
+  sink.path = {"model", "vocab"};
+  sink.take = [&](const std::string& token, const json::Value& id) {
+    if (++count > limits.max_vocab) {
+      bad(vocab_place, "more tokens than attn reads (" + std::to_string(limits.max_vocab) + ")");
+    }
+    if (staged.ids.count(token) != 0) return false;
+    staged.add(token, whole_number(id, vocab_place + "[\"" + message_text(token) + "\"]",
+                                   limits.max_vocab - 1));
+    return true;
+  };
+  const json::Value root = json::parse(json_text, name, jl, sink);
   if (!root.is_object()) bad(name, "expected a tokenizer.json object");
   auto impl = std::make_unique<Impl>();
   impl->name = name;
   impl->limits = limits;
-  read_model(*impl, root, name, limits);
+  read_model(*impl, root, name, limits, staged);
   const json::Value null_value = json::Value::null();
   auto field = [&](const char* key) -> const json::Value& {
     const json::Value* v = root.find(key);
     return v ? *v : null_value;
   };
-  impl->normalizers = tok::read_normalizers(field("normalizer"), name + ": normalizer");
-  impl->pre_tokenizers = tok::read_pre_tokenizers(field("pre_tokenizer"), name + ": pre_tokenizer");
+  impl->normalizers = tok::read_normalizers(field("normalizer"), name + ": normalizer", limits);
+  impl->pre_tokenizers =
+      tok::read_pre_tokenizers(field("pre_tokenizer"), name + ": pre_tokenizer", limits);
   read_added(*impl, root, name, limits);
   impl->post = read_post(*impl, field("post_processor"), name + ": post_processor");
   read_display(*impl, root);
@@ -520,24 +487,32 @@ Encoding Tokenizer::encode(std::string_view text, bool add_special_tokens,
                             " starts no character");
   }
   // 1. Added tokens the file matches on the text as given; 2. the rest
-  // normalized, then the added tokens matched on normalized text.
-  std::vector<Piece> pieces;
-  for (Piece& p : split_added(t.raw_index, Piece{to_u32(std::string(text)), std::nullopt, true})) {
+  // normalized, then the added tokens matched on normalized text. The text
+  // may grow, and the regexes take steps, within limits set by its length.
+  std::u32string given = to_u32(std::string(text));
+  tok::GrowthLimit normalized(given.size(), "the text");
+  tok::GrowthLimit pre_tokenized(given.size(), "the text");
+  tok::RegexBudget budget(given.size());
+  std::vector<tok::Piece> pieces;
+  for (tok::Piece& p : t.raw_set.split(tok::Piece{std::move(given), std::nullopt, true})) {
     if (p.id) {
       pieces.push_back(std::move(p));
       continue;
     }
-    p.text = tok::normalize(t.normalizers, std::move(p.text));
-    for (Piece& q : split_added(t.normalized_index, p)) pieces.push_back(std::move(q));
+    p.text = tok::normalize(t.normalizers, std::move(p.text), normalized, budget);
+    normalized.used += p.text.size();
+    for (tok::Piece& q : t.normalized_set.split(p)) pieces.push_back(std::move(q));
   }
   std::vector<int64_t> ids;
-  for (const Piece& p : pieces) {
+  for (const tok::Piece& p : pieces) {
     if (p.id) {
       ids.push_back(*p.id);
       continue;
     }
     if (p.text.empty()) continue;
-    for (const std::u32string& word : tok::pre_tokenize(t.pre_tokenizers, p.text, p.starts)) {
+    for (const std::u32string& word :
+         tok::pre_tokenize(t.pre_tokenizers, p.text, p.starts, pre_tokenized, budget)) {
+      pre_tokenized.used += word.size();
       t.model_word(to_utf8(word), ids);
     }
   }

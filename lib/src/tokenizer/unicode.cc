@@ -307,6 +307,22 @@ std::u32string nfkc(const std::u32string& text) {
   return composed(decomposed(text, true));
 }
 
+size_t decomposed_length(const std::u32string& text, bool compat) {
+  if (below_a0(text)) return text.size();
+  size_t n = 0;
+  std::u32string one;
+  for (char32_t c : text) {
+    if (c < 0xA0) {
+      ++n;
+      continue;
+    }
+    one.clear();
+    decompose(c, compat, one);
+    n += one.size();
+  }
+  return n;
+}
+
 std::u32string utf8_to_u32(std::string_view text, bool* valid) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const auto* end = p + text.size();

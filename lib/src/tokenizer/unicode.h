@@ -76,6 +76,11 @@ std::u32string nfc(const std::u32string& text);
 std::u32string nfkd(const std::u32string& text);
 std::u32string nfkc(const std::u32string& text);
 
+// The length of the text's full decomposition (canonical, or with
+// compatibility mappings too when `compat`): what nfd or nfkd gives, and
+// what nfc and nfkc build before composing, without building it.
+size_t decomposed_length(const std::u32string& text, bool compat);
+
 // The code points of UTF-8 text. Each byte that does not begin a valid
 // sequence (a stray continuation byte, an overlong form, a surrogate, a
 // value past U+10FFFF, a cut sequence) becomes one U+FFFD and sets *valid

@@ -114,6 +114,9 @@ std::string load_expr(const TensorOrigin& o) {
     case TensorOrigin::Format::kJson:
       e = "json_tensor(" + path + ")";
       break;
+    case TensorOrigin::Format::kGguf:
+      e = "gguf(" + path + ", " + python_string_literal(o.tensor) + ")";
+      break;
   }
   if (o.columns >= 0) {
     e += "[..., " + std::to_string(o.first_column) + ":" +
@@ -188,7 +191,7 @@ std::string scores_expr(const Load& ld, const Shape& shape, bool flip) {
 // The readers the loads need, in plain NumPy.
 std::string loaders(const Loads& loads, int64_t load_from) {
   if (loads.empty()) return "";
-  bool used[5] = {};
+  bool used[6] = {};
   for (const auto& [name, l] : loads) used[static_cast<int>(l.format)] = true;
   std::string s = "# Tensors of " + std::to_string(load_from) +
                   " values or more are loaded from the files the run read, by\n"
@@ -228,6 +231,72 @@ std::string loaders(const Loads& loads, int64_t load_from) {
          "                          'I32': '<i4', 'I16': '<i2', 'I8': 'i1', 'U64': '<u8',\n"
          "                          'U32': '<u4', 'U16': '<u2', 'U8': 'u1', 'BOOL': '?'}[dtype])\n"
          "    return torch.from_numpy(cells.astype(np.float64).reshape(entry['shape']))\n\n\n";
+  }
+  if (used[static_cast<int>(TensorOrigin::Format::kGguf)]) {
+    s += "def gguf(path, name):\n"
+         "    \"\"\"One tensor of a GGUF file, with struct and NumPy alone: the metadata is\n"
+         "    skipped (all but general.alignment), the tensor's info found, and its cells read\n"
+         "    from the data section; Q8_0 is dequantized as ggml does (a float16 scale\n"
+         "    times 32 signed bytes, in float32).\"\"\"\n"
+         "    raw = np.memmap(path, dtype=np.uint8, mode='r')\n"
+         "    pos = 4\n"
+         "\n"
+         "    def take(fmt):\n"
+         "        nonlocal pos\n"
+         "        (v,) = struct.unpack_from('<' + fmt, raw, pos)\n"
+         "        pos += struct.calcsize('<' + fmt)\n"
+         "        return v\n"
+         "\n"
+         "    def string():\n"
+         "        nonlocal pos\n"
+         "        n = take('Q')\n"
+         "        pos += n\n"
+         "        return bytes(raw[pos - n:pos])\n"
+         "\n"
+         "    sizes = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}\n"
+         "\n"
+         "    def skip(t):  # a value of type t: 8 a string, 9 an array\n"
+         "        nonlocal pos\n"
+         "        if t == 8:\n"
+         "            string()\n"
+         "        elif t == 9:\n"
+         "            et, n = take('I'), take('Q')\n"
+         "            if et in sizes:\n"
+         "                pos += n * sizes[et]\n"
+         "            else:\n"
+         "                for _ in range(n):\n"
+         "                    skip(et)\n"
+         "        else:\n"
+         "            pos += sizes[t]\n"
+         "\n"
+         "    take('I')  # the version: 2 and 3 are laid out alike\n"
+         "    n_tensors, n_kv = take('Q'), take('Q')\n"
+         "    alignment = 32\n"
+         "    for _ in range(n_kv):\n"
+         "        key, t = string(), take('I')\n"
+         "        if key == b'general.alignment' and t == 4:\n"
+         "            alignment = take('I')\n"
+         "        else:\n"
+         "            skip(t)\n"
+         "    infos = {}\n"
+         "    for _ in range(n_tensors):\n"
+         "        tensor = string()\n"
+         "        ne = [take('Q') for _ in range(take('I'))]\n"
+         "        infos[tensor] = (ne, take('I'), take('Q'))\n"
+         "    ne, t, offset = infos[name.encode()]\n"
+         "    at = (pos + alignment - 1) // alignment * alignment + offset\n"
+         "    count = math.prod(ne)\n"
+         "    if t == 8:  # Q8_0: blocks of a float16 scale and 32 signed bytes\n"
+         "        blocks = np.frombuffer(raw, np.uint8, count // 32 * 34, at).reshape(-1, 34)\n"
+         "        d = blocks[:, :2].copy().view('<f2').astype(np.float32)\n"
+         "        cells = (blocks[:, 2:].copy().view(np.int8).astype(np.float32) * d).reshape(-1)\n"
+         "    elif t == 30:  # BF16: the upper half of a float32\n"
+         "        halfs = np.frombuffer(raw, '<u2', count, at).astype(np.uint32)\n"
+         "        cells = (halfs << 16).view(np.float32)\n"
+         "    else:\n"
+         "        cells = np.frombuffer(raw, {0: '<f4', 1: '<f2', 28: '<f8', 24: 'i1', 25: '<i2',\n"
+         "                                    26: '<i4', 27: '<i8'}[t], count, at)\n"
+         "    return torch.from_numpy(cells.astype(np.float64).reshape(ne[::-1]))\n\n\n";
   }
   if (used[static_cast<int>(TensorOrigin::Format::kCsv)]) {
     s += "def csv_matrix(path, delimiter, header, labels):\n"
@@ -311,8 +380,11 @@ bool mha_shaped(const Problem& p) {
 // title come from outside attn (file names, the document), so they are
 // Python string literals: a title holding """ or a newline stays data.
 std::string header(const Problem& p, const std::string& command, const Loads& loads) {
-  bool csv = false;
-  for (const auto& [name, l] : loads) csv |= l.format == TensorOrigin::Format::kCsv;
+  bool csv = false, gguf = false;
+  for (const auto& [name, l] : loads) {
+    csv |= l.format == TensorOrigin::Format::kCsv;
+    gguf |= l.format == TensorOrigin::Format::kGguf;
+  }
   std::string s =
       "#!/usr/bin/env python3\n"
       "\"\"\"Recomputes an attn run (COMMAND) with PyTorch in float64.\n\n"
@@ -321,7 +393,7 @@ std::string header(const Problem& p, const std::string& command, const Loads& lo
       "input's title (TITLE) goes to stderr, so stdout holds only the JSON.\n"
       "\"\"\"\n" +
       std::string(csv ? "import csv\n" : "") + "import json\nimport math\n" +
-      (csv ? "import re\n" : "") + "import sys\n\n" +
+      (csv ? "import re\n" : "") + (gguf ? "import struct\n" : "") + "import sys\n\n" +
       (loads.empty() ? "" : "import numpy as np\n") +
       "import torch\nimport torch.nn.functional as F\n\n"
       "COMMAND = " +
