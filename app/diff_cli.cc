@@ -42,7 +42,8 @@ Action add_diff(CLI::App& app) {
   auto* st = "Stacks of a model's weights ([layers][batch][heads][q][k])";
   cmd->add_option("--layer", f->layer,
                   "compare layer N, 0-based, of each side that is a stack (of both, or of the "
-                  "stack beside one layer's weights) (default: none; a stack needs it)")
+                  "stack beside one layer's weights) (default: none: two stacks compare head "
+                  "by head, a stack beside one layer's weights needs it)")
       ->type_name("N")
       ->group(st);
   cmd->add_option("--head", f->head, "compare only head H, 0-based (default: every head)")

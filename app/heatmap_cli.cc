@@ -163,7 +163,9 @@ std::function<void(HeatmapRequest&, bool, ColorMode)> add_run_heatmap_flags(CLI:
       ->type_name("FILE");
   run->add_flag("--show", f->show, "draw the weights in the terminal, after the table")->group(g);
   run->add_option("--of", f->of,
-                  "what --heatmap/--show draw: weights (default), scores, output or bias")
+                  "what --heatmap/--show draw: weights (default), scores, output or bias; with "
+                  "--layer all, rollout (attention rollout) or value-norm (weights times the "
+                  "norms of the values through W_O), written and drawn as the stack")
       ->group(g)
       ->type_name("STAGE");
   add_drawing_flags(run, f->texts, g);
@@ -173,8 +175,10 @@ std::function<void(HeatmapRequest&, bool, ColorMode)> add_run_heatmap_flags(CLI:
     h.path = f->path;
     h.show = f->show;
     if (run->count("--of") > 0) {
-      if (!h.wanted()) throw_usage("--of needs --heatmap FILE or --show");
-      h.stage = parse_heatmap_stage_flag(f->of);
+      parse_run_of_flag(f->of, h);
+      if (!h.wanted() && h.stack_of == StackOf::kWeights) {
+        throw_usage("--of needs --heatmap FILE or --show");
+      }
     }
     h.options = drawing_options(run, f->texts, h.wanted(), trace, true);
     if (h.wanted() && run->count("--precision") > 0) {
@@ -191,7 +195,7 @@ Action add_heatmap(CLI::App& app) {
     std::string max_input_bytes, max_elements;
     bool quiet = false;
     std::string color = "auto";
-    std::string layer, stack, precision, summary, layers, heads;
+    std::string layer, stack, precision, summary, layers, heads, format, top;
   };
   auto f = std::make_shared<Flags>();
   HeatmapCommandRequest& req = f->req;
@@ -244,6 +248,17 @@ Action add_heatmap(CLI::App& app) {
                   "distance looked back (distance)")
       ->type_name("STAT")
       ->group(st);
+  cmd->add_option("-f,--format", f->format,
+                  "with --summary: the numbers instead of the figure, as json ({\"summary\", "
+                  "\"values\": [layer][head]}), csv (layer,head,value) or a table (default: "
+                  "from the extension of -o, .json or .csv; else the figure)")
+      ->type_name("FORMAT")
+      ->group(st);
+  cmd->add_option("--top", f->top,
+                  "with --summary: list the N heads with the largest value (the smallest "
+                  "entropy) (default: none)")
+      ->type_name("N")
+      ->group(st);
   cmd->add_option("--stack", f->stack,
                   "what the first axis of a rank-4 array is: batch ([batch][heads][q][k]) or "
                   "layers ([layers][heads][q][k]) (default: as an attn result records it; "
@@ -285,6 +300,16 @@ Action add_heatmap(CLI::App& app) {
     if (cmd->count("--layer") > 0) r.layer = parse_int_flag("--layer", f->layer, 0, 1 << 20);
     if (cmd->count("--stack") > 0) r.stack = parse_stack_flag(f->stack);
     if (cmd->count("--summary") > 0) r.summary = parse_head_stat(f->summary);
+    if (cmd->count("--format") > 0) r.format = parse_format_flag(f->format);
+    const std::string ext = r.output_path == "-" ? "" : extension(r.output_path);
+    if (r.summary && (ext == "json" || ext == "csv")) {
+      const Format implied = ext == "json" ? Format::kJson : Format::kCsv;
+      if (r.format && *r.format != implied) {
+        throw_usage("-o " + r.output_path + " is " + ext + "; --format says " + f->format);
+      }
+      r.format = implied;
+    }
+    if (cmd->count("--top") > 0) r.top = parse_int_flag("--top", f->top, 1, 1 << 20);
     if (cmd->count("--layers") > 0) {
       if (cmd->count("--layer") > 0) throw_usage("give --layer N or --layers LIST, not both");
       r.layers = parse_index_list("--layers", f->layers);

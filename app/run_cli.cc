@@ -38,6 +38,8 @@ struct RunFlags {
   std::string title, description;
   std::string layer = "0";
   std::string text, text_file, ids;
+  std::string summary, top, rollout_fusion, predict, logit_lens;
+  bool each_line = false;
   std::vector<std::string> inputs;  // several: a batch (attn/batch.h)
   std::string out_dir;
 };
@@ -165,6 +167,49 @@ Action add_run(CLI::App& app, const std::string& command_line) {
                       " (default: config.json's model_type)")
       ->type_name("NAME")
       ->group(c);
+
+  auto* an = "The whole model (--layer all): numbers per head, rollout, predictions, corpora";
+  run->add_option("--summary", f->summary,
+                  "one number per layer and head instead of the stack of weights: entropy, "
+                  "first, previous, self or distance (the mean over the query rows, a causal "
+                  "model's first query left out); with --texts, its mean and numpy.std over the "
+                  "sentences (default: none)")
+      ->type_name("STAT")
+      ->group(an);
+  run->add_option("--top", f->top,
+                  "with --summary: list the N heads with the largest value (the smallest "
+                  "entropy) (default: none)")
+      ->type_name("N")
+      ->group(an);
+  run->add_option("--texts", f->req.analysis.texts,
+                  "run every sentence of FILE, JSON Lines (a JSON string or {\"text\": ...} a "
+                  "line), in batches, for --summary (default: none)")
+      ->type_name("FILE")
+      ->group(an);
+  run->add_flag("--each-line", f->each_line,
+                "--text-file FILE holds a sentence a line, run as --texts runs them (default: "
+                "the whole file is one text)")
+      ->group(an);
+  run->add_option("--rollout-fusion", f->rollout_fusion,
+                  "--of rollout: how the heads of a layer are fused, mean, max or min (default "
+                  "mean)")
+      ->type_name("HOW")
+      ->group(an);
+  run->add_option("--predict", f->predict,
+                  "add the K most likely next tokens of each position, softmax of the final "
+                  "logits (default: none)")
+      ->type_name("K")
+      ->group(an);
+  run->add_option("--logit-lens", f->logit_lens,
+                  "add the K most likely tokens of every hidden state through the final norm "
+                  "and the unembedding; with --heatmap, drawn as layers x positions (default: "
+                  "none)")
+      ->type_name("K")
+      ->group(an);
+  run->add_option("--logits-out", f->req.analysis.logits_out,
+                  "write the final logits [1][q][vocab] to FILE.npy, float32 (default: none)")
+      ->type_name("FILE")
+      ->group(an);
 
   auto* o = "Output";
   run->add_option("-f,--format", f->format,
@@ -310,7 +355,41 @@ Action add_run(CLI::App& app, const std::string& command_line) {
     if (run->count("--text") > 0) req.checkpoint.text = f->text;
     if (run->count("--text-file") > 0) {
       if (req.checkpoint.path.empty()) throw_usage("--text-file needs --checkpoint DIR");
-      req.checkpoint.text = std::string();  // read below, once --max-input-bytes is known
+      check_path_flag("--text-file", f->text_file, PathFlag::kInput);
+      if (f->each_line) {
+        req.analysis.lines = f->text_file;
+      } else {
+        req.checkpoint.text = std::string();  // read below, once --max-input-bytes is known
+      }
+    }
+    if (f->each_line && run->count("--text-file") == 0) {
+      throw_usage("--each-line needs --text-file FILE (a sentence a line)");
+    }
+    AnalysisRequest& an = req.analysis;
+    if (run->count("--texts") > 0) {
+      check_path_flag("--texts", an.texts, PathFlag::kInput);
+      if (req.checkpoint.path.empty()) throw_usage("--texts needs --checkpoint DIR");
+      if (!an.lines.empty()) throw_usage("give --texts or --text-file --each-line, not both");
+    }
+    if (run->count("--summary") > 0) an.summary = parse_head_stat(f->summary);
+    if (run->count("--top") > 0) {
+      if (!an.summary) throw_usage("--top N lists the heads of --summary: give --summary STAT");
+      an.top = parse_int_flag("--top", f->top, 1, 1 << 20);
+    }
+    if (run->count("--rollout-fusion") > 0) {
+      an.fusion = parse_rollout_fusion(f->rollout_fusion);
+      an.fusion_given = true;
+    }
+    if (run->count("--predict") > 0)
+      an.predict = parse_int_flag("--predict", f->predict, 1, 1 << 30);
+    if (run->count("--logit-lens") > 0) {
+      an.logit_lens = parse_int_flag("--logit-lens", f->logit_lens, 1, 1 << 30);
+    }
+    if (run->count("--logits-out") > 0) {
+      check_path_flag("--logits-out", an.logits_out, PathFlag::kOutput);
+      if (!has_format(an.logits_out, MatrixFormat::kNpy)) {
+        throw_usage("--logits-out " + an.logits_out + ": the logits are written as .npy");
+      }
     }
     if (run->count("--ids") > 0) req.checkpoint.ids = parse_ids_flag(f->ids);
     for (const char* flag : {"--text", "--ids", "--no-special"}) {
@@ -318,10 +397,15 @@ Action add_run(CLI::App& app, const std::string& command_line) {
         throw_usage(std::string(flag) + " needs --checkpoint DIR (the model that reads it)");
       }
     }
+    if (an.sentences() && (run->count("--text") > 0 || run->count("--ids") > 0)) {
+      throw_usage(std::string(an.texts.empty() ? "--each-line" : "--texts") +
+                  " runs the sentences of a file; not with --" +
+                  (run->count("--text") > 0 ? "text" : "ids"));
+    }
     if ((run->count("--text") > 0 || run->count("--text-file") > 0) && run->count("--ids") > 0) {
       throw_usage("give --text or --ids, not both");
     }
-    if (run->count("--no-special") > 0 && !req.checkpoint.text) {
+    if (run->count("--no-special") > 0 && !req.checkpoint.text && !an.sentences()) {
       throw_usage("--no-special goes with --text");
     }
     if (run->count("--hidden-out") > 0) {
@@ -341,7 +425,7 @@ Action add_run(CLI::App& app, const std::string& command_line) {
       req.max_input_bytes = parse_max_input_bytes_flag(f->max_input_bytes);
     }
     // Read once the limit is known: the text counts against it.
-    if (run->count("--text-file") > 0) {
+    if (run->count("--text-file") > 0 && !f->each_line) {
       req.checkpoint.text = text_of_file(f->text_file, req.max_input_bytes);
     }
     if (!req.expect_path.empty()) req.check = true;

@@ -73,6 +73,14 @@ echo "$out/model_view.png"
 "$attn" heatmap data/models/tiny-llama/attentions.npy --summary previous -o "$out/head_summary.png"
 echo "$out/head_summary.png"
 
+# docs/analyses.md: attention rollout of a sentence, and the logit lens.
+"$attn" run --checkpoint data/models/tiny-llama --text "The cat sat on the mat" --layer all \
+  --of rollout --heatmap "$out/rollout.png"
+echo "$out/rollout.png"
+"$attn" run --checkpoint data/models/tiny-gpt2 --text "The cat sat on the mat." --layer all \
+  --logit-lens 1 --heatmap "$out/logit_lens.png" >/dev/null
+echo "$out/logit_lens.png"
+
 # The interactive page (docs/heatmaps.md): the model view of the tiny Llama
 # as HTML, opened in headless Chromium, layer 1 chosen and a cell hovered,
 # then photographed. Chromium's fonts and version shape that picture, so it

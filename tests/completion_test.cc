@@ -12,6 +12,7 @@
 #include "attn/output.h"
 #include "attn/trace.h"
 #include "commands/flags.h"
+#include "commands/heatmap_flags.h"
 #include "shell_util.h"
 #include "test_util.h"
 
@@ -125,7 +126,8 @@ const std::map<std::string, Strings>& name_flags() {
       {"-f", format_names()},
       {"--trace-format", trace_format_names()},
       {"--dtype", dtype_names()},
-      {"--of", heatmap_stage_names()},
+      {"--of", run_of_names()},
+      {"--rollout-fusion", rollout_fusion_names()},
       {"--colormap", colormap_names()},
       {"--arch", architecture_names()},
       {"--normalize", normalize_names()},

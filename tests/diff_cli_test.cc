@@ -291,12 +291,17 @@ TEST(DiffCli, LayerOfAStackOnEitherSide) {
   EXPECT_EQ(j["at"]["head"], 2);
   EXPECT_EQ(j["b"]["head"], 2);
 
-  // Mistakes name the side and the range.
-  r = run_attn({"diff", stack, hf});
+  // Two stacks without --layer compare head by head (tests/analysis_cli_test.cc);
+  // a stack beside one layer's weights needs it. Mistakes name the side and the range.
+  r = run_attn({"diff", stack, hf, "-f", "json"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Json::parse(r.out)["per_head"]["js"].size(), 2u);
+  r = run_attn({"diff", stack, layer1});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "attn: error: A (" + stack +
                        ") is a stack [2][1][4][7][7] [layers][batch][heads][q][k]; attn diff "
-                       "compares one layer: give --layer N (0 to 1)\n");
+                       "compares one layer of it: give --layer N (0 to 1), or two stacks to "
+                       "compare head by head\n");
   r = run_attn({"diff", layer1, stack, "--layer", "2"});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,

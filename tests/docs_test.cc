@@ -153,6 +153,10 @@ TEST(Docs, CliReferenceRunsAsWritten) {
   EXPECT_GE(run_markdown("docs/cli.md", scratch("cli"), true), 3);
 }
 
+TEST(Docs, AnalysesRunAsWritten) {
+  EXPECT_GE(run_markdown("docs/analyses.md", scratch("analyses"), true), 6);
+}
+
 TEST(Docs, GapsInExpectedOutputMatchAnyLines) {
   EXPECT_TRUE(matches_with_gaps("a\n...\nd\n", "a\nb\nc\nd\n"));
   EXPECT_TRUE(matches_with_gaps("a\n...\nd\n", "a\nd\n"));

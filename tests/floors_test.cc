@@ -19,8 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // From the bottom.
-const std::vector<std::string> kFloors = {"base",    "io",    "tokenizer", "kernel",   "heatmap",
-                                          "problem", "trace", "engine",    "variants", "model"};
+const std::vector<std::string> kFloors = {"base",     "io",      "tokenizer", "kernel",
+                                          "heatmap",  "problem", "trace",     "engine",
+                                          "variants", "model",   "analysis"};
 
 int floor_of(const std::string& folder) {
   auto it = std::find(kFloors.begin(), kFloors.end(), folder);

@@ -232,23 +232,24 @@ TEST(HeadSummary, OneCellPerHeadHoldsTheMeanOverTheRows) {
     EXPECT_EQ(d.cols, 3);
     return std::vector<double>(d.values, d.values + 3);
   };
-  // previous: rows 1 and 2 have a previous token (row 0 has none).
+  // The stack is causal: row 0 sees a single key and is left out, so
+  // every statistic is the mean over rows 1 and 2.
   const std::vector<double> prev = cells(HeadStat::kPrevious);
   EXPECT_DOUBLE_EQ(prev[0], 1.0);
   EXPECT_DOUBLE_EQ(prev[1], 0.5);
   EXPECT_DOUBLE_EQ(prev[2], (0.5 + 1 / 3.0) / 2);
   const std::vector<double> first = cells(HeadStat::kFirst);
-  EXPECT_DOUBLE_EQ(first[0], 2 / 3.0);
+  EXPECT_DOUBLE_EQ(first[0], 0.5);
   EXPECT_DOUBLE_EQ(first[1], 1.0);
   const std::vector<double> self = cells(HeadStat::kSelf);
-  EXPECT_DOUBLE_EQ(self[0], 1 / 3.0);
-  EXPECT_DOUBLE_EQ(self[2], (1 + 0.5 + 1 / 3.0) / 3);
+  EXPECT_DOUBLE_EQ(self[0], 0.0);
+  EXPECT_DOUBLE_EQ(self[2], (0.5 + 1 / 3.0) / 2);
   const std::vector<double> entropy = cells(HeadStat::kEntropy);
   EXPECT_DOUBLE_EQ(entropy[0], 0.0);
-  EXPECT_NEAR(entropy[2], (std::log(2.0) + std::log(3.0)) / 3, 1e-15);
+  EXPECT_NEAR(entropy[2], (std::log(2.0) + std::log(3.0)) / 2, 1e-15);
   const std::vector<double> distance = cells(HeadStat::kDistance);
-  EXPECT_DOUBLE_EQ(distance[0], 2 / 3.0);  // 0, 1, 1
-  EXPECT_DOUBLE_EQ(distance[1], 1.0);      // 0, 1, 2
+  EXPECT_DOUBLE_EQ(distance[0], 1.0);  // 1, 1
+  EXPECT_DOUBLE_EQ(distance[1], 1.5);  // 1, 2
   EXPECT_EQ(parse_head_stat("previous"), HeadStat::kPrevious);
   EXPECT_THROW(parse_head_stat("prev"), Error);
 }
@@ -266,7 +267,8 @@ TEST(HeadSummary, QueriesSitWhereTheMaskPutsThem) {
     a.data = reinterpret_cast<const unsigned char*>(a.keep.view().data());
     return head_summary(a, StackChoice{}, HeadStat::kSelf, "s").values[0];
   };
-  EXPECT_DOUBLE_EQ(self_of({1, 0, 0, 0, 0.5, 0.5, 0, 0}), 0.75);  // top-left: keys 0 and 1
+  // Top-left and causal: query 0 sees key 0 alone and is left out.
+  EXPECT_DOUBLE_EQ(self_of({1, 0, 0, 0, 0.5, 0.5, 0, 0}), 0.5);
   EXPECT_DOUBLE_EQ(self_of({0.25, 0.25, 0.25, 0.25, 0.1, 0.1, 0.1, 0.7}), (0.25 + 0.7) / 2);
 }
 

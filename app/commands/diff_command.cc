@@ -8,6 +8,7 @@
 #include "attn/escape.h"
 #include "base/number_text.h"
 #include "base/select_index.h"
+#include "commands/diff_stacks.h"
 #include "commands/exit_codes.h"
 #include "commands/input_files.h"
 #include "commands/matrix_input.h"
@@ -219,20 +220,27 @@ struct Sides {
 Sides read_sides(const DiffRequest& req) {
   Side a = read_side(req, req.a, "A");
   Side b = read_side(req, req.b, "B");
+  // Two stacks without --layer: compared head by head (diff_stacks.h).
+  const bool stacks = a.m.values.rank() == 5 && b.m.values.rank() == 5 && !req.layer;
   for (const Side* s : {&a, &b}) {
     const Shape& shape = s->m.values.shape();
     if (shape.size() > 5) {
       throw_input(s->name, "array of rank " + std::to_string(shape.size()) +
                                "; attn diff compares arrays of rank 1 to 4, and stacks of rank 5");
     }
-    if (shape.size() == 5 && !req.layer) {
+    if (shape.size() == 5 && !req.layer && !stacks) {
       throw_usage(side_name(*s) + " is a stack " + shape_string(shape) +
-                  " [layers][batch][heads][q][k]; attn diff compares one layer: give --layer N "
-                  "(0 to " +
-                  std::to_string(shape[0] - 1) + ")");
+                  " [layers][batch][heads][q][k]; attn diff compares one layer of it: give "
+                  "--layer N (0 to " +
+                  std::to_string(shape[0] - 1) + "), or two stacks to compare head by head");
     }
   }
   Sides out;
+  if (stacks) {
+    out.a = std::move(a);
+    out.b = std::move(b);
+    return out;
+  }
   if (req.layer) {
     const auto [la, lb] = layer_readings(a, b, req);
     if (la) take_layer(a, *req.layer);
@@ -666,6 +674,9 @@ int diff_command(const DiffRequest& req, Console& console) {
   }
   const Sides sides = read_sides(req);
   const Side &a = sides.a, &b = sides.b;
+  if (a.m.values.rank() == 5 && b.m.values.rank() == 5 && !req.layer) {
+    return diff_stacks(req, StackSide{a.name, a.m}, StackSide{b.name, b.m}, console);
+  }
   check_same_member(a, b);
   const MaskedBoth masked = masked_in_both(a, b);
   Comparison c = compare_matrices(a.m.values, b.m.values, a.name, b.name,

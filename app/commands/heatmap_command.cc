@@ -9,6 +9,7 @@
 #include "commands/flags.h"
 #include "commands/input_files.h"
 #include "commands/matrix_input.h"
+#include "commands/summary_output.h"
 #include "io/tokens.h"
 
 namespace attn {
@@ -115,10 +116,29 @@ int draw_stack(const HeatmapCommandRequest& req, BinaryArray a, const std::strin
           "--ignore-first leaves out the first token's column; the columns of --summary "
           "are heads");
     }
-    HeatmapData d = head_summary(a, c, *req.summary, name);
     if (!req.labels.empty() || !req.tokens.empty() || !req.key_labels.empty()) {
       throw_usage("--summary draws layers and heads; --tokens and --labels name tokens");
     }
+    if (req.format) {
+      // The numbers, not the figure.
+      const StackSummaries n = stack_head_summaries(a, c, *req.summary, name);
+      SummaryNumbers s;
+      s.stat = *req.summary;
+      s.layers = n.layers;
+      s.heads = n.heads;
+      s.values = n.values;
+      s.left_out = n.left_out;
+      s.source = name;
+      s.top = req.top;
+      const std::string text = format_summary(s, *req.format, req.options.decimals.value_or(4));
+      if (req.output_path.empty() || req.output_path == "-") {
+        console.out(text);
+      } else {
+        write_file_atomic(req.output_path, text);
+      }
+      return 0;
+    }
+    HeatmapData d = head_summary(a, c, *req.summary, name);
     d.title = req.title.empty() ? name : req.title;
     HeatmapOptions o = req.options;
     o.batch.reset();  // chosen above
@@ -206,7 +226,21 @@ std::string stack_flag(const HeatmapCommandRequest& req) {
 }  // namespace
 
 int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
-  if (req.output_path.empty() && !req.show) {
+  if (req.format && !req.summary) {
+    throw_usage(
+        "--format writes the numbers of --summary STAT; a figure's format is its "
+        "file's extension (-o FILE.png, .svg, .html)");
+  }
+  if (req.top > 0 && !req.summary) {
+    throw_usage("--top N lists the heads of --summary: give --summary STAT");
+  }
+  if (req.top > 0 && !req.format) {
+    throw_usage("--top N lists heads with the numbers of --summary: give -f json, csv or table");
+  }
+  if (req.format && req.show) {
+    throw_usage("--show draws the figure; --format writes the numbers of --summary; give one");
+  }
+  if (req.output_path.empty() && !req.show && !req.format) {
     throw_usage("heatmap: nothing to do; give -o FILE.png (or .svg, .html) or --show");
   }
   if (req.output_path == "-" && req.show) {
@@ -344,9 +378,38 @@ RenderedHeatmap render_run_heatmap(const RunRequest& req, const Problem& p, cons
   return out;
 }
 
+RenderedHeatmap render_run_figure(const RunRequest& req, const HeatmapData& d,
+                                  const HeatmapOptions* options) {
+  RenderedHeatmap out;
+  const HeatmapRequest& h = req.heatmap;
+  if (!h.wanted()) return out;
+  const bool data_on_stdout =
+      req.output.format != Format::kTable && (req.output_path.empty() || req.output_path == "-");
+  if (h.show && data_on_stdout) {
+    throw_usage("--show would mix the preview into the " +
+                std::string(req.output.format == Format::kJson ? "json" : "csv") +
+                " on stdout; write the data with -o FILE");
+  }
+  if (is_stdout(h.path) && (req.output_path.empty() || is_stdout(req.output_path) || h.show)) {
+    throw_usage("--heatmap " + h.path +
+                " writes the figure to stdout, which already carries the result; "
+                "write the result with -o FILE");
+  }
+  HeatmapOptions o = options ? *options : h.options;
+  o.batch.reset();
+  o.head.reset();
+  if (!h.path.empty()) {
+    out.file = render_heatmap_file(d, o, figure_kind(h.path));
+    out.warning = missing_glyph_warning(d, o);
+  }
+  if (h.show) out.preview = render_terminal(d, o, h.terminal);
+  return out;
+}
+
 RenderedHeatmap render_stack_heatmap(const RunRequest& req, const Tensor<double>& stack,
                                      const std::vector<std::string>& labels,
-                                     const std::string& title) {
+                                     const std::string& title, const std::string& value_name,
+                                     bool zero_based) {
   RenderedHeatmap out;
   const HeatmapRequest& h = req.heatmap;
   if (!h.wanted()) return out;
@@ -365,6 +428,10 @@ RenderedHeatmap render_stack_heatmap(const RunRequest& req, const Tensor<double>
   a.data = reinterpret_cast<const unsigned char*>(stack.data());
   const StackChoice c = stack_choice(a.shape, std::nullopt, h.options, figure_kind(h.path));
   HeatmapData d = heatmap_from_stack(a, c, title);
+  if (!value_name.empty()) {
+    d.value_name = value_name;
+    d.zero_based = zero_based;
+  }
   const auto q = static_cast<int64_t>(labels.size());
   if (d.rows == q && d.cols == q) {
     d.row_labels = labels;

@@ -10,6 +10,7 @@
 #include "attn/attention.h"
 #include "attn/file_io.h"
 #include "attn/heatmap.h"
+#include "attn/output.h"
 #include "attn/problem.h"
 #include "commands/run.h"
 
@@ -30,8 +31,12 @@ struct HeatmapCommandRequest {
   // with --stack batch, as an attn result records it, or else (the default,
   // which a warning names when the first axis is above 1).
   std::optional<int64_t> layer;
-  std::string stack;                   // --stack: "batch", "layers", or "" when not given
-  std::optional<HeadStat> summary;     // --summary: one cell per (layer, head)
+  std::string stack;                // --stack: "batch", "layers", or "" when not given
+  std::optional<HeadStat> summary;  // --summary: one cell per (layer, head)
+  // --summary as numbers instead of a figure: -f json|csv|table, or -o
+  // FILE.json / FILE.csv; --top N lists the N heads first.
+  std::optional<Format> format;
+  int64_t top = 0;
   std::vector<int64_t> layers, heads;  // --layers 0-5,11, --heads 0,3: some of a stack's
   bool quiet = false;                  // no warnings (a font without some label's glyphs)
   HeatmapOptions options;
@@ -61,9 +66,18 @@ RenderedHeatmap render_run_heatmap(const RunRequest& req, const Problem& p, cons
 // The model view of a run's stack of every layer's weights,
 // [layers][1][heads][q][k] (`--layer all --heatmap FILE`): as attn heatmap
 // draws a stack, with the tokens as labels.
+// `value_name` names the colour bar of a stack that is not of weights
+// (rollout, value norms), drawn from 0 to 1 when `zero_based`, else over
+// its own range.
 RenderedHeatmap render_stack_heatmap(const RunRequest& req, const Tensor<double>& stack,
                                      const std::vector<std::string>& labels,
-                                     const std::string& title);
+                                     const std::string& title, const std::string& value_name = "",
+                                     bool zero_based = true);
+
+// A figure a run made of its numbers (a head summary, the logit lens),
+// rendered as the run's --heatmap and --show ask, with their checks.
+RenderedHeatmap render_run_figure(const RunRequest& req, const HeatmapData& d,
+                                  const HeatmapOptions* options = nullptr);
 
 // Writes the file atomically and the preview to the console's output.
 void write_run_heatmap(const RunRequest& req, const RenderedHeatmap& h, Console& console);

@@ -2,6 +2,7 @@
 // parsed into HeatmapOptions (the program's part of drawing).
 #include "commands/heatmap_flags.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
@@ -118,6 +119,28 @@ void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::strin
     throw_usage("--vmin " + format_shortest(*o.vmin) + " must be below --vmax " +
                 format_shortest(*o.vmax));
   }
+}
+
+const std::vector<std::string>& run_of_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n = heatmap_stage_names();
+    n.push_back("rollout");
+    n.push_back("value-norm");
+    return n;
+  }();
+  return names;
+}
+
+void parse_run_of_flag(const std::string& text, HeatmapRequest& h) {
+  if (text == "rollout" || text == "value-norm") {
+    h.stack_of = text == "rollout" ? StackOf::kRollout : StackOf::kValueNorm;
+    return;
+  }
+  if (std::find(heatmap_stage_names().begin(), heatmap_stage_names().end(), text) ==
+      heatmap_stage_names().end()) {
+    throw_usage("--of: " + not_one_of(text, run_of_names()));
+  }
+  h.stage = parse_heatmap_stage_flag(text);
 }
 
 HeatmapStage parse_heatmap_stage_flag(const std::string& text) {

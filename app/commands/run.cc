@@ -112,8 +112,9 @@ void write_output(const RunRequest& req, Console& console, const std::string& te
 InputFiles run_inputs(const RunRequest& req) {
   InputFiles in;
   const MatrixFiles& m = req.matrices;
-  for (const std::string* spec : {&req.input, &req.expect_path, &m.x, &m.y, &m.q, &m.k, &m.v,
-                                  &m.mask, &m.bias, &m.key_padding_mask, &req.tokens}) {
+  for (const std::string* spec :
+       {&req.input, &req.expect_path, &m.x, &m.y, &m.q, &m.k, &m.v, &m.mask, &m.bias,
+        &m.key_padding_mask, &req.tokens, &req.analysis.texts, &req.analysis.lines}) {
     in.add(*spec);
   }
   in.add_checkpoint(req.checkpoint.path);
@@ -124,10 +125,12 @@ InputFiles run_inputs(const RunRequest& req) {
 // Two outputs into one file: the later write would replace the earlier.
 // Devices (-o /dev/null --weights-out /dev/null) are fine.
 void refuse_shared_outputs(const RunRequest& req) {
-  const std::pair<const std::string*, const char*> outs[] = {{&req.output_path, "-o"},
-                                                             {&req.weights_out, "--weights-out"},
-                                                             {&req.heatmap.path, "--heatmap"},
-                                                             {&req.hidden_out, "--hidden-out"}};
+  const std::pair<const std::string*, const char*> outs[] = {
+      {&req.output_path, "-o"},
+      {&req.weights_out, "--weights-out"},
+      {&req.heatmap.path, "--heatmap"},
+      {&req.hidden_out, "--hidden-out"},
+      {&req.analysis.logits_out, "--logits-out"}};
   for (size_t i = 0; i < std::size(outs); ++i) {
     for (size_t j = i + 1; j < std::size(outs); ++j) {
       const std::string &a = *outs[i].first, &b = *outs[j].first;
@@ -361,6 +364,7 @@ void refuse_unwritable_outputs(const RunRequest& req) {
   inputs.refuse_output(req.weights_out, "--weights-out");
   inputs.refuse_output(req.heatmap.path, "--heatmap");
   inputs.refuse_output(req.hidden_out, "--hidden-out");
+  inputs.refuse_output(req.analysis.logits_out, "--logits-out");
   refuse_shared_outputs(req);
   // A .npy file holds one array: -o FILE.npy writes the output tensor
   // whatever --format says, and the weights need a file of their own.
@@ -484,6 +488,7 @@ std::pair<std::string, int> check_report(const RunRequest& req, const Problem& p
 
 int run_command(const RunRequest& req, Console& console) {
   refuse_unwritable_outputs(req);
+  detail::check_analysis_flags(req);
   if (req.checkpoint.all_layers) return detail::run_all_layers(req, console);
   InputDocument doc = detail::load_document(req);
   if (!doc.files.empty()) {

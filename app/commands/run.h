@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "attn/analysis.h"
 #include "attn/file_io.h"
 #include "attn/heatmap.h"
 #include "attn/limits.h"
@@ -61,6 +62,24 @@ struct CheckpointFlags {
   bool from_tokens() const { return !ids.empty() || text.has_value(); }
 };
 
+// What a run of the whole model (--layer all) computes besides the stack
+// of weights (whose kind --of chooses, HeatmapRequest::stack_of), and the
+// sentences of a corpus (docs/analyses.md).
+struct AnalysisRequest {
+  std::optional<HeadStat> summary;  // --summary STAT: one number per head, no stack held
+  int64_t top = 0;  // --top N: the N heads with the largest value (entropy: smallest)
+  RolloutFusion fusion = RolloutFusion::kMean;  // --rollout-fusion: over the heads
+  bool fusion_given = false;
+  int64_t predict = 0;     // --predict K: the K most likely next tokens of each position
+  int64_t logit_lens = 0;  // --logit-lens K: the same from every hidden state
+  std::string logits_out;  // --logits-out FILE.npy: the final logits [1][q][vocab], float32
+  std::string texts;       // --texts FILE: JSON Lines, a sentence a line
+  std::string lines;       // --text-file FILE --each-line: a sentence a line
+
+  bool sentences() const { return !texts.empty() || !lines.empty(); }
+  bool predictions() const { return predict > 0 || logit_lens > 0 || !logits_out.empty(); }
+};
+
 struct TraceRequest {
   bool enabled = false;     // --trace: print every step instead of the result
   bool similarity = false;  // --similarity: dot products between output rows and input rows
@@ -88,6 +107,7 @@ struct RunRequest {
   std::string weights_out;        // write the weights to this file too
   std::string hidden_out;         // --hidden-out FILE.npy: the model's hidden states
   HeatmapRequest heatmap;         // --heatmap FILE, --show
+  AnalysisRequest analysis;       // --summary, --predict, --texts, ...
 
   bool check = false;                // compare with the document's expected numbers
   std::optional<double> rtol, atol;  // --rtol, --atol: NumPy's allclose rule

@@ -1,11 +1,16 @@
 // Private steps of run_command(), split by topic.
 #pragma once
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "attn/attention.h"
 #include "attn/checkpoint.h"
 #include "attn/document.h"
 #include "attn/problem.h"
 #include "commands/run.h"
+#include "io/json_writer.h"
 
 namespace attn::detail {
 
@@ -41,6 +46,28 @@ std::vector<TraceStep> model_input_steps(const RunRequest& req);
 // `attn run --checkpoint DIR --layer all`: every layer's weights as one
 // stack, written as JSON or .npy, with --hidden-out.
 int run_all_layers(const RunRequest& req, Console& console);
+
+// A model's stack (weights, or what --of made of them) as a result
+// document that attn heatmap and attn diff read back with its labels:
+// `what` says which ("every layer", "attention rollout"), `more` adds
+// members (predictions).
+std::string stack_json(const RunRequest& req, const ModelAttention& m,
+                       const std::vector<std::string>& labels, DType dtype, const std::string& what,
+                       const std::function<void(JsonWriter&)>& more = {});
+
+// Refuses the flags of the whole model's analyses (--summary, --of rollout,
+// --predict, --texts, ...) where the run is not of every layer, or they do
+// not go together (run_command calls it first).
+void check_analysis_flags(const RunRequest& req);
+
+// Whether a run of every layer adds an analysis to (or makes one of) its
+// stack: run_model_analysis runs it.
+bool wants_model_analysis(const RunRequest& req);
+int run_model_analysis(const RunRequest& req, Console& console);
+
+// `attn run --checkpoint DIR --texts FILE --layer all --summary STAT`
+// (or --text-file FILE --each-line): every sentence, in batches.
+int run_sentences(const RunRequest& req, Console& console);
 
 // Refuses a run whose largest tensor would exceed --max-elements.
 void check_run_limits(const RunRequest& req, const Problem& p, const ComputeRequest& creq);

@@ -3,6 +3,7 @@
 // ([layers][1][heads][q][k], transformers' torch.stack(output_attentions)),
 // written as JSON or .npy, which attn heatmap draws as the model view and
 // attn diff compares; --hidden-out adds the hidden states.
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,35 +22,34 @@
 
 namespace attn::detail {
 
-namespace {
-
 // The stack as a result document that attn heatmap and attn diff read back
 // with its labels.
 std::string stack_json(const RunRequest& req, const ModelAttention& m,
-                       const std::vector<std::string>& labels, DType dtype) {
+                       const std::vector<std::string>& labels, DType dtype, const std::string& what,
+                       const std::function<void(JsonWriter&)>& more) {
   const Shape& s = m.weights.shape();
   std::string out;
   JsonWriter w(out);
   w.begin_object(JsonLayout::kBlock);
   w.key("labels").begin_object(JsonLayout::kInline);
   w.key("queries").strings(labels).key("keys").strings(labels).end_object();
-  w.key("title").string(m.model_type + ", every layer (" + display_name(req.checkpoint.path) + ")");
+  w.key("title").string(m.model_type + ", " + what + " (" + display_name(req.checkpoint.path) +
+                        ")");
   w.key("settings")
       .string(m.model_type + ", " + std::to_string(s[0]) + " layers, " + std::to_string(s[2]) +
               " heads, " + std::to_string(s[3]) + " tokens; the forward pass in " +
               (dtype == DType::kF32 ? "float32" : "float64"));
   write_json_tensor(w.key("weights"), m.weights, dtype);
   w.key("weights_axes").strings({"layers", "batch", "heads", "queries", "keys"});
+  if (more) more(w);
   w.end_object();
   out += '\n';
   return out;
 }
 
-}  // namespace
-
 int run_all_layers(const RunRequest& req, Console& console) {
   const CheckpointFlags& c = req.checkpoint;
-  if (!c.from_tokens()) {
+  if (!c.from_tokens() && !req.analysis.sentences()) {
     throw_usage("--layer all runs the whole model: give --text TEXT or --ids I,J,...");
   }
   // What a single layer's run offers and a stack has not.
@@ -72,6 +72,8 @@ int run_all_layers(const RunRequest& req, Console& console) {
                 ": --layer all writes every head of every layer; draw one head with --heatmap "
                 "FILE --head H, or give the stack to attn heatmap FILE --head H");
   }
+  if (req.analysis.sentences()) return run_sentences(req, console);
+  if (wants_model_analysis(req)) return run_model_analysis(req, console);
   const bool npy = has_format(req.output_path, MatrixFormat::kNpy);
   const bool json =
       req.output.format == Format::kJson || has_format(req.output_path, MatrixFormat::kJson);
@@ -112,7 +114,7 @@ int run_all_layers(const RunRequest& req, Console& console) {
   const ModelAttention m = model_attention(fr);
   const std::string text = figure_only || stream ? ""
                            : npy                 ? format_npy(m.weights, req.dtype)
-                                                 : stack_json(req, m, t.labels, req.dtype);
+                                 : stack_json(req, m, t.labels, req.dtype, "every layer");
   const RenderedHeatmap heatmap = render_stack_heatmap(
       req, m.weights, t.labels,
       m.model_type + ", every layer (" + display_name(req.checkpoint.path) + ")");
@@ -120,7 +122,7 @@ int run_all_layers(const RunRequest& req, Console& console) {
   if (!req.weights_out.empty()) {
     weights_text = has_format(req.weights_out, MatrixFormat::kNpy)
                        ? format_npy(m.weights, req.dtype)
-                       : stack_json(req, m, t.labels, req.dtype);
+                       : stack_json(req, m, t.labels, req.dtype, "every layer");
   }
   if (!req.hidden_out.empty()) hidden_text = format_npy(m.hidden, req.dtype);
   std::vector<std::pair<std::string, std::string_view>> files;

@@ -19,6 +19,7 @@ _attn_flags() {
         "--labels --key-labels --tokens --checkpoint --layer --arch --text --text-file --ids" \
         "--no-special" \
         "--hidden-out" \
+        "--summary --top --texts --each-line --rollout-fusion --predict --logit-lens --logits-out" \
         "-f --format -w --weights -o --output --out-dir" \
         "--weights-out --trace --trace-format --query --similarity --precision --average-heads" \
         "--dtype --threads --check --expect --rtol --atol -q --quiet --max-elements" \
@@ -29,7 +30,7 @@ _attn_flags() {
       ;;
     heatmap)
       echo "-h --help -o --output --show --key --title --labels --key-labels --tokens --layer" \
-        "--stack --layers --heads --summary -q --quiet" \
+        "--stack --layers --heads --summary -f --format --top -q --quiet" \
         "--max-input-bytes --max-elements --color --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
         "--cell-size --labels-every --annotate --color-scale --ignore-first --token-style --font --precision"
       ;;
@@ -66,7 +67,8 @@ _attn_values() {
     -f | --format) echo "table json csv" ;;
     --trace-format) echo "text markdown latex json" ;;
     --dtype) echo "f64 f32" ;;
-    --of) echo "weights scores output bias" ;;
+    --of) echo "weights scores output bias rollout value-norm" ;;
+    --rollout-fusion) echo "mean max min" ;;
     --colormap) echo "viridis magma gray blues rdbu viridis_r magma_r gray_r blues_r rdbu_r" ;;
     --normalize) echo "none row col" ;;
     --reduce) echo "mean max" ;;
@@ -129,7 +131,7 @@ _attn() {
       ;;
     --x | --y | --q | --k | --v | --mask | --bias | --key-padding-mask | -o | --output | \
       --weights-out | --expect | --heatmap | --tokens | --checkpoint | --font | --tokenizer | \
-      --hidden-out | \
+      --hidden-out | --texts | --logits-out | \
       --text-file)
       compopt -o filenames 2>/dev/null
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
@@ -139,7 +141,7 @@ _attn() {
       --key-labels | --precision | --max-elements | --max-input-bytes | --vmin | --vmax | \
       --batch | --head | --max-size | --key | --title | --description | --query | --n | --d | \
       --threads | --seconds | --layer | --cell-size | --labels-every | --tolerance | --text | \
-      --ids)
+      --ids | --top | --predict | --logit-lens)
       return 0 # a number or free text
       ;;
   esac
@@ -180,7 +182,7 @@ _attn_takes_value() {
   case $1 in
     -h | --help | --version | --causal | --rope | --alibi | -w | --weights | --trace | --similarity | \
       --average-heads | --check | -q | --quiet | --emit-pytorch | --show | --no-weights | \
-      --json) return 1 ;;
+      --json | --each-line) return 1 ;;
   esac
   return 0
 }

@@ -62,6 +62,21 @@ struct LayerHeads {
 };
 LayerHeads checkpoint_layer_heads(const LayerRequest& request, const Tensor<double>& x);
 
+// A layer's values and output projection as its heads use them (the
+// hook ForwardRequest::on_values hands out), for analyses that weigh the
+// attention by what each key passes on.
+struct LayerValues {
+  int64_t layer = 0;
+  int64_t sentence = 0;  // which of ForwardRequest::lengths' sentences (0 for one)
+  // [heads][k][d_v]: the value vector each key gives head h, its bias
+  // included (a grouped K/V head's for each query head of its group; a
+  // latent attention's own per head), as the weighted sum takes it.
+  Tensor<double> values;
+  // [heads][d_v][hidden]: W_O^h, the rows of the output projection (as
+  // x · W_O) that multiply head h's output; its bias is not in them.
+  Tensor<double> output_blocks;
+};
+
 // The forward pass from token ids up to one layer: the hidden states that
 // enter layer `layer`'s attention (after its norm where the architecture
 // norms first: Llama, Mistral, Qwen 2, GPT-2; the layer's input for BERT
@@ -96,6 +111,29 @@ struct ForwardRequest {
   // model_attention only: whether its result holds the logits of the head
   // on every position.
   bool keep_logits = false;
+  // model_attention only: several sentences in one pass. `ids` holds them
+  // one after another and `lengths` their lengths (empty: one sentence).
+  // Each is its own sequence — positions from 0, attention within it, as
+  // transformers runs a right-padded batch with its attention mask — while
+  // the products with the weights take every sentence's rows at once. The
+  // result then holds no stacks (keep_weights, keep_hidden, keep_logits and
+  // on_lens are for one sentence); on_sentence_layer sees the weights.
+  std::vector<int64_t> lengths;
+  // model_attention only: called on the calling thread for each layer and
+  // each sentence, in order, with the sentence's weights [1][heads][q][k].
+  std::function<void(int64_t layer, int64_t sentence, const Tensor<double>& weights)>
+      on_sentence_layer;
+  // model_attention only: called for each layer (and sentence) before its
+  // weights are handed out, with its values and W_O's blocks.
+  std::function<void(const LayerValues& values)> on_values;
+  // model_attention only: the logit lens. Called for each hidden state
+  // t = 0 ... layers (the embeddings, then each layer's output) with the
+  // logits of the model's unembedding on it through the final norm,
+  // [q][vocab], scaled or soft-capped as the model's logits are; t =
+  // layers gives the logits themselves. A model without an unembedding
+  // (BERT, RoBERTa: no lm_head, no tied embedding) is a usage error, as for
+  // keep_logits.
+  std::function<void(int64_t state, int64_t states, const Tensor<double>& logits)> on_lens;
 };
 Tensor<double> attention_input(const ForwardRequest& request);
 

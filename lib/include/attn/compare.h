@@ -73,6 +73,10 @@ bool is_distribution(const double* row, int64_t n);
 // KL(p‖q) in nats of two distributions (each divided by its sum first);
 // +inf when p is positive where q is 0. Both must pass is_distribution().
 double kl_divergence(const double* p, const double* q, int64_t n);
+// The Jensen–Shannon divergence ½ KL(p‖m) + ½ KL(q‖m), m = (p + q)/2, in
+// nats (at most ln 2) of two distributions (each divided by its sum first).
+// Both must pass is_distribution().
+double js_divergence(const double* p, const double* q, int64_t n);
 // The entropy −Σ p_j·log p_j in nats of a distribution (divided by its sum).
 double entropy(const double* p, int64_t n);
 

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attn/analysis.h"
 #include "attn/attention.h"
 #include "attn/binary_array.h"
 #include "attn/problem.h"
@@ -169,6 +170,9 @@ struct HeatmapData {
   std::shared_ptr<const std::vector<double>> cell_patterns;
   int64_t pattern_rows = 0, pattern_cols = 0;
   std::string pattern_title;  // "the head's weights, 8x8 block means"
+  // Words written in the cells instead of their numbers (one panel,
+  // rows x cols: the logit lens's tokens); empty for the numbers.
+  std::vector<std::string> cell_text;
 };
 
 // The stage `stage` of a computed result, named with the problem's labels
@@ -203,23 +207,20 @@ HeatmapData heatmap_from_stack(const BinaryArray& stack, const StackChoice& choi
                                const std::string& source);
 
 // A whole model's heads at a glance (attn heatmap --summary STAT): one cell
-// per (layer, head) holding the mean over the query rows of
-//   entropy   −Σ_j w_ij ln w_ij (nats; 0 when one key takes everything)
-//   first     w_i0, the weight on the first token (sink heads)
-//   previous  the weight on the key just before the query's own position
-//             (rows that have one; previous-token heads)
-//   self      the weight on the query's own position
-//   distance  Σ_j w_ij |pos_i − j|, how far back (or ahead) a head looks
-// The query i sits at key position i (top-left, as PyTorch's is_causal),
-// or at i + (k − q) when there are more keys than queries and the first
-// query sees past the first key (a decode step after a KV cache). Rows
-// whose weights are all 0 (fully masked) are left out; a NaN weight in a
-// row makes its head's cell NaN.
-enum class HeadStat { kEntropy, kFirst, kPrevious, kSelf, kDistance };
-const std::vector<std::string>& head_stat_names();
-HeadStat parse_head_stat(const std::string& text);  // usage error naming --summary
+// per (layer, head) holding its head summary (attn/analysis.h: the mean
+// over the query rows, a causal model's first query left out), the figure's
+// subtitle saying what was left out.
 HeatmapData head_summary(const BinaryArray& stack, const StackChoice& choice, HeadStat stat,
                          const std::string& source);
+// The same as numbers: [layers][heads] of the layers and heads chosen, in
+// the order given, and what the rows left out in words.
+struct StackSummaries {
+  std::vector<double> values;
+  std::vector<int64_t> layers, heads;
+  std::string left_out;
+};
+StackSummaries stack_head_summaries(const BinaryArray& stack, const StackChoice& choice,
+                                    HeadStat stat, const std::string& source);
 
 // The figure as the bytes of a PNG or SVG file. Throws a usage error when a
 // --batch/--head is out of range or --vmin is not below --vmax.

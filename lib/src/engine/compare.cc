@@ -116,6 +116,19 @@ double kl_divergence(const double* p, const double* q, int64_t n) {
   return std::max(0.0, kl);
 }
 
+double js_divergence(const double* p, const double* q, int64_t n) {
+  // JS = ½ KL(p‖m) + ½ KL(q‖m), m = (p + q)/2, each side divided by its
+  // sum first; finite, at most ln 2.
+  const double sp = row_sum(p, n), sq = row_sum(q, n);
+  double js = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const double pj = p[j] / sp, qj = q[j] / sq, m = 0.5 * (pj + qj);
+    if (pj > 0) js += 0.5 * pj * std::log(pj / m);
+    if (qj > 0) js += 0.5 * qj * std::log(qj / m);
+  }
+  return std::max(0.0, js);
+}
+
 double entropy(const double* p, int64_t n) {
   const double sp = row_sum(p, n), log_sp = std::log(sp);
   double h = 0;

@@ -35,7 +35,9 @@ Annotation choose_annotation(const Panels& p, const HeatmapOptions& o, int inner
   for (const Panel& panel : p.panels) {
     for (size_t i = 0; i < panel.values.size(); ++i) {
       if (panel.state[i] != kValue) continue;
-      widest = std::max(widest, text_extent(value_text(panel.values[i], decimals), 1));
+      const std::string t =
+          panel.texts.empty() ? value_text(panel.values[i], decimals) : panel.texts[i];
+      widest = std::max(widest, text_extent(t, 1));
     }
   }
   const bool many = p.panels.size() > 1 && o.annotate == Annotate::kAuto;
@@ -342,8 +344,8 @@ void add_values(Scene& s, const Panel& panel, const CellGrid& grid, const Annota
       TextItem t =
           text(grid.x + static_cast<int>(c) * grid.cell_w + inner / 2,
                grid.y + static_cast<int>(r) * grid.cell_h + (inner - kCapHeight * ann.scale) / 2,
-               value_text(panel.values[i], ann.decimals), Anchor::kMiddle, "value",
-               text_color_on(grid.colors[i]));
+               panel.texts.empty() ? value_text(panel.values[i], ann.decimals) : panel.texts[i],
+               Anchor::kMiddle, "value", text_color_on(grid.colors[i]));
       if (panel.state[i] == kMissing) t.text = "nan";
       t.scale = ann.scale;
       s.texts.push_back(t);

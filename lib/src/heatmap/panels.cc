@@ -314,6 +314,9 @@ Panels build_panels(const HeatmapData& d, const HeatmapOptions& o, const PanelPl
     reduce_into(s, d.rows, d.cols, factor, o.reduce,
                 o.normalize == Normalize::kRow ? &div : nullptr,
                 o.normalize == Normalize::kCol ? &div : nullptr, panel);
+    if (factor == 1 && plan.refs.size() == 1 && static_cast<int64_t>(d.cell_text.size()) == plane) {
+      panel.texts = d.cell_text;
+    }
     for (uint8_t st : panel.state) {
       p.any_masked = p.any_masked || st == kMasked;
       p.any_missing = p.any_missing || st == kMissing;

@@ -39,8 +39,9 @@ PanelPlan plan_panels(const HeatmapData& d, const HeatmapOptions& o);
 
 struct Panel {
   std::string caption;
-  std::vector<double> values;  // shown_rows x shown_cols
-  std::vector<uint8_t> state;  // CellState per value
+  std::vector<double> values;      // shown_rows x shown_cols
+  std::vector<uint8_t> state;      // CellState per value
+  std::vector<std::string> texts;  // written instead of the values (HeatmapData::cell_text)
 };
 
 struct Panels {

@@ -207,94 +207,89 @@ HeatmapData heatmap_from_stack(const BinaryArray& a, const StackChoice& c,
   return d;
 }
 
-const std::vector<std::string>& head_stat_names() {
-  static const std::vector<std::string> names = {"entropy", "first", "previous", "self",
-                                                 "distance"};
-  return names;
-}
+namespace {
 
-HeadStat parse_head_stat(const std::string& text) {
-  const std::vector<std::string>& names = head_stat_names();
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == text) return static_cast<HeadStat>(i);
-  }
-  throw_usage("--summary: " + not_one_of(text, names));
-}
+// One reading of the stack for its head summaries: the values, what was
+// left out, and (for the page's hover) each head's weights in at most
+// 24 x 24 block means.
+struct SummaryPass {
+  Picked pk;
+  std::shared_ptr<std::vector<double>> values, patterns;
+  int64_t pr = 0, pc = 0, f = 1;
+  std::string left_out;
+};
 
-HeatmapData head_summary(const BinaryArray& a, const StackChoice& c, HeadStat stat,
-                         const std::string& source) {
-  const Picked pk = pick(a, c, source, "head_summary", "summarise");
+SummaryPass summary_pass(const BinaryArray& a, const StackChoice& c, HeadStat stat,
+                         const std::string& source, bool patterns) {
+  SummaryPass out{pick(a, c, source, "head_summary", "summarise"), {}, {}, 0, 0, 1, ""};
+  const Picked& pk = out.pk;
   const int64_t B = pk.B, H = pk.H, Q = pk.Q, K = pk.K, b = pk.b;
   const int64_t nl = pk.nl, nh = pk.nh;
-  auto values = std::make_shared<std::vector<double>>(static_cast<size_t>(nl * nh), 0.0);
   auto cell = [&](int64_t flat) {
     return a.data + cells_bytes(a.type, static_cast<uint64_t>(flat));
   };
   std::vector<double> row(static_cast<size_t>(K));
-  // Where query i sits among the keys: at i (PyTorch's is_causal, top-left)
-  // unless there are more keys than queries and the first query sees past
-  // the first key, as after a KV cache (bottom-right): at i + k - q.
-  int64_t shift = 0;
-  if (K > Q) {
-    decode_cells(cell(((pk.layers[0] * B + b) * H + pk.heads[0]) * Q * K), a.type, K, row.data());
-    for (int64_t j = 1; j < K && shift == 0; ++j) {
-      if (row[static_cast<size_t>(j)] != 0) shift = K - Q;
-    }
+  decode_cells(cell(((pk.layers[0] * B + b) * H + pk.heads[0]) * Q * K), a.type, K, row.data());
+  const int64_t shift = query_shift(row.data(), Q, K);
+  const int64_t f = out.f = std::max<int64_t>(1, (std::max(Q, K) + 23) / 24);
+  const int64_t pr = out.pr = (Q + f - 1) / f, pc = out.pc = (K + f - 1) / f;
+  if (patterns) {
+    out.patterns =
+        std::make_shared<std::vector<double>>(static_cast<size_t>(nl * nh * pr * pc), 0.0);
   }
-  // Each head's weights in at most 24 x 24 block means, for the page's hover.
-  const int64_t f = std::max<int64_t>(1, (std::max(Q, K) + 23) / 24);
-  const int64_t pr = (Q + f - 1) / f, pc = (K + f - 1) / f;
-  auto patterns =
-      std::make_shared<std::vector<double>>(static_cast<size_t>(nl * nh * pr * pc), 0.0);
+  std::vector<HeadSummary> heads;
+  heads.reserve(static_cast<size_t>(nl * nh));
+  bool causal = true;
+  int64_t masked = 0;
   for (int64_t l = 0; l < nl; ++l) {
     for (int64_t h = 0; h < nh; ++h) {
       const int64_t offset =
           ((pk.layers[static_cast<size_t>(l)] * B + b) * H + pk.heads[static_cast<size_t>(h)]) * Q *
           K;
-      double sum = 0;
-      int64_t rows = 0;
+      heads.emplace_back(stat, Q, K, shift);
       for (int64_t i = 0; i < Q; ++i) {
         decode_cells(cell(offset + i * K), a.type, K, row.data());
-        double* pattern = patterns->data() + ((l * nh + h) * pr + i / f) * pc;
-        for (int64_t j = 0; j < K; ++j) {
-          const int64_t cells = std::min(f, Q - (i / f) * f) * std::min(f, K - (j / f) * f);
-          pattern[j / f] += row[static_cast<size_t>(j)] / static_cast<double>(cells);
+        if (patterns) {
+          double* pattern = out.patterns->data() + ((l * nh + h) * pr + i / f) * pc;
+          for (int64_t j = 0; j < K; ++j) {
+            const int64_t cells = std::min(f, Q - (i / f) * f) * std::min(f, K - (j / f) * f);
+            pattern[j / f] += row[static_cast<size_t>(j)] / static_cast<double>(cells);
+          }
         }
-        double total = 0;
-        for (double w : row) total += w;
-        if (total == 0) continue;  // fully masked
-        const int64_t pos = i + shift;
-        double v = 0;
-        switch (stat) {
-          case HeadStat::kEntropy:
-            for (double w : row) v -= w > 0 ? w * std::log(w) : (std::isnan(w) ? w : 0.0);
-            break;
-          case HeadStat::kFirst:
-            v = row[0];
-            break;
-          case HeadStat::kPrevious:
-            if (pos < 1 || pos > K) continue;
-            v = row[static_cast<size_t>(pos - 1)];
-            break;
-          case HeadStat::kSelf:
-            if (pos >= K) continue;
-            v = row[static_cast<size_t>(pos)];
-            break;
-          case HeadStat::kDistance:
-            for (int64_t j = 0; j < K; ++j) {
-              v += row[static_cast<size_t>(j)] * static_cast<double>(std::llabs(pos - j));
-            }
-            break;
-        }
-        if (std::isnan(total)) v = total;  // a NaN weight in the row: a NaN cell, whatever the stat
-        sum += v;
-        ++rows;
+        heads.back().add_row(i, row.data());
       }
-      (*values)[static_cast<size_t>(l * nh + h)] =
-          rows ? sum / static_cast<double>(rows) : std::nan("");
+      causal = causal && heads.back().causal();
+      masked = std::max(masked, heads.back().rows_fully_masked());
       a.keep.release(cell(offset), cells_bytes(a.type, static_cast<uint64_t>(Q * K)));
     }
   }
+  // Whether the first query sees a single key is known once every head is read.
+  out.values = std::make_shared<std::vector<double>>();
+  for (const HeadSummary& h : heads) out.values->push_back(h.value(causal));
+  out.left_out = left_out_text(stat, Q, K, shift, causal, masked);
+  return out;
+}
+
+}  // namespace
+
+StackSummaries stack_head_summaries(const BinaryArray& a, const StackChoice& c, HeadStat stat,
+                                    const std::string& source) {
+  const SummaryPass p = summary_pass(a, c, stat, source, false);
+  StackSummaries out;
+  out.values = *p.values;
+  out.left_out = p.left_out;
+  out.layers = p.pk.layers;
+  out.heads = p.pk.heads;
+  return out;
+}
+
+HeatmapData head_summary(const BinaryArray& a, const StackChoice& c, HeadStat stat,
+                         const std::string& source) {
+  const SummaryPass p = summary_pass(a, c, stat, source, true);
+  const Picked& pk = p.pk;
+  const int64_t B = pk.B, b = pk.b, nl = pk.nl, nh = pk.nh, f = p.f, pr = p.pr, pc = p.pc;
+  const auto& values = p.values;
+  const auto& patterns = p.patterns;
   HeatmapData d;
   d.owned_values = values;
   d.values = values->data();
@@ -316,14 +311,14 @@ HeatmapData head_summary(const BinaryArray& a, const StackChoice& c, HeadStat st
   if (pk.some_heads) {
     for (int64_t h : pk.heads) d.col_labels.push_back(std::to_string(h));
   }
-  static const char* const kWhat[] = {"entropy of the weights (nats)", "weight on the first token",
-                                      "weight on the previous token", "weight on the token itself",
-                                      "mean distance to the keys attended"};
-  d.value_name = kWhat[static_cast<int>(stat)];
+  d.value_name = head_stat_meaning(stat);
   d.zero_based = stat == HeadStat::kFirst || stat == HeadStat::kPrevious || stat == HeadStat::kSelf;
-  d.subtitle = "head summary: " + std::string(kWhat[static_cast<int>(stat)]) +
-               ", the mean over the query rows; stack " + shape_string(a.shape) +
-               " [layers][batch][heads][q][k]" + (B > 1 ? "; batch " + std::to_string(b) : "");
+  const std::string& left_out = p.left_out;
+  d.subtitle = "head summary: " + std::string(head_stat_meaning(stat)) +
+               ", the mean over the query rows" +
+               (left_out.empty() ? "" : " (left out: " + left_out + ")") + "; stack " +
+               shape_string(a.shape) + " [layers][batch][heads][q][k]" +
+               (B > 1 ? "; batch " + std::to_string(b) : "");
   return d;
 }
 

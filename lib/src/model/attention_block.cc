@@ -243,22 +243,80 @@ Problem layer_problem(const Model& m, int64_t n, Heads&& heads) {
   return p;
 }
 
-Matrix attention(const Model& m, int64_t n, const Matrix& x, Tensor<double>* weights) {
+namespace {
+
+// W_O^h for every head: the rows of the output projection, as x · W_O
+// ([heads · d_v][hidden]), that multiply head h's output, [heads][d_v][hidden].
+Tensor<double> output_blocks(const Model& m, int64_t n) {
+  const ModelConfig& c = m.config();
+  const Tensor<double> w = m.weights().read(m.weights().weight_name({Role::kO, n}));
+  const int64_t dv = c.v_head_dim, in = c.heads * dv, out = c.conv1d ? w.dim(1) : w.dim(0);
+  Tensor<double> blocks(Shape{c.heads, dv, out});
+  // nn.Linear stores W_O transposed ([hidden][heads · d_v]); Conv1D as it multiplies.
+  for (int64_t r = 0; r < in; ++r) {
+    for (int64_t o = 0; o < out; ++o)
+      blocks[r * out + o] = c.conv1d ? w[r * out + o] : w[o * in + r];
+  }
+  return blocks;
+}
+
+// Each query head's value vectors of one sequence, [heads][len][d_v].
+Tensor<double> head_values(const ModelConfig& c, const Matrix& v) {
+  const int64_t H = c.heads, per = H / c.kv_heads, dv = c.v_head_dim, L = v.rows();
+  Tensor<double> t(Shape{H, L, dv});
+  for (int64_t h = 0; h < H; ++h) {
+    Eigen::Map<Matrix>(t.data() + h * L * dv, L, dv) = v.middleCols((h / per) * dv, dv);
+  }
+  return t;
+}
+
+}  // namespace
+
+Matrix attention(const Model& m, int64_t n, const Matrix& x, const AttentionTaps& taps) {
   const ModelConfig& c = m.config();
   const Eigen::Index L = x.rows();
-  const Problem p = layer_problem(m, n, project_heads(m, n, x));
-  ComputeRequest creq;
-  creq.threads = m.threads();
-  creq.weights = weights != nullptr;
-  creq.dtype = m.dtype();
-  Result r = compute(p, creq);
-  if (weights) *weights = std::move(*r.weights);
-  // [1][h][L][dv] -> [L][h·dv], then the output projection.
-  const Tensor<double>& o = r.output;
   const int64_t dv = c.v_head_dim;
+  const std::vector<int64_t> one{L};
+  const std::vector<int64_t>& lengths =
+      taps.lengths && !taps.lengths->empty() ? *taps.lengths : one;
+  // The projections are row by row: every sequence's rows in one product.
+  Heads all = project_heads(m, n, x);
+  Tensor<double> blocks;
+  if (taps.values) blocks = output_blocks(m, n);
   Matrix concat(L, c.heads * dv);
-  for (int64_t g = 0; g < c.heads; ++g) {
-    concat.middleCols(g * dv, dv) = Eigen::Map<const Matrix>(o.data() + g * L * dv, L, dv);
+  Eigen::Index start = 0;
+  for (size_t s = 0; s < lengths.size(); ++s) {
+    const Eigen::Index len = lengths[s];
+    if (taps.values) {
+      LayerValues lv;
+      lv.layer = n;
+      lv.sentence = static_cast<int64_t>(s);
+      lv.values = head_values(c, all.v.middleRows(start, len));
+      lv.output_blocks = blocks;
+      taps.values(static_cast<int64_t>(s), std::move(lv));
+    }
+    Heads one_sequence = lengths.size() == 1
+                             ? std::move(all)
+                             : Heads{all.q.middleRows(start, len), all.k.middleRows(start, len),
+                                     all.v.middleRows(start, len)};
+    const Problem p = layer_problem(m, n, std::move(one_sequence));
+    ComputeRequest creq;
+    creq.threads = m.threads();
+    creq.weights = static_cast<bool>(taps.weights);
+    creq.dtype = m.dtype();
+    Result r = compute(p, creq);
+    if (taps.weights) taps.weights(static_cast<int64_t>(s), std::move(*r.weights));
+    // [1][h][len][dv] -> the sequence's rows of [L][h·dv].
+    const Tensor<double>& o = r.output;
+    for (int64_t g = 0; g < c.heads; ++g) {
+      concat.block(start, g * dv, len, dv) =
+          Eigen::Map<const Matrix>(o.data() + g * len * dv, len, dv);
+    }
+    start += len;
+  }
+  if (start != L) {
+    throw_internal("attention: sequences of " + std::to_string(start) + " rows in x of " +
+                   std::to_string(L));
   }
   return m.linear(concat, {Role::kO, n});
 }

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "attn/checkpoint.h"
 #include "attn/problem.h"
 #include "attn/tensor.h"
 #include "model/model.h"
@@ -35,8 +37,19 @@ Heads project_heads(const Model& m, int64_t n, const Matrix& x);
 // RoPE, scale, soft-cap, window, sinks and causal mask.
 Problem layer_problem(const Model& m, int64_t n, Heads&& heads);
 
-// Layer n's attention of x through its output projection, and its weights
-// [1][heads][q][k] in *weights when asked.
-Matrix attention(const Model& m, int64_t n, const Matrix& x, Tensor<double>* weights);
+// What a layer's attention hands out beside its output, each optional.
+struct AttentionTaps {
+  // The sequences x holds, one after another, by their lengths (null or
+  // empty: one, all of x): each attends within itself only.
+  const std::vector<int64_t>* lengths = nullptr;
+  // Each sequence's weights [1][heads][len][len], in order.
+  std::function<void(int64_t sequence, Tensor<double>&& weights)> weights;
+  // Each sequence's values and the output projection's head blocks, before
+  // its weights.
+  std::function<void(int64_t sequence, LayerValues&& values)> values;
+};
+
+// Layer n's attention of x through its output projection.
+Matrix attention(const Model& m, int64_t n, const Matrix& x, const AttentionTaps& taps);
 
 }  // namespace attn::model

@@ -4,8 +4,11 @@
 // computes them in eager mode, in float64 (or with the products and the
 // attention in float32). Everything about a family comes from its
 // configuration (model_config.h): no family is named here.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,6 +29,20 @@ Forward::Forward(const ForwardRequest& req)
     : req_(req),
       model_(req.checkpoint, req.arch, req.max_bytes, req.max_elements, req.dtype, req.threads) {
   if (req.ids.empty()) throw_usage("--ids: no token ids");
+  int64_t total = 0;
+  for (int64_t len : req.lengths) {
+    if (len < 1) throw_internal("forward: a sentence of " + std::to_string(len) + " tokens");
+    total += len;
+  }
+  if (!req.lengths.empty() && total != static_cast<int64_t>(req.ids.size())) {
+    throw_internal("forward: sentences of " + std::to_string(total) + " tokens in " +
+                   std::to_string(req.ids.size()) + " ids");
+  }
+}
+
+std::vector<int64_t> Forward::sentence_lengths() const {
+  if (!req_.lengths.empty()) return req_.lengths;
+  return {static_cast<int64_t>(req_.ids.size())};
 }
 
 Matrix Forward::rows_of(Role role, const std::vector<int64_t>& rows, bool ids) const {
@@ -37,7 +54,9 @@ Matrix Forward::rows_of(Role role, const std::vector<int64_t>& rows, bool ids) c
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i] < 0 || rows[i] >= table) {
       if (!ids) {  // positions (or token types): the text is too long
-        throw_usage("the text has " + std::to_string(req_.ids.size()) + " tokens; " + name +
+        const std::vector<int64_t> lengths = sentence_lengths();
+        const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+        throw_usage("the text has " + std::to_string(longest) + " tokens; " + name +
                     " has rows for " + std::to_string(table - model_.config().position_offset) +
                     " positions (the model's longest input)");
       }
@@ -55,6 +74,16 @@ Matrix Forward::rows_of(Role role, const std::vector<int64_t>& rows, bool ids) c
     }
   }
   a.keep.check_intact(name);
+  // The pages of the rows read go back: a corpus's tokens, batch after
+  // batch, would otherwise keep more and more of a vocabulary's table
+  // (272 MB for Qwen2.5-0.5B's) in memory.
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const auto row_bytes = static_cast<size_t>(cells_bytes(a.type, static_cast<uint64_t>(width)));
+  for (int64_t r : rows) {
+    const auto at = reinterpret_cast<uintptr_t>(a.data) + static_cast<size_t>(r) * row_bytes;
+    const uintptr_t lo = at / page * page, hi = (at + row_bytes + page - 1) / page * page;
+    a.keep.release(reinterpret_cast<const void*>(lo), hi - lo);
+  }
   return out;
 }
 
@@ -65,8 +94,12 @@ Matrix Forward::embeddings() const {
   if (c.embed_multiplier != 1) h *= c.embed_multiplier;
   const auto s = static_cast<int64_t>(req_.ids.size());
   if (model_.has(Role::kPosEmbed)) {
-    std::vector<int64_t> positions(static_cast<size_t>(s));
-    for (int64_t i = 0; i < s; ++i) positions[static_cast<size_t>(i)] = c.position_offset + i;
+    // Each sentence's positions count from 0 (one sentence: all of ids).
+    std::vector<int64_t> positions;
+    positions.reserve(static_cast<size_t>(s));
+    for (int64_t len : sentence_lengths()) {
+      for (int64_t i = 0; i < len; ++i) positions.push_back(c.position_offset + i);
+    }
     h += rows_of(Role::kPosEmbed, positions, false);
   }
   if (model_.has(Role::kTypeEmbed)) {
@@ -80,7 +113,7 @@ Matrix Forward::attention_in(int64_t n, const Matrix& h) const {
   return model_.norm(Role::kAttnNorm, n, h);
 }
 
-Matrix Forward::layer_step(int64_t n, const Matrix& h, Tensor<double>* weights) const {
+Matrix Forward::layer_step(int64_t n, const Matrix& h, const AttentionTaps& weights) const {
   const ModelConfig& c = model_.config();
   const double rm = c.residual_multiplier;
   switch (c.block) {
@@ -111,9 +144,28 @@ Matrix Forward::layer_step(int64_t n, const Matrix& h, Tensor<double>* weights) 
 
 Matrix Forward::final_norm(const Matrix& h) const { return model_.norm(Role::kFinalNorm, -1, h); }
 
+bool Forward::has_unembedding() const {
+  if (model_.has(Role::kLmHead)) return true;
+  // Tied: the embedding stands for a head the family has.
+  const std::vector<TensorName>& specs = model_.config().row->tensors;
+  return model_.config().tied && std::any_of(specs.begin(), specs.end(), [](const TensorName& t) {
+           return t.role == Role::kLmHead;
+         });
+}
+
+void Forward::require_unembedding() const {
+  if (has_unembedding()) return;
+  const ModelConfig& c = model_.config();
+  throw_usage(display_name(req_.checkpoint) + ": " + c.model_type +
+              " has no unembedding (no lm_head, and no embedding tied to one), so no "
+              "predictions: it is read as " +
+              c.row->causal_lm + ", without a language-model head");
+}
+
 Matrix Forward::logits(const Matrix& last) const {
   const ModelConfig& c = model_.config();
   const Weights& w = model_.weights();
+  require_unembedding();
   Matrix out;
   if (model_.has(Role::kLmHead)) {
     out = model_.linear(last, {Role::kLmHead});
@@ -214,7 +266,7 @@ LayerInput layer_input(const ForwardRequest& req) {
   out.embeddings = model::to_tensor(h);
   for (int64_t n = 0; n < req.layer; ++n) {
     if (req.progress) req.progress(n, req.layer);
-    h = f.layer_step(n, h, nullptr);
+    h = f.layer_step(n, h, model::AttentionTaps{});
   }
   if (req.progress) req.progress(req.layer, req.layer);
   out.hidden = model::to_tensor(h);
@@ -229,6 +281,14 @@ ModelAttention model_attention(const ForwardRequest& req) {
   const model::Forward f(req);
   const int64_t layers = f.model().config().layers;
   const auto q = static_cast<int64_t>(req.ids.size());
+  const bool sentences = !req.lengths.empty();
+  if (sentences &&
+      (req.keep_weights || req.keep_hidden || req.keep_logits || req.on_lens || req.on_layer)) {
+    throw_internal("model_attention: several sentences keep no stacks, logits or lens");
+  }
+  // Before the first layer: a lens on a model without an unembedding stops
+  // here, not after the forward pass.
+  if (req.keep_logits || req.on_lens) f.require_unembedding();
   ModelAttention out;
   model::Matrix h = f.embeddings();
   const int64_t d = h.cols();
@@ -244,18 +304,37 @@ ModelAttention model_attention(const ForwardRequest& req) {
   auto put_hidden = [&](int64_t at, const model::Matrix& m) {
     if (req.keep_hidden) Eigen::Map<model::Matrix>(out.hidden.data() + at * q * d, q, d) = m;
   };
+  // The lens of hidden state `at`: what enters the final norm, or (the
+  // last) what left it.
+  auto lens = [&](int64_t at, const model::Matrix& h_at, bool normed) {
+    if (!req.on_lens) return;
+    req.on_lens(at, layers + 1, model::to_tensor(f.logits(normed ? h_at : f.final_norm(h_at))));
+  };
   const int64_t heads = f.model().config().heads;
   if (req.keep_weights) out.weights = stack(Shape{layers, 1, heads, q, q});
   for (int64_t n = 0; n < layers; ++n) {
     if (req.progress) req.progress(n, layers);
     put_hidden(n, h);
+    lens(n, h, false);
     Tensor<double> w;
-    h = f.layer_step(n, h, &w);
-    if (w.size() != heads * q * q) {
-      throw_internal("model_attention: layer " + std::to_string(n) + " has weights of shape " +
-                     shape_string(w.shape()) + ", not " + std::to_string(heads) + " heads of " +
-                     std::to_string(q) + " x " + std::to_string(q));
+    model::AttentionTaps taps;
+    taps.lengths = &req.lengths;
+    if (req.keep_weights || req.on_layer || req.on_sentence_layer) {
+      taps.weights = [&](int64_t s, Tensor<double>&& weights) {
+        const int64_t len = sentences ? req.lengths[static_cast<size_t>(s)] : q;
+        if (weights.size() != heads * len * len) {
+          throw_internal("model_attention: layer " + std::to_string(n) + " has weights of shape " +
+                         shape_string(weights.shape()) + ", not " + std::to_string(heads) +
+                         " heads of " + std::to_string(len) + " x " + std::to_string(len));
+        }
+        if (req.on_sentence_layer) req.on_sentence_layer(n, s, weights);
+        w = std::move(weights);
+      };
     }
+    if (req.on_values) {
+      taps.values = [&](int64_t, LayerValues&& v) { req.on_values(v); };
+    }
+    h = f.layer_step(n, h, taps);
     if (req.keep_weights) {
       std::copy(w.data(), w.data() + w.size(), out.weights.data() + n * w.size());
     }
@@ -264,6 +343,7 @@ ModelAttention model_attention(const ForwardRequest& req) {
   if (req.progress) req.progress(layers, layers);
   const model::Matrix last = f.final_norm(h);
   if (req.keep_hidden) put_hidden(layers, last);
+  lens(layers, last, true);
   if (req.keep_logits) {
     const model::Matrix l = f.logits(last);
     out.logits = Tensor<double>(Shape{1, l.rows(), l.cols()});
