@@ -1,5 +1,5 @@
 // The tokenizer of GGUF files: every text of tests/tokenizer/texts.json
-// through each vocabulary of data/tokenizers/gguf gives llama.cpp's
+// through each vocabulary of tests/tokenizer/gguf gives llama.cpp's
 // llama_tokenize ids (NAME.expected.json, made by
 // tests/tokenizer/make_gguf_vocabs.py) with and without the special tokens
 // added and with special tokens parsed; and hostile metadata refused with
@@ -24,7 +24,7 @@ namespace {
 
 std::vector<std::string> vocabularies() {
   std::vector<std::string> out;
-  const std::string dir = test::source_path("data/tokenizers/gguf");
+  const std::string dir = test::source_path("tests/tokenizer/gguf");
   if (DIR* d = ::opendir(dir.c_str())) {
     while (const dirent* e = ::readdir(d)) {
       const std::string n = e->d_name;
@@ -49,7 +49,7 @@ std::vector<int64_t> ids_of(const json::Value& list) {
 class GgufVocabulary : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GgufVocabulary, EveryTextGivesLlamaCppsIds) {
-  const std::string base = test::source_path("data/tokenizers/gguf/" + GetParam());
+  const std::string base = test::source_path("tests/tokenizer/gguf/" + GetParam());
   std::ifstream in(base + ".expected.json", std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();

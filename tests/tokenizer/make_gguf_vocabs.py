@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes data/tokenizers/gguf/: small vocabulary-only GGUF files made from
+"""Writes tests/tokenizer/gguf/: small vocabulary-only GGUF files made from
 this project's own small tokenizer.json files (data/tokenizers/small-*), and
 beside each NAME.gguf a NAME.expected.json holding llama.cpp's
 llama_tokenize ids for every text of tests/tokenizer/texts.json, three ways:
@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(ROOT, "data", "models"))
 from llamacpp import LlamaCpp  # noqa: E402
 
 SRC = os.path.join(ROOT, "data", "tokenizers")
-OUT = os.path.join(SRC, "gguf")
+OUT = os.path.join(HERE, "gguf")
 
 # name: (source tokenizer.json, tokenizer.ggml.model, pre, settings)
 VOCABS = {

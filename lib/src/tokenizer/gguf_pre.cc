@@ -338,9 +338,9 @@ GgufPre gguf_pre(const std::string& name, const std::string& place) {
     if (std::find(r.names.begin(), r.names.end(), key) != r.names.end()) row = &r;
   }
   if (!row) {
-    throw_input(place, "\"" + message_text(name) +
-                           "\" is not a pre-tokenizer llama.cpp knows (attn tokenize --help "
-                           "points to the list in docs/tokenizers.md)");
+    throw_input(place,
+                "\"" + message_text(name) +
+                    "\" is not a pre-tokenizer llama.cpp knows (docs/formats.md lists them)");
   }
   GgufPre pre;
   pre.name = key;
