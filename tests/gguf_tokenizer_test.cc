@@ -180,6 +180,11 @@ TEST(GgufVocabulary, HostileMetadataIsRefusedNamingTheKey) {
   EXPECT_EQ(load_error(dup),
             ": tokenizer.ggml.tokens[2]: \"a\" is token 0 too (llama.cpp refuses a vocabulary "
             "with a token twice)");
+  Meta none;
+  none.text("tokenizer.ggml.model", "none");
+  EXPECT_EQ(load_error(none),
+            ": tokenizer.ggml.model: \"none\": the file carries no tokenizer (give token ids "
+            "with --ids)");
   Meta t5;
   t5.text("tokenizer.ggml.model", "t5").strings("tokenizer.ggml.tokens", {"a"});
   EXPECT_EQ(load_error(t5),

@@ -174,6 +174,9 @@ std::unique_ptr<GgufVocab> GgufVocab::read(const GgufFile& file, int64_t max_voc
     v->kind_ = Kind::kWpm;
     v->bos_ = 101, v->unk_ = 100, v->sep_ = 102;
     v->add_bos_ = true;
+  } else if (model == "none" || model == "no_vocab") {
+    throw_input(at("tokenizer.ggml.model"),
+                "\"" + model + "\": the file carries no tokenizer (give token ids with --ids)");
   } else {
     throw_input(at("tokenizer.ggml.model"),
                 "\"" + message_text(model) +
