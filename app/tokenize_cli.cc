@@ -1,5 +1,6 @@
 // `attn tokenize`: a tokenizer.json's ids and tokens for texts, as Hugging
-// Face's tokenizers encodes them; the engine's Tokenizer does the work.
+// Face's tokenizers encodes them, or a GGUF file's, as llama.cpp does; the
+// engine's Tokenizer does the work.
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,12 +61,13 @@ Action add_tokenize(CLI::App& app) {
   struct Flags {
     std::vector<std::string> texts;
     std::string tokenizer, checkpoint, text_file, format = "text";
-    bool no_special = false;
+    bool no_special = false, parse_special = false;
   };
   auto f = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand(
       "tokenize",
-      "the token ids and tokens of texts as a Hugging Face tokenizer.json encodes them");
+      "the token ids and tokens of texts as a Hugging Face tokenizer.json encodes them, or as "
+      "llama.cpp encodes them with a GGUF file's tokenizer");
   cmd->allow_extras();
   // The texts are the words CLI11 leaves over (cmd->remaining()), taken
   // as typed: a vector option would read "[CLS] x [SEP]" as a list of two.
@@ -73,15 +75,21 @@ Action add_tokenize(CLI::App& app) {
       "TEXT...: texts to encode, each one word of the command line (quote it); - reads one "
       "text from stdin; after -- a text may start with '-'.");
   cmd->add_option("--tokenizer", f->tokenizer,
-                  "tokenizer.json, or a directory holding it (a checkpoint's)")
+                  "tokenizer.json, a directory holding it (a checkpoint's), or a GGUF file "
+                  "(its own tokenizer)")
       ->type_name("FILE|DIR");
-  cmd->add_option("--checkpoint", f->checkpoint, "a checkpoint directory: its tokenizer.json")
+  cmd->add_option("--checkpoint", f->checkpoint,
+                  "a checkpoint directory (its tokenizer.json) or GGUF file")
       ->type_name("DIR");
   cmd->add_option("--text-file", f->text_file,
                   "one more text: the whole file, without its final newline")
       ->type_name("FILE");
   cmd->add_flag("--no-special", f->no_special,
-                "no special tokens from the post-processor (add_special_tokens=False)");
+                "no special tokens from the post-processor (add_special_tokens=False), or no "
+                "BOS/EOS from a GGUF's");
+  cmd->add_flag("--parse-special", f->parse_special,
+                "GGUF: control tokens written in the text read as tokens (llama.cpp's "
+                "parse_special); tokenizer.json's added tokens always are");
   cmd->add_option("-f,--format", f->format,
                   "text (default: one line per token, id and token as it reads) or json "
                   "({\"text\", \"ids\", \"tokens\"} per text; an array when several)")
@@ -135,7 +143,10 @@ Action add_tokenize(CLI::App& app) {
     const Tokenizer tok = Tokenizer::load(path);
     std::vector<Encoding> encodings;
     for (const auto& [source, text] : texts) {
-      encodings.push_back(tok.encode(text, !f->no_special, source));
+      EncodeOptions o;
+      o.add_special_tokens = !f->no_special;
+      o.parse_special = f->parse_special;
+      encodings.push_back(tok.encode(text, o, source));
     }
     std::string out;
     if (f->format == "json") {

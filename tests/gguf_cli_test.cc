@@ -219,5 +219,27 @@ TEST(GgufCli, EmitPytorchLoadsGgufTensorsAsAttnReadsThem) {
   }
 }
 
+// attn tokenize with a GGUF file: its own tokenizer, llama_tokenize's ids
+// (tests/tokenizer/gguf/bpe-qwen2.expected.json), control tokens in the
+// text read as tokens only with --parse-special.
+TEST(GgufTokenize, TheFilesOwnTokenizerGivesLlamaCppsIds) {
+  const std::string vocab = source_path("tests/tokenizer/gguf/bpe-qwen2.gguf");
+  const std::string text = "<|im_start|>user\nHi there<|im_end|>";
+  auto ids = [&](const std::vector<std::string>& flags) {
+    std::vector<std::string> args = {"tokenize", "--tokenizer", vocab, "-f", "json"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.push_back(text);
+    const auto r = run_attn(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["ids"].get<std::vector<int64_t>>();
+  };
+  EXPECT_EQ(ids({"--parse-special"}), (std::vector<int64_t>{563, 501, 198, 39, 72, 263, 268, 564}));
+  EXPECT_EQ(ids({}), (std::vector<int64_t>{321, 483, 62, 498, 327, 501, 198, 39, 72, 263, 268, 321,
+                                           483, 62, 336, 327}));
+  const auto bad =
+      run_attn({"tokenize", "--tokenizer", source_path("tests/tokenizer/gguf/x.gguf"), "hi"});
+  EXPECT_EQ(bad.code, 4);
+}
+
 }  // namespace
 }  // namespace attn

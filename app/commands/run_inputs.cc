@@ -28,6 +28,7 @@
 #include "io/formats.h"
 #include "io/open_beneath.h"
 #include "io/tokens.h"
+#include "model/gguf_model.h"
 
 namespace attn::detail {
 
@@ -271,11 +272,16 @@ CheckpointTokens checkpoint_tokens(const RunRequest& req) {
     return out;
   }
   out.ids = c.ids;
-  // Tokens as labels where the checkpoint has its tokenizer, else the ids.
+  // Tokens as labels where the checkpoint has its tokenizer (a GGUF file
+  // carries its own), else the ids.
   struct stat st {};
   const std::string tj = (c.path.back() == '/' ? c.path : c.path + "/") + "tokenizer.json";
   std::optional<Tokenizer> t;
-  if (::stat(tj.c_str(), &st) == 0 && S_ISREG(st.st_mode)) t = Tokenizer::load(tj);
+  if (model::is_gguf(c.path)) {
+    t = Tokenizer::load(c.path);
+  } else if (::stat(tj.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    t = Tokenizer::load(tj);
+  }
   for (int64_t id : c.ids) {
     const std::string tk = t ? t->token(id) : "";
     out.labels.push_back(tk.empty() ? std::to_string(id) : t->readable(tk));
@@ -320,7 +326,8 @@ std::vector<TraceStep> model_input_steps(const RunRequest& req) {
     ids(i, 0) = static_cast<double>(t.ids[static_cast<size_t>(i)]);
   add(StepId::kTokenIds, ids,
       req.checkpoint.text.has_value()
-          ? "the text through " + display_name(req.checkpoint.path) + "'s tokenizer.json"
+          ? "the text through " + display_name(req.checkpoint.path) +
+                (model::is_gguf(req.checkpoint.path) ? "'s tokenizer" : "'s tokenizer.json")
           : "as given by --ids");
   steps.back().col_labels = {"id"};
   add(StepId::kEmbeddings, matrix(in.embeddings), in.embedding);

@@ -46,7 +46,8 @@ _attn_flags() {
         "--rope-layout --alibi --window --softcap --sinks"
       ;;
     tokenize)
-      echo "-h --help --tokenizer --checkpoint --text-file --no-special -f --format"
+      echo "-h --help --tokenizer --checkpoint --text-file --no-special --parse-special -f" \
+        "--format"
       ;;
     examples | show | help) echo "-h --help" ;;
     *) echo "-h --help --version" ;;

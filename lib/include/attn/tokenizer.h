@@ -1,6 +1,7 @@
 // Tokenizers from Hugging Face's tokenizer.json, the file next to every
 // checkpoint: text to token ids exactly as the `tokenizers` library
-// encodes it (encode(text).ids), without Python.
+// encodes it (encode(text).ids), without Python; and from a GGUF file's
+// metadata, exactly as llama.cpp's llama_tokenize encodes it.
 //
 // The pipeline is the library's: added tokens are split off first (those
 // marked normalized after normalization), the normalizer, the
@@ -46,10 +47,26 @@ struct TokenizerLimits {
   int64_t max_added_tokens_bytes = int64_t{1} << 22;  // all of them together: 4 MiB
 };
 
+// How encode() treats special tokens.
+struct EncodeOptions {
+  // The special tokens the tokenizer adds around a text: the
+  // post-processor's (tokenizer.json), BOS, EOS or SEP as the GGUF's
+  // metadata asks (llama_tokenize's add_special).
+  bool add_special_tokens = true;
+  // GGUF vocabularies: control tokens written in the text read as those
+  // tokens (llama_tokenize's parse_special); user-defined tokens always
+  // do. tokenizer.json's added tokens are always matched, as the
+  // tokenizers library matches them, whatever this says.
+  bool parse_special = false;
+};
+
 class Tokenizer {
  public:
   // Reads tokenizer.json from a file, or from a directory holding one
-  // (a checkpoint's). Input errors name the file and the field.
+  // (a checkpoint's), or the tokenizer a GGUF file carries in its
+  // metadata (tokenizer.ggml.*; a file named .gguf or starting with
+  // "GGUF"), which encodes as llama.cpp's llama_tokenize does. Input
+  // errors name the file and the field or key.
   static Tokenizer load(const std::string& path, const TokenizerLimits& limits = {});
   // The same from the JSON text; `name` names it in messages.
   static Tokenizer from_json(std::string_view json, const std::string& name,
@@ -63,6 +80,8 @@ class Tokenizer {
   // Face's encode(text, add_special_tokens=False). Text that is not UTF-8
   // is an input error naming `source` and the byte offset.
   Encoding encode(std::string_view text, bool add_special_tokens = true,
+                  const std::string& source = "text") const;
+  Encoding encode(std::string_view text, const EncodeOptions& options,
                   const std::string& source = "text") const;
 
   // The token of an id as the vocabulary writes it, or "" when no token

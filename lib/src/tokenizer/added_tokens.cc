@@ -1,6 +1,7 @@
 #include "tokenizer/added_tokens.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "tokenizer/unicode.h"
 
@@ -83,14 +84,17 @@ void AddedTokenSet::build() {
   depth_ = {};
 }
 
-std::vector<int32_t> AddedTokenSet::longest_at(const std::u32string& text) const {
+template <typename Text>
+std::vector<int32_t> AddedTokenSet::longest_in(const Text& text) const {
   // The automaton reads the text backwards: after text[i], its node is the
   // longest reversed token prefix that ends the reversed text so far, so
   // longest_ there is the longest token that starts at i.
   std::vector<int32_t> out(text.size(), -1);
+  if (tokens_.empty()) return out;
   uint32_t node = 0;
   for (size_t i = text.size(); i-- > 0;) {
-    const char32_t c = text[i];
+    const auto c = static_cast<char32_t>(
+        static_cast<std::make_unsigned_t<typename Text::value_type>>(text[i]));
     for (;;) {
       const uint32_t w = child(node, c);
       if (w != kNone) {
@@ -103,6 +107,14 @@ std::vector<int32_t> AddedTokenSet::longest_at(const std::u32string& text) const
     out[i] = longest_[node];
   }
   return out;
+}
+
+std::vector<int32_t> AddedTokenSet::longest_at(const std::u32string& text) const {
+  return longest_in(text);
+}
+
+std::vector<int32_t> AddedTokenSet::longest_at(std::string_view bytes) const {
+  return longest_in(bytes);
 }
 
 std::vector<Piece> AddedTokenSet::split(const Piece& in) const {

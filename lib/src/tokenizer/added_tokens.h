@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -47,10 +48,18 @@ class AddedTokenSet {
   // what lstrip and rstrip take into a token). O(length of in).
   std::vector<Piece> split(const Piece& in) const;
 
- private:
-  // For each position of text, the index in tokens_ of the longest token
-  // that starts there, or -1.
+  // For each position of text, the index (in the order added) of the
+  // longest token that starts there, or -1. O(length of text).
   std::vector<int32_t> longest_at(const std::u32string& text) const;
+  // The same over bytes, each read as the code point of its value: for a
+  // set whose tokens' contents were made from bytes the same way, matching
+  // byte for byte (GGUF vocabularies, whose text need not be UTF-8).
+  std::vector<int32_t> longest_at(std::string_view bytes) const;
+  const AddedToken& token(size_t index) const { return *tokens_[index]; }
+
+ private:
+  template <typename Text>
+  std::vector<int32_t> longest_in(const Text& text) const;
   uint32_t child(uint32_t node, char32_t c) const;  // kNone when there is none
 
   static constexpr uint32_t kNone = UINT32_MAX;

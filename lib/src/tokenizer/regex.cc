@@ -41,9 +41,14 @@ struct ClassItem {
   }
 };
 
+// A class: its items (ranges, categories, \s) and, for a group that reads
+// one character, the classes of the group's alternatives (`either`), any of
+// which may match, and of its look-aheads (`also`), each of which must.
 struct CharClass {
   std::vector<ClassItem> items;
-  bool negated = false;
+  std::vector<CharClass> either;
+  std::vector<CharClass> also;
+  bool negated = false;  // of the items and `either`, not of `also`
   bool test(char32_t c) const {
     bool any = false;
     for (const ClassItem& i : items) {
@@ -52,7 +57,12 @@ struct CharClass {
         break;
       }
     }
-    return any != negated;
+    for (size_t k = 0; !any && k < either.size(); ++k) any = either[k].test(c);
+    if (any == negated) return false;
+    for (const CharClass& a : also) {
+      if (!a.test(c)) return false;
+    }
+    return true;
   }
 };
 
@@ -60,12 +70,51 @@ struct Node;
 using Seq = std::vector<Node>;
 
 struct Node {
-  enum Kind { kChar, kGroup, kLookahead } kind = kChar;
+  enum Kind { kChar, kGroup, kLookahead, kAnchor } kind = kChar;
   CharClass cls;          // kChar
   std::vector<Seq> alts;  // kGroup, kLookahead
   bool negative = false;  // kLookahead: (?!..)
+  bool at_end = false;    // kAnchor: $ (else ^)
   size_t min = 1, max = 1;
 };
+
+// The class of a group that always reads exactly one character: each
+// alternative is look-aheads that test one character, then one character
+// ((A|B|C), (?=[\p{L}])([^a-z])). Such a group is quantified like a
+// class, in a loop: repeating it costs what repeating a class costs.
+bool one_character(const std::vector<Seq>& alts, CharClass& out) {
+  CharClass group;
+  for (const Seq& alt : alts) {
+    if (alt.empty()) return false;
+    CharClass one;
+    for (size_t i = 0; i + 1 < alt.size(); ++i) {
+      const Node& n = alt[i];
+      CharClass look;
+      if (n.kind != Node::kLookahead || !one_character(n.alts, look)) return false;
+      if (n.negative) {
+        CharClass not_look;
+        not_look.either.push_back(std::move(look));
+        not_look.negated = true;
+        look = std::move(not_look);
+      }
+      one.also.push_back(std::move(look));
+    }
+    const Node& last = alt.back();
+    if (last.min != 1 || last.max != 1) return false;
+    if (last.kind == Node::kChar) {
+      one.either.push_back(last.cls);
+    } else if (last.kind == Node::kGroup) {
+      CharClass inner;
+      if (!one_character(last.alts, inner)) return false;
+      one.either.push_back(std::move(inner));
+    } else {
+      return false;
+    }
+    group.either.push_back(std::move(one));
+  }
+  out = std::move(group);
+  return true;
+}
 
 constexpr size_t kUnbounded = std::numeric_limits<size_t>::max();
 constexpr size_t kMaxPatternLength = 4096;
@@ -101,7 +150,8 @@ bool category_mask(const std::u32string& name, uint32_t& mask) {
 
 class Parser {
  public:
-  Parser(const std::u32string& p, const std::string& place) : p_(p), place_(place) {}
+  Parser(const std::u32string& p, const std::string& place, RegexSyntax syntax)
+      : p_(p), place_(place), syntax_(syntax) {}
 
   std::vector<Seq> parse() {
     // The parser and the matcher recurse once per group and per element of
@@ -187,7 +237,17 @@ class Parser {
       ++i_;
       n.cls.items.push_back(ClassItem{ClassItem::kAny, 0, 0, 0, false});
     } else if (c == U'^' || c == U'$') {
-      fail("anchors");
+      // ECMAScript's anchors (not multiline): the start and the end of the
+      // text searched. Oniguruma's $ also matches before a newline; attn
+      // runs no pattern with it.
+      if (syntax_ != RegexSyntax::kEcmaScript) fail("anchors");
+      ++i_;
+      n.kind = Node::kAnchor;
+      n.at_end = c == U'$';
+      if (i_ < p_.size() && (at(U'?') || at(U'*') || at(U'+') || at(U'{'))) {
+        fail("a quantified anchor");
+      }
+      return n;
     } else if (c == U'*' || c == U'+' || c == U'?' || c == U'{') {
       fail("a quantifier with nothing before it");
     } else {
@@ -233,7 +293,13 @@ class Parser {
     }
     ++i_;
     if (at(U'?') || at(U'+')) fail("lazy or possessive quantifiers");
-    if (n.kind == Node::kGroup && max > 1) fail("a repeated group");
+    if (n.kind == Node::kGroup && max > 1) {
+      CharClass cls;
+      if (!one_character(n.alts, cls)) fail("a repeated group");
+      n.kind = Node::kChar;
+      n.cls = std::move(cls);
+      n.alts.clear();
+    }
     n.min = min;
     n.max = max;
   }
@@ -389,6 +455,7 @@ class Parser {
 
   const std::u32string& p_;
   const std::string& place_;
+  RegexSyntax syntax_;
   size_t i_ = 0;
   int depth_ = 0;
   bool ci_ = false;
@@ -461,6 +528,9 @@ class Matcher {
         if (found == n.negative) return false;
         return match(seq, i + 1, pos, k, end);
       }
+      case Node::kAnchor:
+        if (pos != (n.at_end ? t_.size() : 0)) return false;
+        return match(seq, i + 1, pos, k, end);
     }
     return false;
   }
@@ -478,11 +548,11 @@ struct Regex::Program {
   std::string place;
 };
 
-Regex::Regex(const std::u32string& pattern, const std::string& place)
+Regex::Regex(const std::u32string& pattern, const std::string& place, RegexSyntax syntax)
     : program_(std::make_unique<Program>()) {
   Node top;
   top.kind = Node::kGroup;
-  top.alts = Parser(pattern, place).parse();
+  top.alts = Parser(pattern, place, syntax).parse();
   program_->root.push_back(std::move(top));
   program_->place = place;
 }

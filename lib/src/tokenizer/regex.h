@@ -9,10 +9,13 @@
 // escapes, classes with ranges, negation, \p{..}/\P{..} (general
 // categories and their one-letter groups), \s \S \d \D \w \W, `.`, groups
 // (?:..), (..) and (?i:..) (ASCII case-insensitive), alternation, the
-// quantifiers ? * + {n} {n,} {n,m} (greedy) on single characters and ? on
-// groups, and look-ahead (?=..) (?!..). Anything else is refused when the
-// pattern is compiled, with what was not understood; a pattern is never
-// run with a construct ignored.
+// quantifiers ? * + {n} {n,} {n,m} (greedy) on single characters, on
+// groups that always read one character ((A|B), (?=[\p{L}])[^a-z]) and ?
+// on any group, and look-ahead (?=..) (?!..); in ECMAScript's syntax (the
+// std::regex of llama.cpp's pre-tokenizers) also the anchors ^ and $ of
+// the text searched. Anything else is refused when the pattern is
+// compiled, with what was not understood; a pattern is never run with a
+// construct ignored.
 //
 // Quantified characters are counted in a loop, not by recursion, and every
 // match attempt starts where the last ended, so matching stays linear in
@@ -45,11 +48,16 @@ struct RegexBudget {
   uint64_t used = 0;
 };
 
+// Oniguruma's, of tokenizer.json files; ECMAScript's, of llama.cpp's
+// pre-tokenizers. The two differ, for what attn runs, in the anchors alone.
+enum class RegexSyntax { kOniguruma, kEcmaScript };
+
 class Regex {
  public:
   // Throws attn::Error (kInput) naming `place` when the pattern uses a
   // construct outside the supported set or is malformed.
-  Regex(const std::u32string& pattern, const std::string& place);
+  Regex(const std::u32string& pattern, const std::string& place,
+        RegexSyntax syntax = RegexSyntax::kOniguruma);
   Regex(Regex&&) noexcept;
   Regex& operator=(Regex&&) noexcept;
   ~Regex();

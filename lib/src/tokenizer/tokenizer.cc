@@ -14,7 +14,9 @@
 #include "attn/file_io.h"
 #include "attn/json.h"
 #include "base/utf8.h"
+#include "io/gguf.h"
 #include "tokenizer/added_tokens.h"
+#include "tokenizer/gguf_vocab.h"
 #include "tokenizer/model.h"
 #include "tokenizer/pipeline.h"
 #include "tokenizer/unicode.h"
@@ -52,8 +54,11 @@ struct Tokenizer::Impl {
   std::vector<TemplatePart> post;  // empty: no special tokens are added
   bool byte_level = false;         // tokens are in GPT-2's byte alphabet
   char32_t metaspace = 0;          // SentencePiece's ▁ (or the file's), when used
+  // A GGUF file's tokenizer, which does the encoding when set.
+  std::unique_ptr<tok::GgufVocab> gguf;
 
   std::string token_of(int64_t id) const {
+    if (gguf) return gguf->token(id);
     if (id >= 0 && static_cast<size_t>(id) < vocab.tokens.size()) {
       return vocab.tokens[static_cast<size_t>(id)];
     }
@@ -407,9 +412,38 @@ Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
+namespace {
+
+// A GGUF file by its name or its first four bytes.
+bool gguf_file(const std::string& path) {
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0) return true;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  char magic[4] = {};
+  const bool yes = std::fread(magic, 1, 4, f) == 4 && std::string(magic, 4) == "GGUF";
+  std::fclose(f);
+  return yes;
+}
+
+Tokenizer::Impl* gguf_impl(const std::string& path, const TokenizerLimits& limits) {
+  const GgufFile file = GgufFile::open(path);
+  auto impl = std::make_unique<Tokenizer::Impl>();
+  impl->name = file.name();
+  impl->limits = limits;
+  impl->gguf = tok::GgufVocab::read(file, limits.max_vocab);
+  impl->byte_level = impl->gguf->byte_level();
+  if (!impl->byte_level) impl->metaspace = U'\u2581';
+  return impl.release();
+}
+
+}  // namespace
+
 Tokenizer Tokenizer::load(const std::string& path, const TokenizerLimits& limits) {
   std::string file = path;
   struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && gguf_file(path)) {
+    return Tokenizer(std::unique_ptr<Impl>(gguf_impl(path, limits)));
+  }
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     file = (path.empty() || path.back() == '/' ? path : path + "/") + "tokenizer.json";
     if (::stat(file.c_str(), &st) != 0) {
@@ -476,6 +510,14 @@ Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& na
 
 Encoding Tokenizer::encode(std::string_view text, bool add_special_tokens,
                            const std::string& source) const {
+  EncodeOptions o;
+  o.add_special_tokens = add_special_tokens;
+  return encode(text, o, source);
+}
+
+Encoding Tokenizer::encode(std::string_view text, const EncodeOptions& options,
+                           const std::string& source) const {
+  const bool add_special_tokens = options.add_special_tokens;
   const Impl& t = *impl_;
   if (static_cast<int64_t>(text.size()) > t.limits.max_text_bytes) {
     throw_input(source, std::to_string(text.size()) +
@@ -485,6 +527,12 @@ Encoding Tokenizer::encode(std::string_view text, bool add_special_tokens,
   if (const size_t bad_at = invalid_utf8_offset(text); bad_at != std::string_view::npos) {
     throw_input(source, "not UTF-8 text: the byte at offset " + std::to_string(bad_at) +
                             " starts no character");
+  }
+  if (t.gguf) {
+    Encoding e;
+    e.ids = t.gguf->encode(text, add_special_tokens, options.parse_special, source);
+    for (int64_t id : e.ids) e.tokens.push_back(t.token_of(id));
+    return e;
   }
   // 1. Added tokens the file matches on the text as given; 2. the rest
   // normalized, then the added tokens matched on normalized text. The text
@@ -574,7 +622,10 @@ std::string Tokenizer::readable(const std::string& token) const {
   return out;
 }
 
-int64_t Tokenizer::vocab_size() const { return static_cast<int64_t>(impl_->vocab.ids.size()); }
+int64_t Tokenizer::vocab_size() const {
+  if (impl_->gguf) return impl_->gguf->size();
+  return static_cast<int64_t>(impl_->vocab.ids.size());
+}
 
 const std::string& Tokenizer::name() const { return impl_->name; }
 
