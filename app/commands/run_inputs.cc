@@ -28,6 +28,7 @@
 #include "io/formats.h"
 #include "io/open_beneath.h"
 #include "io/tokens.h"
+#include "model/model_store.h"
 
 namespace attn::detail {
 
@@ -262,7 +263,7 @@ CheckpointTokens checkpoint_tokens(const RunRequest& req) {
   const CheckpointFlags& c = req.checkpoint;
   CheckpointTokens out;
   if (c.text) {
-    const Tokenizer t = Tokenizer::load(c.path);
+    const Tokenizer t = model::checkpoint_tokenizer(c.path);
     const Encoding e = t.encode(*c.text, !c.no_special, "--text");
     if (e.ids.empty()) throw_usage("--text: the text has no tokens");
     out.ids = e.ids;
@@ -272,10 +273,7 @@ CheckpointTokens checkpoint_tokens(const RunRequest& req) {
   }
   out.ids = c.ids;
   // Tokens as labels where the checkpoint has its tokenizer, else the ids.
-  struct stat st {};
-  const std::string tj = (c.path.back() == '/' ? c.path : c.path + "/") + "tokenizer.json";
-  std::optional<Tokenizer> t;
-  if (::stat(tj.c_str(), &st) == 0 && S_ISREG(st.st_mode)) t = Tokenizer::load(tj);
+  const std::optional<Tokenizer> t = model::checkpoint_tokenizer_if_any(c.path);
   for (int64_t id : c.ids) {
     const std::string tk = t ? t->token(id) : "";
     out.labels.push_back(tk.empty() ? std::to_string(id) : t->readable(tk));
