@@ -13,6 +13,7 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -257,16 +258,29 @@ namespace {
 TEST(LinearKernel, QuantizedBlocksMultiplyAsTheCellsTheyDecodeTo) {
   std::mt19937 rng(3);
   std::uniform_int_distribution<int> byte(0, 255);
-  const std::pair<ElementType, int> types[] = {{ElementType::kQ8_0, 34}, {ElementType::kQ4_0, 18}};
-  for (const auto& [type, block_bytes] : types) {
-    for (const auto& [outs, in] :
-         {std::pair<int64_t, int64_t>{1, 32}, {37, 64}, {64, 512}, {50, 288}, {17, 800}}) {
-      std::vector<unsigned char> blocks(static_cast<size_t>(outs * (in / 32) * block_bytes));
+  // Each type with its block's bytes and cells; the rows' lengths are
+  // whole blocks.
+  const std::tuple<ElementType, int, int64_t> types[] = {{ElementType::kQ8_0, 34, 32},
+                                                         {ElementType::kQ4_0, 18, 32},
+                                                         {ElementType::kQ5_0, 22, 32},
+                                                         {ElementType::kQ6_K, 210, 256},
+                                                         {ElementType::kQ4_K, 144, 256}};
+  for (const auto& [type, block_bytes, block_cells] : types) {
+    for (const auto& [outs, blocks_per_row] :
+         {std::pair<int64_t, int64_t>{1, 1}, {37, 2}, {64, 16}, {50, 9}, {17, 25}}) {
+      const int64_t in = blocks_per_row * block_cells;
+      std::vector<unsigned char> blocks(static_cast<size_t>(outs * blocks_per_row * block_bytes));
+      // Random bytes, the float16 scales (where the type keeps them) set to
+      // 2^-7 .. 2^-4: finite and exact.
+      std::vector<int> scales = {0};
+      if (type == ElementType::kQ4_K) scales = {0, 2};
+      if (type == ElementType::kQ6_K) scales = {208};
       for (size_t b = 0; b < blocks.size(); b += static_cast<size_t>(block_bytes)) {
-        // A scale of 2^-7 .. 2^-4 (finite, exact), the rest random.
-        const uint16_t scale = static_cast<uint16_t>(0x2000 + 0x400 * (byte(rng) % 4));
-        std::memcpy(&blocks[b], &scale, 2);
-        for (int i = 2; i < block_bytes; ++i) blocks[b + static_cast<size_t>(i)] = byte(rng);
+        for (int i = 0; i < block_bytes; ++i) blocks[b + static_cast<size_t>(i)] = byte(rng);
+        for (int at : scales) {
+          const uint16_t scale = static_cast<uint16_t>(0x2000 + 0x400 * (byte(rng) % 4));
+          std::memcpy(&blocks[b + static_cast<size_t>(at)], &scale, 2);
+        }
       }
       std::vector<float> values(static_cast<size_t>(outs * in));
       std::vector<double> row(static_cast<size_t>(in));

@@ -18,6 +18,110 @@
 
 namespace {
 
+// ggml's dequantization built for this instruction set: the same loops as
+// the library's (io/ggml_blocks_impl.h), vectorized here; this file is
+// compiled with -ffp-contract=off, so the floats are ggml's to the bit.
+namespace ggml {
+constexpr int64_t kQK = 32;
+constexpr int64_t kQKK = 256;
+#include "io/ggml_blocks_impl.h"
+}  // namespace ggml
+
+#if defined(ATTN_SIMD_AVX512) || defined(ATTN_SIMD_AVX2)
+// The 32-cell blocks whose cells are an integer times the block's scale,
+// with 256-bit vectors: the 32 integers, each converted to a float (exact)
+// and multiplied by the scale once, as ggml's loops do: the same floats.
+inline void scaled_cells(__m256i q, float d, float* out) {
+  const __m256 scale = _mm256_set1_ps(d);
+  const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+  const __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(out + 8 * i,
+                     _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(parts[i])), scale));
+  }
+}
+
+// The 16 bytes of nibbles of a Q4_0 or Q5_0 block: cells 0-15 the low
+// nibbles, cells 16-31 the high ones.
+inline __m256i nibbles(const unsigned char* qs) {
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m128i mask = _mm_set1_epi8(0x0F);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), mask), _mm_and_si128(q, mask));
+}
+
+// Byte i is 0xFF where bit i of the 32 bits at p is set.
+inline __m256i bytes_of_bits(const unsigned char* p) {
+  uint32_t bits;
+  std::memcpy(&bits, p, 4);
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int>(bits)),
+      _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
+  const __m256i others = _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe);
+  return _mm256_cmpeq_epi8(_mm256_or_si256(spread, others), _mm256_set1_epi64x(-1));
+}
+
+void q8_0_cells(const unsigned char* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n / 32; ++i, x += 34, y += 32) {
+    scaled_cells(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 2)), ggml::half_at(x), y);
+  }
+}
+
+void q4_0_cells(const unsigned char* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n / 32; ++i, x += 18, y += 32) {
+    scaled_cells(_mm256_sub_epi8(nibbles(x + 2), _mm256_set1_epi8(8)), ggml::half_at(x), y);
+  }
+}
+
+void q5_0_cells(const unsigned char* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n / 32; ++i, x += 22, y += 32) {
+    const __m256i fifth = _mm256_and_si256(bytes_of_bits(x + 2), _mm256_set1_epi8(0x10));
+    scaled_cells(_mm256_sub_epi8(_mm256_or_si256(nibbles(x + 6), fifth), _mm256_set1_epi8(16)),
+                 ggml::half_at(x), y);
+  }
+}
+#endif
+
+// n cells of a block type (whole blocks) as floats.
+void dequantize(ElementType t, const unsigned char* blocks, float* out, int64_t n) {
+  switch (t) {
+#if defined(ATTN_SIMD_AVX512) || defined(ATTN_SIMD_AVX2)
+    case ElementType::kQ4_0:
+      return q4_0_cells(blocks, out, n);
+    case ElementType::kQ5_0:
+      return q5_0_cells(blocks, out, n);
+    case ElementType::kQ8_0:
+      return q8_0_cells(blocks, out, n);
+#else
+    case ElementType::kQ4_0:
+      return ggml::dequantize_q4_0(blocks, out, n);
+    case ElementType::kQ5_0:
+      return ggml::dequantize_q5_0(blocks, out, n);
+    case ElementType::kQ8_0:
+      return ggml::dequantize_q8_0(blocks, out, n);
+#endif
+    case ElementType::kQ4_1:
+      return ggml::dequantize_q4_1(blocks, out, n);
+    case ElementType::kQ5_1:
+      return ggml::dequantize_q5_1(blocks, out, n);
+    case ElementType::kQ2_K:
+      return ggml::dequantize_q2_k(blocks, out, n);
+    case ElementType::kQ3_K:
+      return ggml::dequantize_q3_k(blocks, out, n);
+    case ElementType::kQ4_K:
+      return ggml::dequantize_q4_k(blocks, out, n);
+    case ElementType::kQ5_K:
+      return ggml::dequantize_q5_k(blocks, out, n);
+    case ElementType::kQ6_K:
+      return ggml::dequantize_q6_k(blocks, out, n);
+    case ElementType::kIQ4_NL:
+      return ggml::dequantize_iq4_nl(blocks, out, n);
+    case ElementType::kIQ4_XS:
+      return ggml::dequantize_iq4_xs(blocks, out, n);
+    default:
+      return element_traits(t).to_float(blocks, out, n);
+  }
+}
+
 #define ATTN_LINEAR_UNROLL _Pragma("GCC unroll 16")
 
 // The register tile: kRows rows of x by kCols vectors of outputs. In
@@ -61,7 +165,7 @@ constexpr int kRows = Tile<T>::kRows;
 template <class T>
 constexpr int kPanel = Tile<T>::kCols* kW<T>;  // outputs per panel
 constexpr int64_t kDepth = 256;                // inputs per packed block
-constexpr int kMaxBlockRows = 16;               // rows of quantized blocks dequantized at once
+constexpr int kMaxBlockRows = 16;              // rows of quantized blocks dequantized at once
 
 // y[r][0..kPanel) for the kRows rows of x (ldx apart): the sum over the
 // block's kc inputs of x[r][k] · p[k][...], added to what y holds when
@@ -284,19 +388,18 @@ bool pack(const LinearWeight& w, int64_t o0, int64_t width, int64_t k0, int64_t 
   // the panel as float32 weights are.
   if (block_cells(w.type) > 1) {
     if (!w.out_major) return false;
-    const ElementTraits& traits = element_traits(w.type);
     const uint64_t row_bytes = cells_bytes(w.type, static_cast<uint64_t>(w.cols));
     const uint64_t skip = cells_bytes(w.type, static_cast<uint64_t>(k0));
     alignas(64) static thread_local float scratch[kMaxBlockRows * kDepth];
     int64_t j0 = 0;
 #if defined(ATTN_SIMD_AVX512) || defined(ATTN_SIMD_AVX2)
     static_assert(kFW <= kMaxBlockRows, "the scratch holds a group of rows");
-    const LinearWeight rows{reinterpret_cast<const unsigned char*>(scratch), ElementType::kF32,
-                            kFW, kc, true};
+    const LinearWeight rows{reinterpret_cast<const unsigned char*>(scratch), ElementType::kF32, kFW,
+                            kc, true};
     for (; j0 + kFW <= width; j0 += kFW) {
       for (int i = 0; i < kFW; ++i) {
-        traits.to_float(w.data + static_cast<uint64_t>(o0 + j0 + i) * row_bytes + skip,
-                        scratch + i * kc, kc);
+        dequantize(w.type, w.data + static_cast<uint64_t>(o0 + j0 + i) * row_bytes + skip,
+                   scratch + i * kc, kc);
       }
       finite &= pack_vectors<T, ElementType::kF32>(rows, 0, 1, 0, kc, dst + j0);
     }
@@ -306,7 +409,7 @@ bool pack(const LinearWeight& w, int64_t o0, int64_t width, int64_t k0, int64_t 
         for (int64_t k = 0; k < kc; ++k) dst[k * kPanel<T> + j] = T(0);
         continue;
       }
-      traits.to_float(w.data + static_cast<uint64_t>(o0 + j) * row_bytes + skip, scratch, kc);
+      dequantize(w.type, w.data + static_cast<uint64_t>(o0 + j) * row_bytes + skip, scratch, kc);
       for (int64_t k = 0; k < kc; ++k) {
         const T v = static_cast<T>(scratch[k]);
         finite &= std::isfinite(v);
