@@ -174,6 +174,7 @@ StoreModel find_hf_model(const std::string& name, const StoreRoots& roots) {
         names.push_back("hf:" + id);
     }
     throw_file(place, "not in the Hugging Face cache " + roots.hf +
+                          " (attn models lists its models)" +
                           store::near_text(store::near_names("hf:" + repo_id, names)));
   }
   // As try_to_load_from_cache: a ref of that name first, else the

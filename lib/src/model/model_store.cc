@@ -111,10 +111,12 @@ std::vector<std::string> near_names(const std::string& word, std::vector<std::st
 }
 
 std::string near_text(const std::vector<std::string>& near) {
-  if (near.empty()) return " (attn models lists them all)";
-  std::string s = "; near: ";
-  for (size_t i = 0; i < near.size(); ++i) s += (i ? ", " : "") + message_text(near[i]);
-  return s + " (attn models lists them all)";
+  if (near.empty()) return "";
+  std::string s = "; did you mean ";
+  for (size_t i = 0; i < near.size(); ++i) {
+    s += (i == 0 ? "" : i + 1 == near.size() ? " or " : ", ") + ("'" + message_text(near[i]) + "'");
+  }
+  return s + "?";
 }
 
 }  // namespace store

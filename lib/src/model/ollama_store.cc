@@ -8,6 +8,8 @@
 // takes it.
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "attn/error.h"
@@ -247,10 +249,24 @@ std::vector<OllamaManifest> ollama_manifests(const OpenedFile& store) {
 
 }  // namespace store
 
+namespace {
+
+bool same_model(const store::OllamaName& a, const store::OllamaName& b) {
+  auto eq = [](const std::string& x, const std::string& y) {
+    return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin(), [](char p, char q) {
+             return std::tolower(static_cast<unsigned char>(p)) ==
+                    std::tolower(static_cast<unsigned char>(q));
+           });
+  };
+  return eq(a.host, b.host) && eq(a.ns, b.ns) && eq(a.model, b.model);
+}
+
+}  // namespace
+
 StoreModel find_ollama_model(const std::string& name, const StoreRoots& roots) {
   const std::string place = message_text(name);
   const store::OllamaName n = store::parse_ollama_name(name.substr(7), place);
-  std::vector<std::string> there, names;
+  std::vector<std::string> there, names, other_tags;
   for (const std::string& root : roots.ollama) {
     const std::optional<OpenedFile> folder = store::open_folder(root);
     if (!folder) continue;
@@ -264,6 +280,9 @@ StoreModel find_ollama_model(const std::string& name, const StoreRoots& roots) {
     }
     for (const store::OllamaManifest& e : store::ollama_manifests(*folder)) {
       names.push_back(e.name.shortest());
+      // The same model under another tag is the likeliest meaning
+      // ("llama3.2" for the llama3.2:1b pulled).
+      if (same_model(e.name, n)) other_tags.push_back(names.back());
     }
   }
   auto joined = [](const std::vector<std::string>& paths) {
@@ -278,8 +297,13 @@ StoreModel find_ollama_model(const std::string& name, const StoreRoots& roots) {
     throw_file(place, "no Ollama store at " + joined(roots.ollama) +
                           "; set OLLAMA_MODELS to the folder Ollama keeps its models in");
   }
-  throw_file(place, "not in the Ollama store " + joined(there) +
-                        store::near_text(store::near_names(n.shortest(), names)));
+  std::vector<std::string> near = other_tags;
+  if (near.size() > 3) near.resize(3);
+  for (const std::string& s : store::near_names(n.shortest(), names)) {
+    if (near.size() < 3 && std::find(near.begin(), near.end(), s) == near.end()) near.push_back(s);
+  }
+  throw_file(place, "not in the Ollama store " + joined(there) + " (attn models lists its models)" +
+                        store::near_text(near));
 }
 
 }  // namespace attn::model

@@ -42,7 +42,7 @@ int64_t file_size(const OpenedFile& file);
 // most three, the nearest first.
 std::vector<std::string> near_names(const std::string& word, std::vector<std::string> names);
 
-// "; near: a, b (attn models lists them all)" or " (attn models lists them all)".
+// "; did you mean 'a'?", "; did you mean 'a', 'b' or 'c'?", or "" for none.
 std::string near_text(const std::vector<std::string>& near);
 
 // Ollama: a name's four parts as Ollama's ParseName fills them
