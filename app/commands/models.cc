@@ -108,6 +108,7 @@ std::string models_table(const model::StoreListing& listing) {
 }
 
 std::string models_json(const model::StoreListing& listing) {
+  if (listing.models.empty()) return "[]\n";
   std::string out;
   JsonWriter w(out);
   w.begin_array(JsonLayout::kBlock);
