@@ -183,6 +183,14 @@ TEST(OllamaStore, FindsTheManifestsModelLayerBlob) {
   }
   EXPECT_EQ(model::find_store_model("ollama:me/qwen:q8", r).path(), other);
   EXPECT_EQ(model::find_store_model("ollama:hf.co/org/repo:Q4_0", r).path(), far);
+  // A digest spelt as the blob's name, as Ollama's BlobsPath accepts it.
+  const std::string hex = blob.substr(blob.size() - 64);
+  std::string layer =
+      test::ollama_model_layer(hex, static_cast<int64_t>(std::filesystem::file_size(blob)));
+  layer.replace(layer.find("sha256:"), 7, "sha256-");
+  test::write_file(store + "/manifests/registry.ollama.ai/library/dash/latest",
+                   test::ollama_manifest_text(layer));
+  EXPECT_EQ(model::find_store_model("ollama:dash", r).path(), blob);
 }
 
 TEST(OllamaStore, TheFirstStoreHoldingTheNameIsTaken) {

@@ -43,10 +43,12 @@ bool word_byte(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-// "sha256:" and 64 hex digits, as manifest/paths.go's BlobsPath accepts
-// (its "sha256-" spelling is the blob's file name, not a manifest's digest).
+// "sha256:" (or "sha256-", the blob's own spelling) and 64 hex digits,
+// as manifest/paths.go's BlobsPath accepts.
 bool sha256_digest(const std::string& d) {
-  if (d.size() != 71 || d.compare(0, 7, "sha256:") != 0) return false;
+  if (d.size() != 71 || d.compare(0, 6, "sha256") != 0 || (d[6] != ':' && d[6] != '-')) {
+    return false;
+  }
   for (size_t i = 7; i < d.size(); ++i) {
     if (!std::isxdigit(static_cast<unsigned char>(d[i]))) return false;
   }
