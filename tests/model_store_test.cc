@@ -165,6 +165,73 @@ TEST(OllamaNames, NamesOllamaRefusesAreInputErrorsNamingThePart) {
             "them)");
 }
 
+// Every string of up to 5 characters over the characters that matter for
+// paths: the names Ollama and the hub accept never make a path part that
+// is empty, "." or "..", or a manifest path of another depth; the others
+// are input errors.
+TEST(StoreNames, NoAcceptedNameMakesAPathOutOfItsStore) {
+  const std::string alphabet = "a./:-_@";
+  std::vector<std::string> words = {""};
+  for (size_t from = 0, len = 1; len <= 5; ++len) {
+    const size_t to = words.size();
+    for (size_t i = from; i < to; ++i) {
+      for (char c : alphabet) words.push_back(words[i] + c);
+    }
+    from = to;
+  }
+  auto parts_of = [](const std::string& path) {
+    std::vector<std::string> parts;
+    size_t from = 0;
+    while (true) {
+      const size_t slash = path.find('/', from);
+      parts.push_back(path.substr(from, slash - from));
+      if (slash == std::string::npos) return parts;
+      from = slash + 1;
+    }
+  };
+  auto safe = [](const std::string& part) {
+    return !part.empty() && part != "." && part != ".." && part[0] != '.';
+  };
+  int accepted = 0;
+  for (const std::string& w : words) {
+    try {
+      const std::string path = model::store::parse_ollama_name(w, w).manifest();
+      const std::vector<std::string> parts = parts_of(path);
+      ASSERT_EQ(parts.size(), 5u) << w << " -> " << path;
+      for (const std::string& p : parts) ASSERT_TRUE(safe(p)) << w << " -> " << path;
+      ++accepted;
+    } catch (const Error& e) {
+      ASSERT_EQ(e.kind(), ErrorKind::kInput) << w;
+    }
+    const size_t at = w.find('@');
+    const std::string id = w.substr(0, at);
+    const std::string revision = at == std::string::npos ? "main" : w.substr(at + 1);
+    try {
+      model::store::check_hf_repo_id(id, w);
+      const std::string folder = model::store::hf_folder_of(id);
+      ASSERT_EQ(folder.find('/'), std::string::npos) << w;
+      ASSERT_TRUE(safe(folder)) << w;
+      ASSERT_EQ(model::store::hf_repo_of_folder(folder), id) << w;
+    } catch (const Error& e) {
+      ASSERT_EQ(e.kind(), ErrorKind::kInput) << w;
+    }
+    const StoreRoots none = roots("/nonexistent/o", "/nonexistent/h");
+    try {
+      model::find_store_model("hf:a@" + revision, none);
+    } catch (const Error& e) {
+      // Refused as a name, or looked for (and not found) where it is safe.
+      if (e.kind() == ErrorKind::kFile) {
+        for (const std::string& p : parts_of(revision)) {
+          ASSERT_TRUE(!p.empty() && p != "." && p != "..") << w;
+        }
+      } else {
+        ASSERT_EQ(e.kind(), ErrorKind::kInput) << w;
+      }
+    }
+  }
+  EXPECT_GT(accepted, 100);
+}
+
 TEST(OllamaStore, FindsTheManifestsModelLayerBlob) {
   const std::string store = test::fresh_dir("ollama-find");
   const std::string blob = test::add_ollama_model(store, "registry.ollama.ai/library/tiny/latest",
