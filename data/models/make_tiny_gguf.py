@@ -20,8 +20,8 @@ difference from attentions.npy and logits.npy.
 The converter followed is the one of the llama.cpp the libraries were built
 from (node-llama-cpp's "v0.5.0" bundle: convert_hf_to_gguf.py, the
 conversion/ package and gguf-py/). Per architecture, the class and what it
-does, is written out in the functions below and in /work/specs/
-gguf_conversion.md. --compare-converter runs that converter itself (with
+does, is written out in the functions below (and summed up in docs/models.md,
+"GGUF files"). --compare-converter runs that converter itself (with
 stand-ins for the transformers and tqdm packages, which it imports but needs
 nothing of here) on each directory and checks that both files hold the same
 metadata values and bit-identical tensors.
