@@ -173,6 +173,7 @@ int run_program(int argc, char** argv) {
   Action heatmap = add_heatmap(app);
   Action diff = add_diff(app);
   Action tokenize = add_tokenize(app);
+  Action models = add_models(app);
   HelpAction help = add_help(app);
 
   try {
@@ -223,6 +224,7 @@ int run_program(int argc, char** argv) {
     if (app.got_subcommand("heatmap")) return heatmap();
     if (app.got_subcommand("diff")) return diff();
     if (app.got_subcommand("tokenize")) return tokenize();
+    if (app.got_subcommand("models")) return models();
     print_error("no command given; try 'attn run --example sweet' or 'attn --help'");
     return kExitUsage;
   } catch (const BrokenPipe&) {

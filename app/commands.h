@@ -23,6 +23,7 @@ Action add_diff(CLI::App& app);
 std::string text_of_file(const std::string& path, int64_t max_bytes = kDefaultMaxInputBytes);
 
 Action add_tokenize(CLI::App& app);
+Action add_models(CLI::App& app);
 
 // Adds --heatmap, --show, --of and the drawing flags to `run`; the returned
 // function fills a run's heatmap request once the flags are parsed (with

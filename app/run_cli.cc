@@ -127,9 +127,11 @@ Action add_run(CLI::App& app, const std::string& command_line) {
 
   auto* c = "A layer of a Hugging Face checkpoint (X from --x, or from --text or --ids)";
   run->add_option("--checkpoint", f->req.checkpoint.path,
-                  "take params and settings from this model directory (config.json beside "
-                  "model.safetensors or its shards) or .safetensors file (default: none)")
-      ->type_name("DIR|FILE")
+                  "take params and settings from this model: a directory (config.json beside "
+                  "model.safetensors or its shards), a .safetensors or .gguf file, or a model "
+                  "on this machine, ollama:NAME[:TAG] or hf:ORG/NAME[@REVISION] (attn models "
+                  "lists them) (default: none)")
+      ->type_name("DIR|FILE|NAME")
       ->group(c);
   run->add_option("--layer", f->layer,
                   "the layer to read, 0-based, or all: every layer's weights as one stack "

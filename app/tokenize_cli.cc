@@ -13,6 +13,7 @@
 #include "commands/flags.h"
 #include "console.h"
 #include "io/json_writer.h"
+#include "model/model_store.h"
 
 namespace attn::cli {
 
@@ -140,7 +141,8 @@ Action add_tokenize(CLI::App& app) {
     if (texts.empty()) {
       throw_usage("nothing to tokenize; give TEXT..., - (stdin) or --text-file FILE");
     }
-    const Tokenizer tok = Tokenizer::load(path);
+    const Tokenizer tok =
+        f->checkpoint.empty() ? Tokenizer::load(path) : model::checkpoint_tokenizer(path);
     std::vector<Encoding> encodings;
     for (const auto& [source, text] : texts) {
       EncodeOptions o;

@@ -64,7 +64,7 @@ TEST(BashCompletion, CompletesVarToVariant) {
 
 TEST(BashCompletion, CompletesCommandsValuesAndEqualsForms) {
   EXPECT_EQ(bash_complete({"attn", ""}),
-            (Strings{"run", "heatmap", "diff", "tokenize", "examples", "bench", "help"}));
+            (Strings{"run", "heatmap", "diff", "tokenize", "models", "examples", "bench", "help"}));
   EXPECT_EQ(bash_complete({"attn", "ru"}), Strings{"run"});
   EXPECT_EQ(bash_complete({"attn", "run", "--variant", "d"}), Strings{"dot"});
   EXPECT_EQ(bash_complete({"attn", "run", "--variant", "=", "sc"}), Strings{"scaled_dot"});
@@ -94,7 +94,7 @@ TEST(BashCompletion, FlagListsMatchHelp) {
   const std::map<std::string, Strings> commands = {
       {"", {}},           {"run", {"run"}},           {"heatmap", {"heatmap"}},
       {"diff", {"diff"}}, {"examples", {"examples"}}, {"show", {"examples", "show"}},
-      {"help", {"help"}}};
+      {"help", {"help"}}, {"models", {"models"}}};
   for (const auto& [name, command] : commands) {
     EXPECT_EQ(word_set(bash_call("_attn_flags", name)), help_flags(command))
         << "_attn_flags " << name << " in data/completions/attn.bash";

@@ -8,6 +8,7 @@
 #include "attn/error.h"
 #include "attn/heatmap.h"
 #include "attn/matrix_file.h"
+#include "model/model_store.h"
 
 namespace attn {
 
@@ -45,6 +46,21 @@ void InputFiles::add(const std::string& spec) {
 
 void InputFiles::add_checkpoint(const std::string& path) {
   if (path.empty()) return;
+  if (model::is_store_name(path)) {
+    // The files the name stands for, by their paths in the store: an output
+    // onto one of them is refused as onto any input.
+    try {
+      const model::StoreModel m = model::find_store_model(path);
+      if (m.gguf()) {
+        add_file(m.path());
+      } else {
+        add_checkpoint(m.path());
+      }
+    } catch (const Error&) {
+      // Reading the model reports it.
+    }
+    return;
+  }
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return;  // reading it reports that
   if (!S_ISDIR(st.st_mode)) {

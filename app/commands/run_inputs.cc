@@ -28,7 +28,7 @@
 #include "io/formats.h"
 #include "io/open_beneath.h"
 #include "io/tokens.h"
-#include "model/gguf_model.h"
+#include "model/model_store.h"
 
 namespace attn::detail {
 
@@ -263,7 +263,7 @@ CheckpointTokens checkpoint_tokens(const RunRequest& req) {
   const CheckpointFlags& c = req.checkpoint;
   CheckpointTokens out;
   if (c.text) {
-    const Tokenizer t = Tokenizer::load(c.path);
+    const Tokenizer t = model::checkpoint_tokenizer(c.path);
     const Encoding e = t.encode(*c.text, !c.no_special, "--text");
     if (e.ids.empty()) throw_usage("--text: the text has no tokens");
     out.ids = e.ids;
@@ -273,15 +273,8 @@ CheckpointTokens checkpoint_tokens(const RunRequest& req) {
   }
   out.ids = c.ids;
   // Tokens as labels where the checkpoint has its tokenizer (a GGUF file
-  // carries its own), else the ids.
-  struct stat st {};
-  const std::string tj = (c.path.back() == '/' ? c.path : c.path + "/") + "tokenizer.json";
-  std::optional<Tokenizer> t;
-  if (model::is_gguf(c.path)) {
-    t = Tokenizer::load(c.path);
-  } else if (::stat(tj.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-    t = Tokenizer::load(tj);
-  }
+  // may carry its own), else the ids.
+  const std::optional<Tokenizer> t = model::checkpoint_tokenizer_if_any(c.path);
   for (int64_t id : c.ids) {
     const std::string tk = t ? t->token(id) : "";
     out.labels.push_back(tk.empty() ? std::to_string(id) : t->readable(tk));
@@ -327,7 +320,8 @@ std::vector<TraceStep> model_input_steps(const RunRequest& req) {
   add(StepId::kTokenIds, ids,
       req.checkpoint.text.has_value()
           ? "the text through " + display_name(req.checkpoint.path) +
-                (model::is_gguf(req.checkpoint.path) ? "'s tokenizer" : "'s tokenizer.json")
+                (model::checkpoint_is_gguf(req.checkpoint.path) ? "'s tokenizer"
+                                                                : "'s tokenizer.json")
           : "as given by --ids");
   steps.back().col_labels = {"id"};
   add(StepId::kEmbeddings, matrix(in.embeddings), in.embedding);

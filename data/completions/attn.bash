@@ -49,6 +49,9 @@ _attn_flags() {
       echo "-h --help --tokenizer --checkpoint --text-file --no-special --parse-special -f" \
         "--format"
       ;;
+    models)
+      echo "-h --help -f --format"
+      ;;
     examples | show | help) echo "-h --help" ;;
     *) echo "-h --help --version" ;;
   esac
@@ -154,10 +157,10 @@ _attn() {
     return 0
   fi
   case $cmd in
-    "") mapfile -t COMPREPLY < <(compgen -W "run heatmap diff tokenize examples bench help" -- "$cur") ;;
+    "") mapfile -t COMPREPLY < <(compgen -W "run heatmap diff tokenize models examples bench help" -- "$cur") ;;
     help)
       if [[ -z $sub ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "run heatmap diff tokenize examples bench" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "run heatmap diff tokenize models examples bench" -- "$cur")
       elif [[ $sub == examples ]]; then
         mapfile -t COMPREPLY < <(compgen -W "show" -- "$cur")
       fi

@@ -6,8 +6,11 @@
 //
 // A checkpoint is a directory (config.json beside model.safetensors, or
 // beside model.safetensors.index.json and its shards) or one .safetensors
-// file (config.json, when present, is read from its directory). Only the
-// layer's tensors are read: the files are memory-mapped.
+// file (config.json, when present, is read from its directory), a .gguf
+// file, or a model on this machine by name: "ollama:NAME[:TAG]" (Ollama's
+// store) or "hf:ORG/NAME[@REVISION]" (the Hugging Face cache), found as
+// docs/models.md says. Only the layer's tensors are read: the files are
+// memory-mapped.
 //
 // Architectures (config.json "model_type"): the rows of attn's
 // architecture table, which architecture_names() lists and
@@ -26,7 +29,7 @@
 namespace attn {
 
 struct LayerRequest {
-  std::string checkpoint;  // a directory or a .safetensors file
+  std::string checkpoint;  // a directory, a .safetensors or .gguf file, or a model's name
   int64_t layer = 0;
   std::string arch;  // model_type to use when there is no config.json ("": from it)
   int64_t max_bytes = kDefaultMaxInputBytes;   // per tensor read (--max-input-bytes)

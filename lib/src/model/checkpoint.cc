@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <optional>
 
 #include "attn/error.h"
 #include "attn/file_io.h"
@@ -251,8 +252,8 @@ model::Model open_model(const LayerRequest& req) {
 namespace detail {
 
 Config open_config(const std::string& checkpoint, const std::string& arch_flag,
-                   std::string& model_type) {
-  const bool dir = is_directory(checkpoint);
+                   std::string& model_type, const OpenCheckpointFile& open) {
+  const bool dir = open || is_directory(checkpoint);
   if (!dir && !is_file(checkpoint)) {
     struct stat st {};
     if (::stat(checkpoint.c_str(), &st) == 0) {
@@ -260,13 +261,27 @@ Config open_config(const std::string& checkpoint, const std::string& arch_flag,
                   "not a checkpoint: --checkpoint takes a directory, a .safetensors file or a "
                   ".gguf file, and this is none of them (a device or a pipe?)");
     }
-    throw_file(checkpoint, "cannot open: no such file or directory");
+    // "olama:llama3.2": a store's name mistyped, more likely than a file.
+    const size_t colon = checkpoint.find(':');
+    const bool like_name = colon != std::string::npos && colon > 0 && checkpoint.find('/') > colon;
+    throw_file(checkpoint, std::string("cannot open: no such file or directory") +
+                               (like_name ? "; ollama:NAME and hf:ORG/NAME name the models of "
+                                            "stores (attn models lists them)"
+                                          : ""));
   }
   const std::string config_path = join(dir ? checkpoint : parent(checkpoint), "config.json");
   json::Value cfg = json::Value::object();
   std::string place = config_path;
-  if (is_file(config_path)) {
-    cfg = json::parse(read_file(config_path, {}, 100'000'000), config_path);
+  std::optional<std::string> text;
+  if (open) {
+    if (const std::optional<OpenedFile> f = open("config.json")) {
+      text = read_file(*f, {}, 100'000'000);
+    }
+  } else if (is_file(config_path)) {
+    text = read_file(config_path, {}, 100'000'000);
+  }
+  if (text) {
+    cfg = json::parse(*text, config_path);
     if (!cfg.is_object()) throw_input(config_path, "must be a JSON object");
   } else if (arch_flag.empty()) {
     throw_usage("--checkpoint " + checkpoint + ": no config.json at " + config_path +

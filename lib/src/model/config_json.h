@@ -14,6 +14,7 @@
 #include "attn/file_io.h"
 #include "attn/json.h"
 #include "base/number_text.h"
+#include "model/checkpoint_files.h"
 
 namespace attn::detail {
 
@@ -114,8 +115,9 @@ class Config {
 
 // The config.json of a checkpoint (a directory, or beside a .safetensors
 // file), or an empty one for --arch; model_type is set from the file or
-// --arch. Errors as load_checkpoint_layer documents.
+// --arch. With `open`, the checkpoint is a directory whose config.json it
+// opens. Errors as load_checkpoint_layer documents.
 Config open_config(const std::string& checkpoint, const std::string& arch_flag,
-                   std::string& model_type);
+                   std::string& model_type, const OpenCheckpointFile& open = {});
 
 }  // namespace attn::detail

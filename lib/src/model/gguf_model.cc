@@ -601,24 +601,32 @@ bool is_gguf(const std::string& path) {
   return false;
 }
 
-GgufModel open_gguf_model(const std::string& path, int64_t max_stream_bytes) {
-  auto f = std::make_shared<const GgufFile>(GgufFile::open(path, max_stream_bytes));
+std::string gguf_model_type(const GgufFile& file) {
+  const std::string arch = file.get("general.architecture").as_string();
+  const GgufArch* a = find_arch(arch);
+  if (!a) return "";
+  // Mixtral's converter labels it llama: the experts say which it is.
+  if (arch == "llama" && file.find("llama.expert_count") &&
+      file.get("llama.expert_count").as_int() > 0) {
+    return "mixtral";
+  }
+  return a->model_type;
+}
+
+namespace {
+
+GgufModel model_of(const std::shared_ptr<const GgufFile>& f) {
   const std::string arch = f->get("general.architecture").as_string();
   const GgufArch* a = find_arch(arch);
   if (!a) {
-    throw_usage(display_name(path) + ": general.architecture \"" + message_text(arch) +
+    throw_usage(f->name() + ": general.architecture \"" + message_text(arch) +
                 "\" is not one attn reads (" + arch_names() + ")");
   }
   GgufModel g;
-  g.model_type = a->model_type;
-  // Mixtral's converter labels it llama: the experts say which it is.
-  if (arch == "llama" && f->find("llama.expert_count") &&
-      f->get("llama.expert_count").as_int() > 0) {
-    g.model_type = "mixtral";
-  }
+  g.model_type = gguf_model_type(*f);
   const Row* row = find_row(g.model_type);
   if (!row) throw_internal("gguf: no row " + g.model_type);
-  g.place = display_name(path) + " (metadata)";
+  g.place = f->name() + " (metadata)";
   g.config = Value::object();
   common_config(*f, arch, *row, g.config);
   rope_scaling(*f, arch, g.config);
@@ -626,6 +634,17 @@ GgufModel open_gguf_model(const std::string& path, int64_t max_stream_bytes) {
   g.adjust = a->adjust;
   g.file = f;
   return g;
+}
+
+}  // namespace
+
+GgufModel open_gguf_model(const std::string& path, int64_t max_stream_bytes) {
+  return model_of(std::make_shared<const GgufFile>(GgufFile::open(path, max_stream_bytes)));
+}
+
+GgufModel open_gguf_model(const OpenedFile& file, int64_t max_stream_bytes) {
+  return model_of(std::make_shared<const GgufFile>(
+      GgufFile::parse(map_file(file, {}, max_stream_bytes), file.path())));
 }
 
 std::unique_ptr<detail::TensorSource> gguf_source(const GgufModel& g, const ModelConfig& config,

@@ -15,9 +15,14 @@
 #include <memory>
 #include <string>
 
+#include "attn/file_io.h"
 #include "attn/json.h"
 #include "model/model_config.h"
 #include "model/tensor_source.h"
+
+namespace attn {
+class GgufFile;
+}
 
 namespace attn::model {
 
@@ -38,6 +43,12 @@ struct GgufModel {
 // Opens the file and reads its metadata (an input error naming the key for
 // an architecture attn does not read, or a key out of range).
 GgufModel open_gguf_model(const std::string& path, int64_t max_stream_bytes);
+// The same for a file already open (a blob of a store), named by its path.
+GgufModel open_gguf_model(const OpenedFile& file, int64_t max_stream_bytes);
+
+// The row (model_type) that reads a GGUF file's general.architecture, or ""
+// when attn reads none.
+std::string gguf_model_type(const GgufFile& file);
 
 // The tensors of an open GGUF model under the names `config` gives them.
 std::unique_ptr<detail::TensorSource> gguf_source(const GgufModel& g, const ModelConfig& config,

@@ -1,9 +1,12 @@
 #include "model/model.h"
 
+#include <optional>
+
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "model/gguf_model.h"
 #include "model/matmul.h"
+#include "model/model_store.h"
 
 namespace attn::model {
 
@@ -19,23 +22,31 @@ const Row& row_of(const std::string& type) {
 
 Model::Parts Model::open(const std::string& checkpoint, const std::string& arch, int64_t max_bytes,
                          int64_t max_elements, bool attention_only) {
-  if (is_gguf(checkpoint) && detail::is_file(checkpoint)) {
+  const bool store = is_store_name(checkpoint);
+  const std::optional<StoreModel> s =
+      store ? std::optional<StoreModel>(find_store_model(checkpoint)) : std::nullopt;
+  if (s ? s->gguf() : is_gguf(checkpoint) && detail::is_file(checkpoint)) {
     if (!arch.empty()) {
       throw_usage("--arch " + arch + ": " + display_name(checkpoint) +
                   " is a GGUF file, which names its architecture (general.architecture); drop "
                   "--arch");
     }
-    GgufModel g = open_gguf_model(checkpoint, max_bytes);
+    GgufModel g =
+        s ? open_gguf_model(s->blob(), max_bytes) : open_gguf_model(checkpoint, max_bytes);
     const detail::Config config(std::move(g.config), g.place);
     ModelConfig c = read_model_config(row_of(g.model_type), config, attention_only);
     if (g.adjust) g.adjust(c);
     std::unique_ptr<detail::TensorSource> source = gguf_source(g, c, max_bytes, max_elements);
     return Parts{std::move(c), std::move(source)};
   }
+  // A snapshot's files are opened beneath its store's folder.
+  detail::OpenCheckpointFile files;
+  if (s) files = [&s](const std::string& name) { return s->open(name); };
+  const std::string& dir = s ? s->path() : checkpoint;
   std::string type;
-  const detail::Config config = detail::open_config(checkpoint, arch, type);
+  const detail::Config config = detail::open_config(dir, arch, type, files);
   ModelConfig c = read_model_config(row_of(type), config, attention_only);
-  return Parts{std::move(c), detail::open_safetensors(checkpoint, max_bytes, max_elements)};
+  return Parts{std::move(c), detail::open_safetensors(dir, max_bytes, max_elements, files)};
 }
 
 Model::Model(const std::string& checkpoint, const std::string& arch, int64_t max_bytes,

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 
 #include "attn/error.h"
@@ -31,8 +32,13 @@ namespace {
 // The safetensors files of a checkpoint and where each tensor is.
 class SafetensorsSource final : public TensorSource {
  public:
-  SafetensorsSource(const std::string& path, int64_t max_bytes, int64_t max_elements)
+  SafetensorsSource(const std::string& path, int64_t max_bytes, int64_t max_elements,
+                    const OpenCheckpointFile& open)
       : max_bytes_(max_bytes), max_elements_(max_elements) {
+    if (open) {
+      from_files(path, open);
+      return;
+    }
     if (!is_directory(path)) {
       add(path);
       return;
@@ -40,37 +46,15 @@ class SafetensorsSource final : public TensorSource {
     const std::string index = join(path, "model.safetensors.index.json");
     const std::string single = join(path, "model.safetensors");
     if (is_file(index)) {
-      // Shards: {"weight_map": {"tensor name": "file name"}}.
-      const std::string text = read_file(index, {}, 100'000'000);
-      const json::Value v = json::parse(text, index);
-      const json::Value* map = v.is_object() ? v.find("weight_map") : nullptr;
-      if (!map || !map->is_object()) throw_input(index, "has no \"weight_map\" object");
-      for (const json::Member& m : map->members()) {
-        if (!m.value.is_string()) {
-          throw_input(index, "weight_map \"" + message_text(m.key) + "\" is not a file name");
-        }
-        const std::string& file = m.value.as_string();
-        if (file.find('\0') != std::string::npos) {
-          throw_input(index, "weight_map names \"" + message_text(file) +
-                                 "\", which holds a NUL byte; no file name can hold one");
-        }
-        // Shards are files beside the index, never paths elsewhere.
-        if (file.find('/') != std::string::npos || file == "." || file == "..") {
-          throw_input(index, "weight_map names \"" + message_text(file) +
-                                 "\"; shards must be files in the checkpoint's directory");
-        }
+      for (const std::string& file : shard_names(read_file(index, {}, 100'000'000), index)) {
         // A FIFO or device would block or never end: shards are files.
-        if (!is_file(join(path, file))) {
-          throw_input(index, "weight_map names \"" + message_text(file) +
-                                 "\", which is not a regular file in the checkpoint's directory");
-        }
-        if (!opened_.count(file)) add_as(join(path, file), file);
+        if (!is_file(join(path, file))) not_a_shard(index, file);
+        add_as(join(path, file), file);
       }
     } else if (is_file(single)) {
       add(single);
     } else {
-      throw_input(display_name(path),
-                  "no model.safetensors or model.safetensors.index.json in this directory");
+      no_weights(path);
     }
   }
 
@@ -128,9 +112,44 @@ class SafetensorsSource final : public TensorSource {
   }
 
  private:
+  // The directory's files as `open` opens them, read from what it opened.
+  void from_files(const std::string& dir, const OpenCheckpointFile& open) {
+    const std::string index = join(dir, "model.safetensors.index.json");
+    if (const std::optional<OpenedFile> f = open("model.safetensors.index.json")) {
+      for (const std::string& file : shard_names(read_file(*f, {}, 100'000'000), index)) {
+        const std::optional<OpenedFile> shard = open(file);
+        if (!shard) not_a_shard(index, file);
+        add_opened(*shard, file);
+      }
+    } else if (const std::optional<OpenedFile> single = open("model.safetensors")) {
+      add_opened(*single, "model.safetensors");
+    } else {
+      no_weights(dir);
+    }
+  }
+
+  [[noreturn]] static void not_a_shard(const std::string& index, const std::string& file) {
+    throw_input(index, "weight_map names \"" + message_text(file) +
+                           "\", which is not a regular file in the checkpoint's directory");
+  }
+
+  [[noreturn]] static void no_weights(const std::string& dir) {
+    throw_input(display_name(dir),
+                "no model.safetensors or model.safetensors.index.json in this directory");
+  }
+
   void add(const std::string& path) { add_as(path, path); }
+  void add_opened(const OpenedFile& f, const std::string& key) {
+    if (opened_.count(key)) return;
+    add_file(std::make_shared<SafetensorsFile>(SafetensorsFile::from_bytes(map_file(f), f.path())),
+             f.path(), key);
+  }
   void add_as(const std::string& path, const std::string& key) {
-    auto f = std::make_shared<SafetensorsFile>(SafetensorsFile::open(path));
+    if (opened_.count(key)) return;
+    add_file(std::make_shared<SafetensorsFile>(SafetensorsFile::open(path)), path, key);
+  }
+  void add_file(const std::shared_ptr<SafetensorsFile>& f, const std::string& path,
+                const std::string& key) {
     for (const SafetensorsEntry& e : f->tensors()) {
       if (!where_.count(e.name)) names_.push_back(e.name);
       where_[e.name] = {f.get(), &e};
@@ -150,8 +169,34 @@ class SafetensorsSource final : public TensorSource {
 }  // namespace
 
 std::unique_ptr<TensorSource> open_safetensors(const std::string& path, int64_t max_bytes,
-                                               int64_t max_elements) {
-  return std::make_unique<SafetensorsSource>(path, max_bytes, max_elements);
+                                               int64_t max_elements,
+                                               const OpenCheckpointFile& open) {
+  return std::make_unique<SafetensorsSource>(path, max_bytes, max_elements, open);
+}
+
+std::vector<std::string> shard_names(std::string_view text, const std::string& index) {
+  // {"weight_map": {"tensor name": "file name"}}.
+  const json::Value v = json::parse(text, index);
+  const json::Value* map = v.is_object() ? v.find("weight_map") : nullptr;
+  if (!map || !map->is_object()) throw_input(index, "has no \"weight_map\" object");
+  std::vector<std::string> files;
+  for (const json::Member& m : map->members()) {
+    if (!m.value.is_string()) {
+      throw_input(index, "weight_map \"" + message_text(m.key) + "\" is not a file name");
+    }
+    const std::string& file = m.value.as_string();
+    if (file.find('\0') != std::string::npos) {
+      throw_input(index, "weight_map names \"" + message_text(file) +
+                             "\", which holds a NUL byte; no file name can hold one");
+    }
+    // Shards are files beside the index, never paths elsewhere.
+    if (file.find('/') != std::string::npos || file == "." || file == ".." || file.empty()) {
+      throw_input(index, "weight_map names \"" + message_text(file) +
+                             "\"; shards must be files in the checkpoint's directory");
+    }
+    if (std::find(files.begin(), files.end(), file) == files.end()) files.push_back(file);
+  }
+  return files;
 }
 
 }  // namespace attn::detail

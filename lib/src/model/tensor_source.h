@@ -10,11 +10,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attn/binary_array.h"
 #include "attn/tensor.h"
 #include "attn/tensor_origin.h"
+#include "model/checkpoint_files.h"
 
 namespace attn::detail {
 
@@ -47,8 +49,15 @@ class TensorSource {
 
 // The safetensors files of a checkpoint: a directory (model.safetensors,
 // or shards named by model.safetensors.index.json) or one file. Each
-// tensor read is held to max_bytes and max_elements.
+// tensor read is held to max_bytes and max_elements. With `open`, `path`
+// is a directory whose files it opens (a model in a store).
 std::unique_ptr<TensorSource> open_safetensors(const std::string& path, int64_t max_bytes,
-                                               int64_t max_elements);
+                                               int64_t max_elements,
+                                               const OpenCheckpointFile& open = {});
+
+// The shards model.safetensors.index.json (its text; `index` names it)
+// names in its weight_map, each once, in the order first named: file names
+// beside the index, never paths elsewhere or names with a NUL byte.
+std::vector<std::string> shard_names(std::string_view text, const std::string& index);
 
 }  // namespace attn::detail
