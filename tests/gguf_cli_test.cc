@@ -124,6 +124,18 @@ TEST(GgufCli, MaxInputBytesBoundsTheTensorTaken) {
                        "--max-input-bytes\n");
 }
 
+// A layer of a GGUF model read whole (--layer N) is bounded as a
+// safetensors checkpoint's is.
+TEST(GgufCli, MaxInputBytesBoundsAModelsTensorsReadWhole) {
+  const std::string gguf = test::source_path("data/models/tiny-llama/model.gguf");
+  const auto r = run_attn(
+      {"run", "--checkpoint", gguf, "--ids", "1,2", "--layer", "1", "--max-input-bytes", "1000"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.err, "attn: error: " + gguf +
+                       ":blk.1.attn_q.weight: 4096 bytes, more than --max-input-bytes 1000; raise "
+                       "--max-input-bytes\n");
+}
+
 // --- --emit-pytorch ---------------------------------------------------------
 
 std::string le(uint64_t v, int n) {

@@ -544,6 +544,13 @@ class GgufSource final : public detail::TensorSource {
       a.shape.erase(a.shape.begin());
       a.data += static_cast<uint64_t>(m.slice) * (m.tensor->bytes / m.tensor->shape[0]);
     }
+    const uint64_t bytes = m.slice >= 0
+                               ? m.tensor->bytes / static_cast<uint64_t>(m.tensor->shape[0])
+                               : m.tensor->bytes;
+    if (whole && bytes > static_cast<uint64_t>(max_bytes_)) {
+      throw_input(place(name), std::to_string(bytes) + " bytes, more than --max-input-bytes " +
+                                   std::to_string(max_bytes_) + "; raise --max-input-bytes");
+    }
     if (whole && shape_size(a.shape) > max_elements_) {
       throw_input(place(name), std::to_string(shape_size(a.shape)) +
                                    " cells; the limit is --max-elements " +
