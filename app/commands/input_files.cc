@@ -8,20 +8,15 @@
 #include "attn/error.h"
 #include "attn/heatmap.h"
 #include "attn/matrix_file.h"
+#include "base/path.h"
 #include "model/model_store.h"
 
 namespace attn {
 
 namespace {
 
-std::string join(const std::string& dir, const std::string& name) {
-  return dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name;
-}
-
-std::string parent(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-}
+using path::join;
+std::string parent(const std::string& p) { return path::directory_of(p); }
 
 }  // namespace
 

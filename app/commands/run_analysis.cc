@@ -30,6 +30,7 @@
 #include "heatmap/geometry.h"
 #include "io/formats.h"
 #include "io/json_writer.h"
+#include "model/model_store.h"
 
 namespace attn::detail {
 
@@ -46,11 +47,7 @@ const char* prediction_flag(const AnalysisRequest& a) {
 
 // The checkpoint's tokenizer, where it has one: the tokens of predictions.
 std::optional<Tokenizer> tokenizer_of(const std::string& checkpoint) {
-  const std::string tj =
-      (checkpoint.back() == '/' ? checkpoint : checkpoint + "/") + "tokenizer.json";
-  struct stat st {};
-  if (::stat(tj.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  return Tokenizer::load(tj);
+  return model::checkpoint_tokenizer_if_any(checkpoint);
 }
 
 // The K most likely tokens of each position, and of each hidden state.

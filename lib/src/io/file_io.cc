@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "attn/error.h"
+#include "base/path.h"
 #include "io/temp_file.h"
 
 namespace attn {
@@ -108,13 +109,6 @@ int descriptor_path(const std::string& p) {
   return -1;
 }
 
-std::string directory_of(const std::string& p) {
-  const size_t slash = p.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return p.substr(0, slash);
-}
-
 // Where a write to a path lands.
 struct Destination {
   enum Kind { kReplace, kDirect, kDescriptor } kind = kReplace;
@@ -183,14 +177,7 @@ void debug_pause_before_rename() {
 
 std::string display_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 
-std::string extension(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  const size_t dot = path.find_last_of('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
-  std::string e = path.substr(dot + 1);
-  for (char& c : e) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return e;
-}
+std::string extension(const std::string& path) { return path::extension(path); }
 
 std::string file_kind(unsigned int mode) {
   switch (mode & S_IFMT) {
@@ -507,7 +494,7 @@ Staged open_staged(const std::string& path, const Destination& d) {
   Staged s;
   s.path = path;
   s.target = d.path;
-  s.tmp = std::make_unique<detail::TempFile>(directory_of(d.path));
+  s.tmp = std::make_unique<detail::TempFile>(path::directory_of(d.path));
   if (s.tmp->fd() < 0) {
     if (d.via_link) {
       throw_file(path, "cannot create a temporary file next to the link's target " + d.path + ": " +

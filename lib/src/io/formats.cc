@@ -12,6 +12,7 @@
 #include "attn/npz.h"
 #include "attn/output.h"
 #include "attn/safetensors.h"
+#include "base/path.h"
 #include "io/cells.h"
 #include "io/element_types.h"
 #include "io/gguf.h"
@@ -24,8 +25,7 @@ namespace {
 // can be opened again (not stdin, a pipe or a device).
 std::optional<TensorOrigin> origin_of(const std::string& path, TensorOrigin::Format format,
                                       const std::string& tensor = "") {
-  struct stat st {};
-  if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  if (path == "-" || !path::is_regular_file(path)) return std::nullopt;
   TensorOrigin o;
   o.format = format;
   o.path = path;

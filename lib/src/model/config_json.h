@@ -14,28 +14,17 @@
 #include "attn/file_io.h"
 #include "attn/json.h"
 #include "base/number_text.h"
+#include "base/path.h"
 #include "model/checkpoint_files.h"
 
 namespace attn::detail {
 
-inline bool is_directory(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-inline bool is_file(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
+inline bool is_directory(const std::string& p) { return path::is_directory(p); }
+inline bool is_file(const std::string& p) { return path::is_regular_file(p); }
 inline std::string join(const std::string& dir, const std::string& name) {
-  return dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name;
+  return path::join(dir, name);
 }
-
-inline std::string parent(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-}
+inline std::string parent(const std::string& p) { return path::directory_of(p); }
 
 // config.json fields with their place in messages.
 class Config {

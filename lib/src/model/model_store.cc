@@ -15,6 +15,7 @@
 
 #include "attn/error.h"
 #include "base/names.h"
+#include "base/path.h"
 #include "io/gguf.h"
 #include "io/open_beneath.h"
 #include "model/gguf_model.h"
@@ -25,8 +26,7 @@ namespace attn::model {
 namespace store {
 
 std::string join_path(const std::string& dir, const std::string& rel) {
-  if (dir.empty() || dir == ".") return rel;
-  return dir.back() == '/' ? dir + rel : dir + "/" + rel;
+  return dir == "." ? rel : path::join(dir, rel);
 }
 
 std::optional<OpenedFile> open_folder(const std::string& path) {
@@ -252,9 +252,8 @@ std::optional<Tokenizer> checkpoint_tokenizer_if_any(const std::string& checkpoi
     return snapshot_tokenizer(m);
   }
   if (is_gguf(checkpoint)) return gguf_tokenizer_if_any(checkpoint);
-  struct stat st {};
   const std::string tj = store::join_path(checkpoint, "tokenizer.json");
-  if (::stat(tj.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return Tokenizer::load(tj);
+  if (path::is_regular_file(tj)) return Tokenizer::load(tj);
   return std::nullopt;
 }
 

@@ -1,0 +1,28 @@
+// Paths as text, and what a path names, in one place: the joins, parents
+// and extensions that readers, writers and the program's commands make,
+// and whether a path is a regular file or a directory (following links,
+// as opening it would).
+#pragma once
+
+#include <string>
+
+namespace attn::path {
+
+// stat(2) of the path, links followed: a regular file, a directory.
+bool is_regular_file(const std::string& p);
+bool is_directory(const std::string& p);
+
+// dir/name, with one '/' between them; name alone when dir is empty.
+std::string join(const std::string& dir, const std::string& name);
+
+// The directory a path is in: "." for a bare name, "/" for one in the root.
+std::string directory_of(const std::string& p);
+
+// The last component: "c.npy" of "a/b/c.npy".
+std::string file_name_of(const std::string& p);
+
+// The extension of the last component, lowercased, without its dot; ""
+// when it has none.
+std::string extension(const std::string& p);
+
+}  // namespace attn::path
