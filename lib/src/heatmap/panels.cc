@@ -336,8 +336,7 @@ Panels build_panels(const HeatmapData& d, const HeatmapOptions& o, const PanelPl
     const bool stack = d.cell_block > 1;
     const int64_t src_rows = stack && d.source_rows ? d.source_rows : d.rows;
     const int64_t src_cols = stack && d.source_cols ? d.source_cols : d.cols;
-    p.block_note = std::string(p.panels.size() > 1 ? "each panel " : "") +
-                   std::to_string(src_rows) + "x" + std::to_string(src_cols) + " shown as " +
+    p.block_note = std::to_string(src_rows) + "x" + std::to_string(src_cols) + " shown as " +
                    std::to_string(p.shown_rows) + "x" + std::to_string(p.shown_cols) + ": " +
                    std::string(name(o.reduce)) + " of " + std::to_string(block) + "x" +
                    std::to_string(block) + " blocks";
