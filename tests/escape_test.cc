@@ -164,7 +164,7 @@ TEST(Escape, LatexAsciiSpellsEveryCharacterInAscii) {
   EXPECT_EQ(latex_ascii("\xCF\x83_i"), "\\ensuremath{\\sigma}_i");  // σ
   EXPECT_EQ(latex_ascii("Q\xC2\xB7K\xE1\xB5\x80"),                  // Q·Kᵀ
             "Q\\ensuremath{\\cdot}K\\ensuremath{^{\\top}}");
-  EXPECT_EQ(latex_ascii("a \xE2\x88\x92 b \xE2\x80\xA6"), "a - b \\ldots{}");  // − …
+  EXPECT_EQ(latex_ascii("a \xE2\x88\x92 b \xE2\x80\xA6"), "a \\ensuremath{-} b \\ldots{}");  // − …
   EXPECT_EQ(latex_ascii("\xC3\xA9\xC3\x96\xC3\xA7\xC3\x9F"), "\\'{e}\\\"{O}\\c{c}\\ss{}");  // éÖçß
   EXPECT_EQ(latex_ascii("\xE5\xAE\x83"), "\\texttt{U+5B83}");                               // 它
   EXPECT_EQ(latex_ascii("\xF0\x9F\x98\x80"), "\\texttt{U+1F600}");

@@ -52,7 +52,7 @@ std::string latex_text(std::string_view s);
 // LaTeX made ASCII, so that pdflatex reads it without inputenc or
 // Unicode fonts: ASCII is kept as it is, math symbols become commands in
 // \ensuremath (σ \ensuremath{\sigma}, · \ensuremath{\cdot}, ᵀ
-// \ensuremath{^{\top}}, − -, … \ldots{}), Latin-1's accented letters their
+// \ensuremath{^{\top}}, − \ensuremath{-}, … \ldots{}), Latin-1's accented letters their
 // accent commands (é \'{e}), and any other character its code point,
 // \texttt{U+5B83}. Invalid UTF-8 becomes "?".
 std::string latex_ascii(std::string_view s);

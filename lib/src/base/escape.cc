@@ -189,20 +189,22 @@ namespace {
 // A code point above ASCII as LaTeX that pdflatex reads without inputenc
 // and with the OT1 fonts: math symbols in \ensuremath (right in running
 // text, in \text{...} and in math), accented Latin letters by their
-// accent commands, anything else as its code point, \texttt{U+5B83}.
+// accent commands, anything else as its code point, \texttt{U+5B83}. Each
+// is a command of its own, so the text reads back unambiguously (the
+// escape fuzzer decodes it).
 struct LatexSymbol {
   char32_t c;
   const char* latex;
 };
 constexpr LatexSymbol kLatexSymbols[] = {
-    {0x00A0, "~"},
+    {0x00A0, "\\nobreakspace{}"},
     {0x00B2, "\\ensuremath{^{2}}"},
     {0x00B3, "\\ensuremath{^{3}}"},
     {0x00B7, "\\ensuremath{\\cdot}"},
     {0x00D7, "\\ensuremath{\\times}"},
     {0x00DF, "\\ss{}"},
     {0x00F7, "\\ensuremath{\\div}"},
-    {0x0391, "A"},
+    {0x0391, "\\ensuremath{\\mathrm{A}}"},
     {0x0393, "\\ensuremath{\\Gamma}"},
     {0x0394, "\\ensuremath{\\Delta}"},
     {0x0398, "\\ensuremath{\\Theta}"},
@@ -236,12 +238,12 @@ constexpr LatexSymbol kLatexSymbols[] = {
     {0x03C8, "\\ensuremath{\\psi}"},
     {0x03C9, "\\ensuremath{\\omega}"},
     {0x1D40, "\\ensuremath{^{\\top}}"},
-    {0x2013, "--"},
-    {0x2014, "---"},
-    {0x2018, "`"},
-    {0x2019, "'"},
-    {0x201C, "``"},
-    {0x201D, "''"},
+    {0x2013, "\\textendash{}"},
+    {0x2014, "\\textemdash{}"},
+    {0x2018, "\\textquoteleft{}"},
+    {0x2019, "\\textquoteright{}"},
+    {0x201C, "\\textquotedblleft{}"},
+    {0x201D, "\\textquotedblright{}"},
     {0x2026, "\\ldots{}"},
     {0x2070, "\\ensuremath{^{0}}"},
     {0x2080, "\\ensuremath{_{0}}"},
@@ -258,17 +260,17 @@ constexpr LatexSymbol kLatexSymbols[] = {
     {0x21B5, "\\ensuremath{\\hookleftarrow}"},
     {0x21E5, "\\ensuremath{\\rightarrow}"},
     {0x2211, "\\ensuremath{\\sum}"},
-    {0x2212, "-"},
+    {0x2212, "\\ensuremath{-}"},
     {0x221A, "\\ensuremath{\\surd}"},
     {0x221E, "\\ensuremath{\\infty}"},
-    {0x2225, "\\ensuremath{\\|}"},
+    {0x2225, "\\ensuremath{\\parallel}"},
     {0x2248, "\\ensuremath{\\approx}"},
     {0x2260, "\\ensuremath{\\neq}"},
     {0x2264, "\\ensuremath{\\leq}"},
     {0x2265, "\\ensuremath{\\geq}"},
     {0x2016, "\\ensuremath{\\|}"},
     {0x2299, "\\ensuremath{\\odot}"},
-    {0x22C5, "\\ensuremath{\\cdot}"},
+    {0x22C5, "\\ensuremath{\\cdotp}"},
     {0x2423, "\\textvisiblespace{}"},
 };
 
