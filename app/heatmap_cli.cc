@@ -89,6 +89,11 @@ const DrawingFlag kDrawingFlags[] = {
      "longest side of the image in pixels (default 2048); larger matrices are "
      "downsampled",
      "PX"},
+    {"--fit",
+     "lay the figure out for a target: column (a paper column, 700 px wide at 200 dpi, text at "
+     "7 pt or more), slide (1920x1080) or WxH pixels; panels per row, a model view's "
+     "orientation, cell size and labels are chosen to fill it (default: none; --max-size)",
+     "TARGET"},
     {"--reduce",
      "mean (default; max in a stack's model view) or max: how downsampled blocks are merged",
      "HOW"},
@@ -142,6 +147,9 @@ HeatmapOptions drawing_options(const CLI::App* cmd, const FlagTexts& texts, bool
       check_path_flag("--font", texts.at(f.flag), PathFlag::kInput);
     }
     set_heatmap_flag(o, f.flag, texts.at(f.flag));
+  }
+  if (cmd->count("--fit") > 0 && cmd->count("--max-size") > 0) {
+    throw_usage("give --fit TARGET or --max-size PX, not both");
   }
   return o;
 }

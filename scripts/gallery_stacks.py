@@ -53,6 +53,11 @@ def main():
         json.dump(tokens, f, ensure_ascii=False)
     np.save(os.path.join(out, "stack_12x12x24.npy"), stack(12, 12, 24, 1))
     np.save(os.path.join(out, "stack_32x32x128.npy"), stack(32, 32, 128, 2))
+    # 24 layers x 14 heads over 12 tokens: a model view that wants a
+    # landscape grid on a slide.
+    with open(os.path.join(out, "tokens12.json"), "w") as f:
+        json.dump(tokens[:12], f, ensure_ascii=False)
+    np.save(os.path.join(out, "stack_24x14x12.npy"), stack(24, 14, 12, 4))
     # 1024 positions: sinusoidal vectors of 16 dimensions plus noise.
     rng = np.random.default_rng(3)
     pos = np.arange(1024)[:, None]

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
@@ -389,6 +390,35 @@ TEST(Cli, ExamplesListAndShow) {
   auto s = run_attn({"examples", "show", "sweet"});
   EXPECT_EQ(s.code, 0);
   EXPECT_NO_THROW(nlohmann::json::parse(s.out));
+}
+
+// attn examples names every tiny checkpoint (a directory of data/models
+// with a config.json) and every GGUF file there, and suggests --text.
+TEST(Cli, ExamplesListEveryTinyModel) {
+  auto l = run_attn({"examples"});
+  ASSERT_EQ(l.code, 0) << l.err;
+  EXPECT_NE(l.out.find("--checkpoint DIR --text"), std::string::npos) << l.out;
+  EXPECT_EQ(l.out.find("--x FILE"), std::string::npos) << l.out;
+  namespace fs = std::filesystem;
+  int checkpoints = 0, ggufs = 0;
+  for (const auto& dir : fs::directory_iterator(test::model(""))) {
+    const std::string name = dir.path().filename().string();
+    if (name.rfind("tiny-", 0) != 0 || !fs::exists(dir.path() / "config.json")) continue;
+    ++checkpoints;
+    EXPECT_TRUE(l.out.find(" " + name + ",") != std::string::npos ||
+                l.out.find(" " + name + "\n") != std::string::npos)
+        << name;
+    for (const auto& f : fs::directory_iterator(dir.path())) {
+      if (f.path().extension() != ".gguf") continue;
+      ++ggufs;
+      const std::string rel = name + "/" + f.path().filename().string();
+      EXPECT_TRUE(l.out.find(" " + rel + ",") != std::string::npos ||
+                  l.out.find(" " + rel + "\n") != std::string::npos)
+          << rel;
+    }
+  }
+  EXPECT_GT(checkpoints, 9);
+  EXPECT_GT(ggufs, 9);
 }
 
 TEST(Cli, HelpAndVersion) {

@@ -155,7 +155,21 @@ TEST(Escape, LatexText) {
   EXPECT_EQ(latex_text("a<b>c|d"), "a\\textless{}b\\textgreater{}c\\textbar{}d");
   EXPECT_EQ(latex_text("line\nnext\r\x01"), "line next  ");
   EXPECT_EQ(latex_text("bad\xFF"), "bad?");
-  EXPECT_EQ(latex_text("caf\xC3\xA9"), "caf\xC3\xA9");
+  EXPECT_EQ(latex_text("caf\xC3\xA9"), "caf\\'{e}");
+}
+
+// LaTeX is written in ASCII: symbols as math commands, accented letters
+// with their accents, anything else as its code point.
+TEST(Escape, LatexAsciiSpellsEveryCharacterInAscii) {
+  EXPECT_EQ(latex_ascii("\xCF\x83_i"), "\\ensuremath{\\sigma}_i");  // σ
+  EXPECT_EQ(latex_ascii("Q\xC2\xB7K\xE1\xB5\x80"),                  // Q·Kᵀ
+            "Q\\ensuremath{\\cdot}K\\ensuremath{^{\\top}}");
+  EXPECT_EQ(latex_ascii("a \xE2\x88\x92 b \xE2\x80\xA6"), "a \\ensuremath{-} b \\ldots{}");  // − …
+  EXPECT_EQ(latex_ascii("\xC3\xA9\xC3\x96\xC3\xA7\xC3\x9F"), "\\'{e}\\\"{O}\\c{c}\\ss{}");  // éÖçß
+  EXPECT_EQ(latex_ascii("\xE5\xAE\x83"), "\\texttt{U+5B83}");                               // 它
+  EXPECT_EQ(latex_ascii("\xF0\x9F\x98\x80"), "\\texttt{U+1F600}");
+  EXPECT_EQ(latex_ascii("bad\xFF"), "bad?");
+  EXPECT_EQ(latex_text("\xE2\x96\x81the_\xE5\xAE\x83"), "\\texttt{U+2581}the\\_\\texttt{U+5B83}");
 }
 
 TEST(Escape, MarkdownText) {

@@ -602,7 +602,7 @@ TEST(HeatmapLimits, ManyPanelsAreRefusedBeforeDrawing) {
   d.source = "h.json";
   const std::string e = test::error_of([&] { render_png(d, HeatmapOptions{}); });
   EXPECT_EQ(e,
-            "h.json: the heatmap of 5001 panels needs 13717 × 7452 pixels, more than "
+            "h.json: the heatmap of 5001 panels needs 13717 × 7476 pixels, more than "
             "--max-size 2048; draw fewer panels with --head or --batch, or raise --max-size");
   EXPECT_EQ(test::error_of([&] { render_svg(d, HeatmapOptions{}); }), e);
   // One head fits; so do 5000 at a size that holds them.
@@ -625,6 +625,69 @@ TEST(HeatmapLimits, ManyPanelsAreRefusedBeforeDrawing) {
   EXPECT_EQ(m.find("raise"), std::string::npos) << m;
 }
 
+// --fit: a column is exactly 700 wide and at most 1000 tall, a slide within
+// 1920 x 1080, and every token of a short sentence is labelled; a target
+// beyond 16384 or beside --max-size is a usage error (exit 2).
+TEST(HeatmapFit, TargetsBoundTheImageAndRefuseTheUnbounded) {
+  const std::string stack = source_path("data/models/tiny-llama/attentions.npy");
+  const std::string tokens = source_path("data/models/tiny-llama/tokens.json");
+  for (const char* target : {"column", "slide", "900x600"}) {
+    for (const char* layer : {"", "1"}) {
+      std::vector<std::string> args = {"heatmap", stack, "--tokens", tokens, "--fit", target};
+      if (*layer) args.insert(args.end(), {"--layer", layer});
+      args.insert(args.end(), {"-o", "-"});
+      auto r = run_attn(args);
+      ASSERT_EQ(r.code, 0) << r.err;
+      const Image im = decode(r.out);
+      const std::string t = target;
+      const int w = t == "column" ? 700 : t == "slide" ? 1920 : 900;
+      const int h = t == "column" ? 1000 : t == "slide" ? 1080 : 600;
+      if (t == "column") {
+        EXPECT_EQ(im.w, w) << target << " " << layer;
+      } else {
+        EXPECT_LE(im.w, w) << target << " " << layer;
+      }
+      EXPECT_LE(im.h, h) << target << " " << layer;
+    }
+  }
+  auto big = run_attn(
+      {"run", "--example", "sweet", "--heatmap", "-", "-o", "/dev/null", "--fit", "100000x100000"});
+  EXPECT_EQ(big.code, 2);
+  EXPECT_EQ(big.err,
+            "attn: error: --fit 100000x100000: the width must be from 256 to 16384 pixels\n");
+  auto both = run_attn({"run", "--example", "sweet", "--heatmap", "-", "-o", "/dev/null", "--fit",
+                        "slide", "--max-size", "900"});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_EQ(both.err, "attn: error: give --fit TARGET or --max-size PX, not both\n");
+  auto word = run_attn({"heatmap", stack, "--fit", "poster", "-o", "-"});
+  EXPECT_EQ(word.code, 2);
+  EXPECT_EQ(word.err,
+            "attn: error: --fit: expected column, slide or WIDTHxHEIGHT in pixels (1200x800), got "
+            "'poster'\n");
+}
+
+// A layer of 7 tokens in a column: every token labelled, the panels filling
+// the width (the old --max-size 700 left half of it empty).
+TEST(HeatmapFit, AColumnLabelsEveryTokenOfALayer) {
+  const std::string svg = test::temp_dir() + "/layer1.svg";
+  auto r = run_attn({"heatmap", source_path("data/models/tiny-llama/attentions.npy"), "--tokens",
+                     source_path("data/models/tiny-llama/tokens.json"), "--layer", "1", "--fit",
+                     "column", "-o", svg});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string text = read_text(svg);
+  auto count = [&](const std::string& what) {
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  // Each row of panels has all 7 row labels, the first row all 7 column labels.
+  EXPECT_GT(count("class=\"row-label\""), 0);
+  EXPECT_EQ(count("class=\"row-label\"") % 7, 0);
+  EXPECT_GT(count("class=\"col-label\""), 0);
+  EXPECT_EQ(count("class=\"col-label\"") % 7, 0);
+  EXPECT_NE(text.find("width=\"700\""), std::string::npos);
+}
+
 TEST(HeatmapLimits, ManyHeadsThroughTheCli) {
   std::string j = "[";
   for (int i = 0; i < 262144; ++i) j += i ? ",[[0.5]]" : "[[0.5]]";
@@ -632,7 +695,7 @@ TEST(HeatmapLimits, ManyHeadsThroughTheCli) {
   auto r = run_attn({"heatmap", f, "-o", test::temp_dir() + "/many.png"});
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.err, "attn: error: " + f +
-                       ": the heatmap of 262145 panels needs 97697 × 53372 pixels, more than "
+                       ": the heatmap of 262145 panels needs 97697 × 53396 pixels, more than "
                        "--max-size 2048; draw fewer panels with --head or --batch, or raise "
                        "--max-size\n");
   auto one = run_attn({"heatmap", f, "--head", "262143", "-o", test::temp_dir() + "/one.png"});
@@ -841,7 +904,7 @@ TEST(HeatmapLayout, EveryLabelIsShownUpTo64Tokens) {
   EXPECT_EQ(panels(s)[0].cell_w, 10);
   set_heatmap_flag(o, "--cell-size", "200");
   EXPECT_EQ(test::error_of([&] { heatmap::layout_figure(labelled(49), o); }),
-            "--cell-size 200 makes the heatmap 10097 × 9916 pixels, more than --max-size "
+            "--cell-size 200 makes the heatmap 10097 × 9940 pixels, more than --max-size "
             "2048; choose smaller cells or a larger --max-size");
 }
 

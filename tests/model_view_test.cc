@@ -406,21 +406,32 @@ TEST(Gallery, TheScriptDrawsEveryFigureWithinItsSize) {
            (static_cast<unsigned char>(bytes[at + 2]) << 8) |
            static_cast<unsigned char>(bytes[at + 3]);
   };
-  for (const char* name :
-       {"model_view_12x12_slide.png", "model_view_12x12_column.png", "layer3_head5.png",
-        "model_view_32x32_slide.png", "summary_previous_32x32_slide.png",
-        "summary_first_32x32_column.png", "causal_1024_slide.png"}) {
-    const std::string bytes = read_text(out + "/" + name);
-    ASSERT_GT(bytes.size(), 24u) << name;
-    const unsigned limit = std::string(name).find("column") != std::string::npos ||
-                                   std::string(name) == "layer3_head5.png"
-                               ? 700
-                               : 1920;
-    EXPECT_LE(png_size(bytes, 16), limit) << name;
-    EXPECT_LE(png_size(bytes, 20), limit) << name;
+  // --fit slide: within 1920 x 1080; --fit column: 700 wide, at most 1000 tall.
+  for (const std::string target : {"slide", "column"}) {
+    for (const std::string stem :
+         {"model_view_12x12_", "model_view_24x14_", "layer3_", "layer3_head5_", "model_view_32x32_",
+          "summary_previous_32x32_", "summary_entropy_32x32_", "causal_1024_"}) {
+      const std::string name = stem + target + ".png";
+      const std::string bytes = read_text(out + "/" + name);
+      ASSERT_GT(bytes.size(), 24u) << name;
+      const unsigned w = png_size(bytes, 16), h = png_size(bytes, 20);
+      if (target == "slide") {
+        EXPECT_LE(w, 1920u) << name;
+        EXPECT_LE(h, 1080u) << name;
+      } else {
+        EXPECT_EQ(w, 700u) << name;
+        EXPECT_LE(h, 1000u) << name;
+      }
+    }
   }
-  for (const char* name :
-       {"model_view_12x12.svg", "model_view_32x32.svg", "summary_entropy_32x32.svg"}) {
+  // A model of 24 layers x 14 heads is landscape on a slide and fills it
+  // (its height, here: the panels are square).
+  const std::string wide = read_text(out + "/model_view_24x14_slide.png");
+  EXPECT_GT(png_size(wide, 16), png_size(wide, 20));
+  EXPECT_GT(png_size(wide, 20), 1000u);
+  std::string why;
+  EXPECT_TRUE(test::well_formed_xml(read_text(out + "/model_view_24x14_slide.svg"), &why)) << why;
+  for (const char* name : {"model_view_32x32.svg", "summary_entropy_32x32.svg"}) {
     const std::string svg = read_text(out + "/" + name);
     std::string why;
     EXPECT_TRUE(test::well_formed_xml(svg, &why)) << name << ": " << why;

@@ -202,27 +202,64 @@ bool balanced(const std::string& tex) {
   return stack.empty() && display == 0;
 }
 
+// LaTeX traces of the blog example with the similarity step, of a model
+// with sinks (σ), of RoPE (θ) and of labels in Chinese, with accents and
+// tokenizers' markers: what the tests below compile and read.
+std::vector<std::string> latex_traces() {
+  std::vector<std::vector<std::string>> runs = {
+      {"run", "--example", "sweet", "--similarity"},
+      {"run", test::source_path("data/examples/gpt_oss.json")},
+      {"run", test::source_path("data/examples/llama.json")},
+      {"run", "--example", "sweet", "--labels", "\xE5\xAE\x83,caf\xC3\xA9,\xE2\x96\x81the,x_1"}};
+  std::vector<std::string> out;
+  for (auto& args : runs) {
+    args.insert(args.end(), {"--trace", "--trace-format", "latex"});
+    auto r = run_attn(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    out.push_back(r.out);
+  }
+  return out;
+}
+
+// Every byte is ASCII (pdflatex needs no inputenc), and the step titles
+// are text the reader sees, not comments only.
+TEST(Trace, LatexIsAsciiWithVisibleTitles) {
+  for (const std::string& tex : latex_traces()) {
+    for (size_t i = 0; i < tex.size(); ++i) {
+      ASSERT_LT(static_cast<unsigned char>(tex[i]), 0x80) << "byte " << i << " of:\n"
+                                                          << tex.substr(i > 80 ? i - 80 : 0, 160);
+    }
+    EXPECT_NE(tex.find("\n\\noindent\\textbf{1. "), std::string::npos) << tex;
+  }
+  const std::vector<std::string> t = latex_traces();
+  EXPECT_NE(t[1].find("\\ensuremath{\\sigma}"), std::string::npos) << t[1];
+  EXPECT_NE(t[3].find("\\text{\\texttt{U+5B83}}"), std::string::npos) << t[3];
+  EXPECT_NE(t[3].find("\\text{caf\\'{e}}"), std::string::npos) << t[3];
+  EXPECT_NE(t[3].find("\\text{x\\_1}"), std::string::npos) << t[3];
+}
+
 TEST(Trace, LatexIsBalancedAndCompiles) {
-  auto r =
-      run_attn({"run", "--example", "sweet", "--trace", "--trace-format", "latex", "--similarity"});
-  ASSERT_EQ(r.code, 0);
-  EXPECT_TRUE(balanced(r.out));
-  EXPECT_NE(r.out.find("S = Q \\cdot K^\\top =\n\\begin{array}{r|rrrr}"), std::string::npos)
-      << r.out;
+  const std::vector<std::string> traces = latex_traces();
+  for (const std::string& tex : traces) EXPECT_TRUE(balanced(tex)) << tex;
+  EXPECT_NE(traces[0].find("S = Q \\cdot K^\\top =\n\\begin{array}{r|rrrr}"), std::string::npos)
+      << traces[0];
   if (std::system("command -v pdflatex >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "pdflatex is not installed (apt-get install texlive-latex-base); checked that "
                     "environments balance, not that it compiles";
   }
   const std::string dir = test::temp_dir() + "/tex";
   ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
-  test::write_temp("tex/trace.tex",
-                   "\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n" + r.out +
-                       "\\end{document}\n");
-  const int rc = std::system(("cd " + dir +
-                              " && pdflatex -interaction=nonstopmode -halt-on-error trace.tex "
-                              ">pdflatex.log 2>&1")
-                                 .c_str());
-  EXPECT_EQ(rc, 0) << test::read_text(dir + "/pdflatex.log");
+  for (size_t i = 0; i < traces.size(); ++i) {
+    // No inputenc, no fontenc: the trace must be ASCII for this to compile.
+    test::write_temp("tex/trace.tex",
+                     "\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n" +
+                         traces[i] + "\\end{document}\n");
+    const int rc = std::system(("cd " + dir +
+                                " && pdflatex -interaction=nonstopmode -halt-on-error trace.tex "
+                                ">pdflatex.log 2>&1")
+                                   .c_str());
+    EXPECT_EQ(rc, 0) << "trace " << i << ":\n" << test::read_text(dir + "/pdflatex.log");
+  }
 }
 
 // A step's formula in LaTeX, built from its data as its plain text is.

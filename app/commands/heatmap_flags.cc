@@ -94,6 +94,9 @@ void set_heatmap_flag(HeatmapOptions& o, std::string_view flag, const std::strin
     o.head = integer(flag, text, 0, INT32_MAX);
   } else if (flag == "--max-size") {
     o.max_size = static_cast<int>(integer(flag, text, kMinMaxSize, kLargestMaxSize));
+  } else if (flag == "--fit") {
+    o.fit = parse_figure_fit(text);
+    o.max_size = std::max(o.fit->width, o.fit->height);
   } else if (flag == "--reduce") {
     o.reduce = choice<Reduce>(flag, text, reduce_names(), {Reduce::kMean, Reduce::kMax});
     o.reduce_given = true;

@@ -11,7 +11,7 @@
 namespace attn {
 
 // Sets the option of `flag` ("--colormap", "--vmin", "--vmax", "--normalize",
-// "--batch", "--head", "--max-size", "--reduce", "--cell-size",
+// "--batch", "--head", "--max-size", "--fit", "--reduce", "--cell-size",
 // "--labels-every", "--annotate", "--precision", "--font", "--token-style",
 // "--ignore-first" with "true", "--color-scale") from its text.
 // Throws a usage error naming the flag (an input error for a --font file

@@ -25,13 +25,13 @@ _attn_flags() {
         "--dtype --threads --check --expect --rtol --atol -q --quiet --max-elements" \
         "--max-input-bytes" \
         "--emit-pytorch --title --description --color --heatmap --show" \
-        "--of --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
+        "--of --colormap --vmin --vmax --normalize --batch --head --max-size --fit --reduce" \
         "--cell-size --labels-every --annotate --color-scale --ignore-first --token-style --font"
       ;;
     heatmap)
       echo "-h --help -o --output --show --key --title --labels --key-labels --tokens --layer" \
         "--stack --layers --heads --summary -f --format --top -q --quiet" \
-        "--max-input-bytes --max-elements --color --colormap --vmin --vmax --normalize --batch --head --max-size --reduce" \
+        "--max-input-bytes --max-elements --color --colormap --vmin --vmax --normalize --batch --head --max-size --fit --reduce" \
         "--cell-size --labels-every --annotate --color-scale --ignore-first --token-style --font --precision"
       ;;
     diff)
@@ -75,6 +75,7 @@ _attn_values() {
     --rollout-fusion) echo "mean max min" ;;
     --colormap) echo "viridis magma gray blues rdbu viridis_r magma_r gray_r blues_r rdbu_r" ;;
     --normalize) echo "none row col" ;;
+    --fit) echo "column slide" ;;
     --reduce) echo "mean max" ;;
     --annotate) echo "auto always never" ;;
     --token-style) echo "readable marker raw" ;;

@@ -207,7 +207,37 @@ std::string decode_latex(const std::string& t) {
         break;
       }
     }
-    require(known, "latex: unknown command");
+    if (!known) {  // a character above ASCII (latex_ascii)
+      static const std::map<std::string, char32_t> by_command = [] {
+        std::map<std::string, char32_t> m;
+        for (char32_t cp = 0x80; cp < 0x3000; ++cp) {
+          if (cp >= 0xD800 && cp < 0xE000) continue;
+          std::string one;
+          append_utf8(one, cp);
+          const std::string command = latex_ascii(one);
+          if (command.rfind("\\texttt{U+", 0) != 0) m.emplace(command, cp);
+        }
+        return m;
+      }();
+      size_t longest = 0;
+      char32_t cp = 0;
+      for (const auto& [command, c] : by_command) {
+        if (command.size() > longest && t.compare(i, command.size(), command) == 0) {
+          longest = command.size();
+          cp = c;
+        }
+      }
+      if (longest == 0 && t.compare(i, 10, "\\texttt{U+") == 0) {
+        const size_t end = t.find('}', i);
+        require(end != std::string::npos, "latex: unclosed code point");
+        cp = static_cast<char32_t>(std::stoul(t.substr(i + 10, end - i - 10), nullptr, 16));
+        longest = end + 1 - i;
+      }
+      require(longest > 0, "latex: unknown command");
+      append_utf8(out, cp);
+      i += longest - 1;
+      known = true;
+    }
   }
   return out;
 }

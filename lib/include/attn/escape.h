@@ -45,8 +45,17 @@ std::string python_path_literal(std::string_view path);
 // characters \ { } $ & # ^ _ % ~ are escaped, < > | get their text-mode
 // commands (OT1 fonts print other glyphs for them), control characters
 // (newlines too) become spaces, so the text stays on its line, and U+FFFD
-// becomes "?" (pdflatex has no glyph for it and would stop).
+// becomes "?" (pdflatex has no glyph for it and would stop). The result is
+// ASCII: other characters become LaTeX commands (latex_ascii).
 std::string latex_text(std::string_view s);
+
+// LaTeX made ASCII, so that pdflatex reads it without inputenc or
+// Unicode fonts: ASCII is kept as it is, math symbols become commands in
+// \ensuremath (σ \ensuremath{\sigma}, · \ensuremath{\cdot}, ᵀ
+// \ensuremath{^{\top}}, − \ensuremath{-}, … \ldots{}), Latin-1's accented letters their
+// accent commands (é \'{e}), and any other character its code point,
+// \texttt{U+5B83}. Invalid UTF-8 becomes "?".
+std::string latex_ascii(std::string_view s);
 
 // Inline Markdown text (CommonMark and GitHub's dialect), also for table
 // cells: \ ` * _ [ ] < > & | ~ # $ are backslash-escaped, a leading - + or

@@ -59,6 +59,24 @@ const std::vector<std::string>& heatmap_stage_names();
 // colorbar of a single panel.
 constexpr int kMinMaxSize = 256, kLargestMaxSize = 16384;
 
+// A target the figure is laid out for (--fit): a paper column (700 px wide,
+// 3.5 in at 200 dpi, text at 7 pt or more: capitals of 14 px; at most
+// 1000 px tall), a 1920 x 1080 slide, or any width x height within
+// kMinMaxSize..kLargestMaxSize. The panels per row, a model view's
+// orientation, the label thinning and the cell size are chosen so that the
+// grid fills the target, every label shows when it fits and none overlap;
+// the image is at most width x height, and exactly width wide when
+// exact_width (a column).
+struct FigureFit {
+  int width = 0, height = 0;
+  bool exact_width = false;
+  std::string name;  // "column", "slide" or "1200x800", for messages
+};
+FigureFit column_fit();
+FigureFit slide_fit();
+// "column", "slide" or "WxH"; a usage error naming --fit otherwise.
+FigureFit parse_figure_fit(const std::string& text);
+
 // A font for the figures' text: a TrueType or OpenType face. The built-in
 // one is DejaVu Sans (regular and bold), embedded in the binary and drawn
 // with stb_truetype; load_font reads a .ttf, .otf or the first face of a
@@ -119,6 +137,7 @@ struct HeatmapOptions {
   Normalize normalize = Normalize::kNone;  // divide each row/column by its max |value|
   std::optional<int64_t> batch, head;      // draw only this batch / head
   int max_size = 2048;                     // longest side of the image, pixels
+  std::optional<FigureFit> fit;            // --fit: the target box (max_size: its longer side)
   Reduce reduce = Reduce::kMean;           // how blocks are merged when downsampling
   bool reduce_given = false;               // --reduce was given (a model view's default is max)
   std::optional<int> cell_size;            // pixels a cell; default: the largest that fits
@@ -155,6 +174,9 @@ struct HeatmapData {
   // rows x cols otherwise). The HTML page names cells by these indices.
   int64_t cell_block = 1, source_rows = 0, source_cols = 0;
   std::vector<std::string> row_labels, col_labels;  // empty: indices
+  // The first key_cols columns are keys and the rest something else (a
+  // sink's share), drawn apart by a line; 0: every column is a key.
+  int64_t key_cols = 0;
   std::string row_title = "queries", col_title = "keys";
   std::string value_name = "weights";  // names the colorbar
   std::string title;                   // first title line (may be empty)

@@ -184,6 +184,167 @@ std::string python_path_literal(std::string_view path) {
   return out;
 }
 
+namespace {
+
+// A code point above ASCII as LaTeX that pdflatex reads without inputenc
+// and with the OT1 fonts: math symbols in \ensuremath (right in running
+// text, in \text{...} and in math), accented Latin letters by their
+// accent commands, anything else as its code point, \texttt{U+5B83}. Each
+// is a command of its own, so the text reads back unambiguously (the
+// escape fuzzer decodes it).
+struct LatexSymbol {
+  char32_t c;
+  const char* latex;
+};
+constexpr LatexSymbol kLatexSymbols[] = {
+    {0x00A0, "\\nobreakspace{}"},
+    {0x00B2, "\\ensuremath{^{2}}"},
+    {0x00B3, "\\ensuremath{^{3}}"},
+    {0x00B7, "\\ensuremath{\\cdot}"},
+    {0x00D7, "\\ensuremath{\\times}"},
+    {0x00DF, "\\ss{}"},
+    {0x00F7, "\\ensuremath{\\div}"},
+    {0x0391, "\\ensuremath{\\mathrm{A}}"},
+    {0x0393, "\\ensuremath{\\Gamma}"},
+    {0x0394, "\\ensuremath{\\Delta}"},
+    {0x0398, "\\ensuremath{\\Theta}"},
+    {0x039B, "\\ensuremath{\\Lambda}"},
+    {0x03A0, "\\ensuremath{\\Pi}"},
+    {0x03A3, "\\ensuremath{\\Sigma}"},
+    {0x03A6, "\\ensuremath{\\Phi}"},
+    {0x03A8, "\\ensuremath{\\Psi}"},
+    {0x03A9, "\\ensuremath{\\Omega}"},
+    {0x03B1, "\\ensuremath{\\alpha}"},
+    {0x03B2, "\\ensuremath{\\beta}"},
+    {0x03B3, "\\ensuremath{\\gamma}"},
+    {0x03B4, "\\ensuremath{\\delta}"},
+    {0x03B5, "\\ensuremath{\\varepsilon}"},
+    {0x03B6, "\\ensuremath{\\zeta}"},
+    {0x03B7, "\\ensuremath{\\eta}"},
+    {0x03B8, "\\ensuremath{\\theta}"},
+    {0x03B9, "\\ensuremath{\\iota}"},
+    {0x03BA, "\\ensuremath{\\kappa}"},
+    {0x03BB, "\\ensuremath{\\lambda}"},
+    {0x03BC, "\\ensuremath{\\mu}"},
+    {0x03BD, "\\ensuremath{\\nu}"},
+    {0x03BE, "\\ensuremath{\\xi}"},
+    {0x03C0, "\\ensuremath{\\pi}"},
+    {0x03C1, "\\ensuremath{\\rho}"},
+    {0x03C3, "\\ensuremath{\\sigma}"},
+    {0x03C4, "\\ensuremath{\\tau}"},
+    {0x03C5, "\\ensuremath{\\upsilon}"},
+    {0x03C6, "\\ensuremath{\\phi}"},
+    {0x03C7, "\\ensuremath{\\chi}"},
+    {0x03C8, "\\ensuremath{\\psi}"},
+    {0x03C9, "\\ensuremath{\\omega}"},
+    {0x1D40, "\\ensuremath{^{\\top}}"},
+    {0x2013, "\\textendash{}"},
+    {0x2014, "\\textemdash{}"},
+    {0x2018, "\\textquoteleft{}"},
+    {0x2019, "\\textquoteright{}"},
+    {0x201C, "\\textquotedblleft{}"},
+    {0x201D, "\\textquotedblright{}"},
+    {0x2026, "\\ldots{}"},
+    {0x2070, "\\ensuremath{^{0}}"},
+    {0x2080, "\\ensuremath{_{0}}"},
+    {0x2081, "\\ensuremath{_{1}}"},
+    {0x2082, "\\ensuremath{_{2}}"},
+    {0x2083, "\\ensuremath{_{3}}"},
+    {0x2084, "\\ensuremath{_{4}}"},
+    {0x2085, "\\ensuremath{_{5}}"},
+    {0x2086, "\\ensuremath{_{6}}"},
+    {0x2087, "\\ensuremath{_{7}}"},
+    {0x2088, "\\ensuremath{_{8}}"},
+    {0x2089, "\\ensuremath{_{9}}"},
+    {0x2192, "\\ensuremath{\\to}"},
+    {0x21B5, "\\ensuremath{\\hookleftarrow}"},
+    {0x21E5, "\\ensuremath{\\rightarrow}"},
+    {0x2211, "\\ensuremath{\\sum}"},
+    {0x2212, "\\ensuremath{-}"},
+    {0x221A, "\\ensuremath{\\surd}"},
+    {0x221E, "\\ensuremath{\\infty}"},
+    {0x2225, "\\ensuremath{\\parallel}"},
+    {0x2248, "\\ensuremath{\\approx}"},
+    {0x2260, "\\ensuremath{\\neq}"},
+    {0x2264, "\\ensuremath{\\leq}"},
+    {0x2265, "\\ensuremath{\\geq}"},
+    {0x2016, "\\ensuremath{\\|}"},
+    {0x2299, "\\ensuremath{\\odot}"},
+    {0x22C5, "\\ensuremath{\\cdotp}"},
+    {0x2423, "\\textvisiblespace{}"},
+};
+
+// Latin-1's accented letters: the accent command and the base letter.
+bool latin1_accent(char32_t c, std::string& out) {
+  static const char* const kAccents[] = {"\\`", "\\'", "\\^", "\\~", "\\\"", "\\r"};
+  // U+00C0..U+00FF: the letter each is built on and its accent (an index
+  // into kAccents), '-' for none (Æ, Ç, Ø, ß, ... are handled below).
+  static const char kBase[] = "AAAAAA--EEEEIIII-NOOOOO--UUUUY--aaaaaa--eeeeiiii-nooooo--uuuuy-y";
+  static const char kAccent[] = "012345--01240124-301234--01241--012345--01240124-301234--01241-4";
+  if (c < 0xC0 || c > 0xFF) return false;
+  const size_t i = c - 0xC0;
+  if (kBase[i] == '-' || kAccent[i] == '-') {
+    switch (c) {
+      case 0xC6:
+        out += "\\AE{}";
+        return true;
+      case 0xE6:
+        out += "\\ae{}";
+        return true;
+      case 0xD8:
+        out += "\\O{}";
+        return true;
+      case 0xF8:
+        out += "\\o{}";
+        return true;
+      case 0xC7:
+        out += "\\c{C}";
+        return true;
+      case 0xE7:
+        out += "\\c{c}";
+        return true;
+      default:
+        return false;
+    }
+  }
+  out += kAccents[kAccent[i] - '0'];
+  out += '{';
+  out += kBase[i];
+  out += '}';
+  return true;
+}
+
+void append_latex_code_point(char32_t c, std::string& out) {
+  if (latin1_accent(c, out)) return;
+  for (const LatexSymbol& sym : kLatexSymbols) {
+    if (sym.c == c) {
+      out += sym.latex;
+      return;
+    }
+  }
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string hex;
+  for (char32_t v = c; v > 0 || hex.size() < 4; v >>= 4) hex.insert(hex.begin(), kHex[v & 15]);
+  out += "\\texttt{U+" + hex + "}";
+}
+
+}  // namespace
+
+std::string latex_ascii(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for_each_code_point(s, [&](char32_t c, std::string_view bytes, bool) {
+    if (c == kReplacement) {
+      out += '?';
+    } else if (c < 0x80) {
+      out += bytes;
+    } else {
+      append_latex_code_point(c, out);
+    }
+  });
+  return out;
+}
+
 std::string latex_text(std::string_view s) {
   std::string out;
   for_each_code_point(s, [&](char32_t c, std::string_view bytes, bool) {
@@ -225,6 +386,8 @@ std::string latex_text(std::string_view s) {
     // A newline would end a % comment, and a blank line a \text{...}.
     if (is_c0_or_c1(c)) {
       out += ' ';
+    } else if (c >= 0x80) {
+      append_latex_code_point(c, out);
     } else {
       out += bytes;
     }

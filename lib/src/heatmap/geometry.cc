@@ -62,11 +62,9 @@ std::vector<std::string> wrap(const std::string& text, int width, int max_lines,
   return lines;
 }
 
-namespace {
-
-bool fits(const Geometry& g, int max_size) { return g.width <= max_size && g.height <= max_size; }
-
-}  // namespace
+bool fits(const Geometry& g, const GeometryInput& in) {
+  return g.width <= in.max_size && g.height <= in.max_h;
+}
 
 Labels make_labels(const std::vector<std::string>& names, int64_t n) {
   Labels l;
@@ -104,7 +102,17 @@ Geometry geometry(const GeometryInput& cx, int cell, int64_t factor) {
   const int64_t upright = step(kTextH + 4);
   g.col_vertical = cx.cols.named && across > 1 && across > upright;
   g.col_step = g.col_vertical ? upright : across;
-  if (cx.labels_every) {  // as asked, even where labels then touch
+  if (cx.labels_every && cx.fill) {  // the least multiple of N at which labels do not touch
+    const int64_t n = *cx.labels_every;
+    auto multiple = [&](double need) {
+      const int64_t k = static_cast<int64_t>(std::ceil(need / (g.ppi * static_cast<double>(n))));
+      return n * std::max<int64_t>(k, 1);
+    };
+    g.row_step = multiple(kTextH + 4);
+    const int64_t across_n = multiple(cx.cols.max_width + 10), upright_n = multiple(kTextH + 4);
+    g.col_vertical = cx.cols.named && across_n > upright_n;
+    g.col_step = g.col_vertical ? upright_n : across_n;
+  } else if (cx.labels_every) {  // as asked, even where labels then touch
     g.row_step = *cx.labels_every;
     g.col_vertical = cx.cols.named && static_cast<double>(cx.cols.max_width + 10) >
                                           g.ppi * static_cast<double>(*cx.labels_every);
@@ -115,7 +123,22 @@ Geometry geometry(const GeometryInput& cx, int cell, int64_t factor) {
   g.left_w = kTextH + 10 + cx.rows.max_width + kLabelGap;
   g.panel_gap = cx.panel_gap;
   g.grid_w = cx.plan.grid_cols * g.slot_w + (cx.plan.grid_cols - 1) * g.panel_gap;
-  g.right_w = kBarGap + kBarWidth + kTickLen + 4 + cx.tick_w + 10 + kTextH;
+  g.caption_scale = cx.caption_scale;
+  g.caption_h = cx.caption_w == 0            ? 0
+                : cx.caption_scale == kScale ? kPitch
+                                             : kLineHeight * cx.caption_scale + 4;
+  // Shared column labels: only the first row of panels has them.
+  g.shared_labels = cx.shared_labels;
+  g.row_h = g.caption_h + (g.shared_labels ? 0 : g.col_band) + g.mat_h;
+  const int grid_h = cx.plan.grid_rows * g.row_h + (cx.plan.grid_rows - 1) * g.panel_gap +
+                     (g.shared_labels ? g.col_band : 0);
+  // The colorbar is at least 160 px tall, even beside a small matrix; its
+  // title is wrapped beside it, in up to three upright lines.
+  g.bar_h = std::max(grid_h - g.caption_h - g.col_band, 160);
+  g.bar_title = wrap(cx.bar_title, g.bar_h, 3, false);
+  const int bar_lines = std::max<int>(1, static_cast<int>(g.bar_title.size()));
+  g.right_w =
+      kBarGap + kBarWidth + kTickLen + 4 + cx.tick_w + 10 + kTextH + (bar_lines - 1) * kPitch;
   const int content = g.left_w + g.grid_w + g.right_w;
   // Only widths up to max_size matter below.
   const int title_w = std::max(text_extent_upto(d.title, kScale, cx.max_size, true),
@@ -128,20 +151,9 @@ Geometry geometry(const GeometryInput& cx, int cell, int64_t factor) {
   const size_t title_lines = g.title.size() + g.subtitle.size();
   g.title_h = title_lines ? static_cast<int>(title_lines) * kPitch + 8 : 0;
   g.axis_h = d.col_title.empty() ? 0 : kPitch;
-  g.caption_scale = cx.caption_scale;
-  g.caption_h = cx.caption_w == 0            ? 0
-                : cx.caption_scale == kScale ? kPitch
-                                             : kLineHeight * cx.caption_scale + 4;
-  // Shared column labels: only the first row of panels has them.
-  g.shared_labels = cx.shared_labels;
-  g.row_h = g.caption_h + (g.shared_labels ? 0 : g.col_band) + g.mat_h;
   g.notes_h = cx.notes * kPitch + (cx.notes ? 8 : 0);
-  const int grid_h = cx.plan.grid_rows * g.row_h + (cx.plan.grid_rows - 1) * g.panel_gap +
-                     (g.shared_labels ? g.col_band : 0);
-  // The colorbar is at least 160 px tall, even beside a small matrix.
-  const int bar_h = std::max(grid_h - g.caption_h - g.col_band, 160);
   g.height = 2 * kMargin + g.title_h +
-             std::max(grid_h + g.axis_h, g.caption_h + g.col_band + bar_h) + g.notes_h;
+             std::max(grid_h + g.axis_h, g.caption_h + g.col_band + g.bar_h) + g.notes_h;
   return g;
 }
 
@@ -151,7 +163,6 @@ Geometry geometry(const GeometryInput& cx, int cell, int64_t factor) {
 // a 4x4 matrix to 4 pixels would fit the limit and show nothing.
 Geometry choose_geometry(const GeometryInput& cx) {
   const int kMinSide = cx.plan.refs.size() > 1 ? kMinGridSide : 96;
-  const int max_size = cx.max_size;
   const HeatmapData& d = cx.d;
   const int gc = cx.plan.grid_cols, gr = cx.plan.grid_rows;
   const int64_t longest = std::max(d.rows, d.cols);
@@ -160,23 +171,26 @@ Geometry choose_geometry(const GeometryInput& cx) {
   // Up to 64 rows and columns, cells as tall as a label, so every label shows.
   const double wanted = std::max(std::floor(target / static_cast<double>(longest)),
                                  longest <= 64 ? kTextH + 4.0 : 1.0);
-  int cell = static_cast<int>(std::clamp<double>(wanted, 1, kMaxCell));
+  // --fit: as large as the target allows; the loop below shrinks them.
+  int cell = cx.fill ? static_cast<int>(std::clamp<int64_t>(
+                           std::min(cx.max_size / gc, cx.max_h / gr) / longest, 1, kMaxFillCell))
+                     : static_cast<int>(std::clamp<double>(wanted, 1, kMaxCell));
   const int min_cell = static_cast<int>(
       std::clamp<double>(std::ceil(static_cast<double>(kMinSide) / longest), 1, cell));
   for (; cell > min_cell; --cell) {
     Geometry g = geometry(cx, cell, 1);
-    if (fits(g, max_size)) return g;
+    if (fits(g, cx)) return g;
   }
   Geometry g = geometry(cx, cell, 1);
-  if (fits(g, max_size) || cell > 1) return g;
+  if (fits(g, cx) || cell > 1) return g;
   // Room left for the matrices once labels, colorbar and titles are placed.
   const int fixed_w = g.width - gc * g.mat_w;
   const int fixed_h = g.height - gr * g.mat_h;
-  int64_t f = block_factor(d.rows, d.cols, std::max(kMinSide, (max_size - fixed_h) / gr),
-                           std::max(kMinSide, (max_size - fixed_w) / gc));
+  int64_t f = block_factor(d.rows, d.cols, std::max(kMinSide, (cx.max_h - fixed_h) / gr),
+                           std::max(kMinSide, (cx.max_size - fixed_w) / gc));
   for (;; ++f) {
     g = geometry(cx, 1, f);
-    if (fits(g, max_size) || std::max(g.shown_rows, g.shown_cols) <= kMinSide) return g;
+    if (fits(g, cx) || std::max(g.shown_rows, g.shown_cols) <= kMinSide) return g;
   }
 }
 

@@ -48,13 +48,16 @@ struct GeometryInput {
   Labels rows, cols;
   int caption_w = 0;
   int tick_w = kTickTextWidth;
-  int notes = 0;  // lines of notes below the figure
-  int max_size = 2048;
+  int notes = 0;                             // lines of notes below the figure
+  int max_size = 2048;                       // the widest the figure may be
+  int max_h = 2048;                          // the tallest
+  bool fill = false;                         // --fit: cells as large as the target allows
   std::optional<int> cell_size = {};         // --cell-size
   std::optional<int64_t> labels_every = {};  // --labels-every
   int panel_gap = kPanelGap;
   bool shared_labels = false;  // column labels above the first row of panels only
   int caption_scale = kScale;  // of the panels' captions (caption_w is measured at it)
+  std::string bar_title = {};  // the colour bar's (scale_title), wrapped beside the bar
 };
 
 // Everything that depends on the cell size and the block factor.
@@ -74,6 +77,8 @@ struct Geometry {
   int title_h = 0, axis_h = 0, caption_h = 0, row_h = 0, notes_h = 0;
   int width = 0, height = 0;
   std::vector<std::string> title, subtitle;  // wrapped lines
+  std::vector<std::string> bar_title;        // upright lines beside the colour bar, at most 3
+  int bar_h = 0;                             // the colour bar's height
 };
 
 Geometry geometry(const GeometryInput& in, int cell, int64_t factor);
@@ -85,6 +90,15 @@ std::vector<std::string> wrap(const std::string& text, int width, int max_lines,
 // The largest cells up to a comfortable panel size (at least a label's
 // height up to 64 rows) that fit in.max_size, or, when 1-pixel cells do
 // not fit, the smallest block factor that does; in.cell_size when given.
+// With in.fill (--fit), the cells grow until the grid fills the target
+// (up to kMaxFillCell), and --labels-every N is the least step: it is
+// raised to a multiple of N at which the labels do not overlap.
 Geometry choose_geometry(const GeometryInput& in);
+
+// The largest cell --fit draws (a single small matrix on a slide).
+constexpr int kMaxFillCell = 160;
+
+// Whether the figure fits in.max_size x in.max_h.
+bool fits(const Geometry& g, const GeometryInput& in);
 
 }  // namespace attn::heatmap

@@ -117,6 +117,16 @@ void add_colorbar(Scene& s, const Panels& p, const HeatmapData& d, int x, int y,
   }
 }
 
+// The colour bar's title, its lines upright from x rightwards, centred on mid.
+void add_bar_title(Scene& s, const std::vector<std::string>& lines, int x, int mid) {
+  for (size_t i = 0; i < lines.size(); ++i) {
+    TextItem t =
+        text(x + static_cast<int>(i) * kPitch, mid, lines[i], Anchor::kMiddle, "axis", kSoft);
+    t.vertical = true;
+    s.texts.push_back(t);
+  }
+}
+
 // The room a panel's caption takes (bold, with two pixels to spare); 0
 // for none, so a figure of one panel has no caption line.
 int caption_width(const std::string& caption, int scale) {
@@ -160,29 +170,43 @@ std::vector<std::string> cell_tips(const HeatmapData& d, const Panel& panel) {
 // with the largest cells that fits wins, the squarer on a tie; when none
 // fits, again with short, small captions ("B1 H3"), narrower gaps and the
 // column labels above the first row only (every panel has the same keys).
+// With --fit every arrangement is tried, the short captions too (kept at
+// the labels' size: a figure laid out for a page keeps its text legible),
+// and of equal cells the one covering more of the target wins.
 Geometry arrange(GeometryInput& cx, PanelPlan& plan) {
   Geometry best = choose_geometry(cx);
   const int n = static_cast<int>(plan.refs.size());
-  const bool best_fits = best.width <= cx.max_size && best.height <= cx.max_size;
+  bool found_fit = fits(best, cx);
   // Past a few thousand panels nothing fits (each keeps kMinGridSide px a side).
-  if (n == 1 || n > 4096 || (best_fits && best.factor == 1)) {
+  if (n == 1 || n > 4096 || (!cx.fill && found_fit && best.factor == 1)) {
     return best;
   }
   const int rows0 = plan.grid_rows, cols0 = plan.grid_cols;
   int best_cols = cols0;
-  bool found_fit = best_fits;
+  // What the attempts change of cx, as the best arrangement had it.
+  struct Style {
+    int panel_gap, caption_scale, caption_w;
+    bool shared_labels;
+  };
+  auto style_of = [](const GeometryInput& x) {
+    return Style{x.panel_gap, x.caption_scale, x.caption_w, x.shared_labels};
+  };
+  Style best_style = style_of(cx);
+  std::vector<std::string> best_captions;
+  for (const PanelRef& r : plan.refs) best_captions.push_back(r.caption);
   auto squareness = [](const Geometry& x) {
     return std::fabs(std::log(static_cast<double>(x.width) / std::max(x.height, 1)));
   };
-  for (int attempt = 0; attempt < 2 && (attempt == 0 || !found_fit); ++attempt) {
+  auto area = [](const Geometry& x) { return static_cast<double>(x.width) * x.height; };
+  for (int attempt = 0; attempt < 2 && (attempt == 0 || !found_fit || cx.fill); ++attempt) {
     if (attempt == 1) {
       cx.panel_gap = kTightPanelGap;
       cx.shared_labels = true;
-      cx.caption_scale = 1;
+      cx.caption_scale = cx.fill ? kScale : 1;
       cx.caption_w = 0;
       for (PanelRef& r : plan.refs) {
         r.caption = panel_caption(cx.d, r.batch, r.head, true);
-        cx.caption_w = std::max(cx.caption_w, caption_width(r.caption, 1));
+        cx.caption_w = std::max(cx.caption_w, caption_width(r.caption, cx.caption_scale));
       }
     }
     for (int cols = n; cols >= 1; --cols) {
@@ -191,22 +215,42 @@ Geometry arrange(GeometryInput& cx, PanelPlan& plan) {
       // Of the column counts giving the same number of rows, the fewest.
       if (cols > 1 && (n + cols - 2) / (cols - 1) == plan.grid_rows) continue;
       const Geometry g = choose_geometry(cx);
-      const bool fits = g.width <= cx.max_size && g.height <= cx.max_size;
+      const bool tie = g.factor == best.factor && g.cell == best.cell;
       const bool better =
-          fits &&
+          fits(g, cx) &&
           (!found_fit || g.factor < best.factor ||
-           (g.factor == best.factor &&
-            (g.cell > best.cell || (g.cell == best.cell && squareness(g) < squareness(best)))));
+           (g.factor == best.factor && g.cell > best.cell) ||
+           (tie && (cx.fill ? area(g) > area(best) : squareness(g) < squareness(best))));
       if (better) {
         best = g;
         best_cols = cols;
+        best_style = style_of(cx);
+        best_captions.clear();
+        for (const PanelRef& r : plan.refs) best_captions.push_back(r.caption);
         found_fit = true;
       }
     }
   }
-  plan.grid_cols = found_fit ? best_cols : cols0;
-  plan.grid_rows = found_fit ? (n + best_cols - 1) / best_cols : rows0;
-  return found_fit ? best : choose_geometry(cx);
+  if (!found_fit) {
+    plan.grid_cols = cols0;
+    plan.grid_rows = rows0;
+    return choose_geometry(cx);
+  }
+  cx.panel_gap = best_style.panel_gap;
+  cx.caption_scale = best_style.caption_scale;
+  cx.caption_w = best_style.caption_w;
+  cx.shared_labels = best_style.shared_labels;
+  for (size_t i = 0; i < plan.refs.size(); ++i) plan.refs[i].caption = best_captions[i];
+  plan.grid_cols = best_cols;
+  plan.grid_rows = (n + best_cols - 1) / best_cols;
+  return best;
+}
+
+// The limit the figure is held to, as the flags said it.
+std::string target_text(const HeatmapOptions& o) {
+  if (!o.fit) return "--max-size " + std::to_string(o.max_size);
+  return "--fit " + o.fit->name + " (" + std::to_string(o.fit->width) + " × " +
+         std::to_string(o.fit->height) + ")";
 }
 
 // The figure must fit --max-size: with --cell-size as given, and with
@@ -217,19 +261,36 @@ Geometry arrange(GeometryInput& cx, PanelPlan& plan) {
 // bounded.
 void check_figure_size(const HeatmapData& d, const HeatmapOptions& o, const Geometry& g,
                        size_t panels) {
-  if (o.cell_size && (g.width > o.max_size || g.height > o.max_size)) {
+  const int max_w = o.fit ? o.fit->width : o.max_size, max_h = o.fit ? o.fit->height : o.max_size;
+  const bool over = g.width > max_w || g.height > max_h;
+  if (o.cell_size && over) {
     throw_usage("--cell-size " + std::to_string(*o.cell_size) + " makes the heatmap " +
-                std::to_string(g.width) + " × " + std::to_string(g.height) +
-                " pixels, more than --max-size " + std::to_string(o.max_size) +
-                "; choose smaller cells or a larger --max-size");
+                std::to_string(g.width) + " × " + std::to_string(g.height) + " pixels, more than " +
+                target_text(o) + "; choose smaller cells or a larger " +
+                (o.fit ? "target" : "--max-size"));
   }
-  if (panels > 1 && (g.width > o.max_size || g.height > o.max_size)) {
-    throw_input(d.source, "the heatmap of " + std::to_string(panels) + " panels needs " +
-                              std::to_string(g.width) + " × " + std::to_string(g.height) +
-                              " pixels, more than --max-size " + std::to_string(o.max_size) +
-                              "; draw fewer panels with --head or --batch" +
-                              (o.max_size < kLargestMaxSize ? ", or raise --max-size" : ""));
+  if ((panels > 1 || o.fit) && over) {
+    throw_input(d.source, "the heatmap of " + std::to_string(panels) + " panel" +
+                              (panels == 1 ? "" : "s") + " needs " + std::to_string(g.width) +
+                              " × " + std::to_string(g.height) + " pixels, more than " +
+                              target_text(o) + "; draw fewer panels with --head or --batch" +
+                              (o.fit                          ? ", or fit a larger target"
+                               : o.max_size < kLargestMaxSize ? ", or raise --max-size"
+                                                              : ""));
   }
+}
+
+// A figure laid out for a column is exactly the column's width: what is
+// narrower is centred on it.
+void widen_to(Scene& s, int width) {
+  const int dx = (width - s.width) / 2;
+  if (dx <= 0) return;
+  s.width = width;
+  for (RectItem& r : s.rects) r.x += dx;
+  for (RectItem& r : s.overlays) r.x += dx;
+  for (CellGrid& g : s.grids) g.x += dx;
+  for (ColorbarItem& b : s.bars) b.x += dx;
+  for (TextItem& t : s.texts) t.x += dx;
 }
 
 // The title (bold) and subtitle lines; returns the top of the panel grid.
@@ -333,6 +394,14 @@ CellGrid panel_grid(const HeatmapData& d, const Panels& p, const Panel& panel, c
   return grid;
 }
 
+// A line between the keys and the columns after them (a sink's share),
+// drawn over the cells so that the extra column does not read as a key.
+void add_key_separator(Scene& s, const HeatmapData& d, const CellGrid& grid, int64_t factor) {
+  if (d.key_cols <= 0 || d.key_cols >= d.cols) return;
+  const int x = grid.x + static_cast<int>(d.key_cols * grid.cell_w / factor);
+  s.overlays.push_back({x - 1, grid.y, 2, static_cast<int>(grid.rows) * grid.cell_h, kInk});
+}
+
 // The numbers in the cells (not in masked ones), in a colour that reads
 // on the cell's.
 void add_values(Scene& s, const Panel& panel, const CellGrid& grid, const Annotation& ann,
@@ -354,7 +423,7 @@ void add_values(Scene& s, const Panel& panel, const CellGrid& grid, const Annota
 }
 
 // Under the figure from y = ny: the legend of masked and missing cells,
-// then the note on averaged blocks.
+// the note on averaged blocks, and the colour range when it is the data's.
 void add_notes(Scene& s, const Panels& p, const Geometry& g, int ny) {
   const int note_w = g.width - 2 * kMargin;
   if (p.any_masked || p.any_missing) {
@@ -379,6 +448,11 @@ void add_notes(Scene& s, const Panels& p, const Geometry& g, int ny) {
   if (!p.block_note.empty()) {
     s.texts.push_back(
         text(kMargin, ny, fit_text(p.block_note, note_w, kScale), Anchor::kStart, "note"));
+    ny += kPitch;
+  }
+  if (!p.range_note.empty()) {
+    s.texts.push_back(
+        text(kMargin, ny, fit_text(p.range_note, note_w, kScale), Anchor::kStart, "note"));
   }
 }
 
@@ -388,43 +462,53 @@ void add_notes(Scene& s, const Panels& p, const Geometry& g, int ny) {
 // column of panels when every one of them fits (a cell as tall as a
 // label), else the panels go unlabelled and the note under the grid says
 // what a panel's rows and columns are. Cells are as large as --max-size
-// allows, down to one pixel, then merged in blocks.
+// allows, down to one pixel, then merged in blocks. With --fit the grid may
+// also be turned, layers across and heads down (the mean last), when that
+// gives larger panels: 24 layers x 14 heads fill a landscape slide so.
 Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const PanelPlan& plan,
                         bool tooltips) {
   const int L = plan.grid_rows, C = plan.grid_cols;
   const Labels rows = make_labels(d.row_labels, d.rows), cols = make_labels(d.col_labels, d.cols);
-  std::vector<std::string> row_names, col_names;
+  std::vector<std::string> layer_names, head_names;
   for (int i = 0; i < L; ++i) {
     const int64_t b = batch_id(d, plan.refs[static_cast<size_t>(i * C)].batch);
-    row_names.push_back(std::string(1, static_cast<char>(std::toupper(d.batch_name[0]))) +
-                        std::to_string(b));
+    layer_names.push_back(std::string(1, static_cast<char>(std::toupper(d.batch_name[0]))) +
+                          std::to_string(b));
   }
   for (int j = 0; j < C; ++j) {
     const int64_t h = head_id(d, plan.refs[static_cast<size_t>(j)].head);
-    col_names.push_back(h < 0 ? "mean" : "H" + std::to_string(h));
+    head_names.push_back(h < 0 ? "mean" : "H" + std::to_string(h));
   }
-  int row_name_w = 0, col_name_w = 0;
-  for (const std::string& n : row_names) row_name_w = std::max(row_name_w, text_extent(n, kScale));
-  for (const std::string& n : col_names)
-    col_name_w = std::max(col_name_w, text_extent(n, kScale, true));
-  const std::string note = "each panel: " + d.row_title + " (rows) × " + d.col_title +
-                           " (columns); " + d.batch_name + "s top to bottom, heads left to right" +
-                           (d.head_ids.empty() ? "" : "; mean: of the heads drawn");
+  auto widest = [](const std::vector<std::string>& names) {
+    int w = 0;
+    for (const std::string& n : names) w = std::max(w, text_extent(n, kScale, true));
+    return w;
+  };
+  const int layer_name_w = widest(layer_names), head_name_w = widest(head_names);
+  const bool mean = C > 1;  // the last head column is the mean, set a gap apart
 
-  // Everything but the panels, for a cell size and block factor.
+  // Everything but the panels, for a cell size, a block factor and an
+  // orientation (`across`: layers left to right, heads top to bottom).
   struct Fit {
     int cell = 1, gap = 6;
     int64_t factor = 1, shown_rows = 0, shown_cols = 0;
-    bool tokens = false, vertical = false;
+    bool tokens = false, vertical = false, across = false;
     int left = 0, top = 0, panel_w = 0, panel_h = 0, width = 0, height = 0, title_h = 0;
+    int grid_rows = 0, grid_cols = 0, side_name_w = 0;
     std::vector<std::string> title, subtitle;
   };
-  const int max_w = o.max_size, max_h = o.max_size;
+  const int max_w = o.fit ? o.fit->width : o.max_size;
+  const int max_h = o.fit ? o.fit->height : o.max_size;
   int tick_w = kTickTextWidth;
-  auto fit = [&](int cell, int64_t factor, bool tokens) {
+  const std::string bar_title = scale_title(d, o);
+  auto fit = [&](int cell, int64_t factor, bool tokens, bool across) {
     Fit f;
     f.cell = cell;
     f.factor = factor;
+    f.across = across;
+    f.grid_rows = across ? C : L;
+    f.grid_cols = across ? L : C;
+    f.side_name_w = across ? head_name_w : layer_name_w;
     f.gap = cell * (d.rows + factor - 1) / factor >= 48 ? 8 : 4;
     f.shown_rows = (d.rows + factor - 1) / factor;
     f.shown_cols = (d.cols + factor - 1) / factor;
@@ -434,10 +518,16 @@ Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const Pan
     f.vertical = tokens && cols.named && cols.max_width + 6 > cell;
     const int token_band_left = tokens ? rows.max_width + kLabelGap : 0;
     const int token_band_top = tokens ? (f.vertical ? cols.max_width : kTextH) + kLabelGap : 0;
-    // The layers' title (vertical), their names, the tokens.
-    f.left = kMargin + kTextH + 10 + row_name_w + 10 + token_band_left;
-    const int grid_w = C * f.panel_w + (C - 1) * f.gap + (C > 1 ? f.gap : 0);  // the mean apart
-    const int right = kBarGap + kBarWidth + kTickLen + 4 + tick_w + 10 + kTextH + kMargin;
+    // The side's title (vertical), its names, the tokens.
+    f.left = kMargin + kTextH + 10 + f.side_name_w + 10 + token_band_left;
+    const int grid_w = f.grid_cols * f.panel_w + (f.grid_cols - 1) * f.gap +
+                       (mean && !across ? f.gap : 0);  // the mean apart
+    const int grid_h =
+        f.grid_rows * f.panel_h + (f.grid_rows - 1) * f.gap + (mean && across ? f.gap : 0);
+    const int bar_lines =
+        std::max<int>(1, static_cast<int>(wrap(bar_title, std::max(grid_h, 160), 3, false).size()));
+    const int right = kBarGap + kBarWidth + kTickLen + 4 + tick_w + 10 + kTextH +
+                      (bar_lines - 1) * kPitch + kMargin;
     const int content = f.left + grid_w + right;
     const int title_w = std::max(text_extent_upto(d.title, kScale, max_w, true),
                                  text_extent_upto(d.subtitle, kScale, max_w));
@@ -446,46 +536,77 @@ Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const Pan
     f.subtitle = wrap(d.subtitle, f.width - 2 * kMargin, 3, false);
     const size_t lines = f.title.size() + f.subtitle.size();
     f.title_h = lines ? static_cast<int>(lines) * kPitch + 8 : 0;
-    // The heads' title and names above the grid.
+    // The top's title and names above the grid.
     f.top = kMargin + f.title_h + 2 * kPitch + token_band_top;
-    const int grid_h = L * f.panel_h + (L - 1) * f.gap;
-    const int notes = 2 * kPitch + 8;  // the note, the legend or the block note
+    // The note, then the legend, the block note and the range's (two lines at least).
+    const int note_lines = 1 + (d.masked ? 1 : 0) + (factor * d.cell_block > 1 ? 1 : 0) +
+                           (range_from_data(d, o) ? 1 : 0);
+    const int notes = std::max(note_lines, 2) * kPitch + 8;
     f.height = f.top + std::max(grid_h, 160) + notes + kMargin;
     return f;
   };
   auto fits = [&](const Fit& f) { return f.width <= max_w && f.height <= max_h; };
+  auto better = [](const Fit& a, const Fit& b) {  // larger cells, then fewer merged
+    return a.factor < b.factor || (a.factor == b.factor && a.cell > b.cell);
+  };
+  const int largest =
+      o.fit
+          ? static_cast<int>(std::clamp<int64_t>(
+                std::min(max_w, max_h) / std::max<int64_t>(std::max(d.rows, d.cols), 1), 1,
+                kMaxCell))
+          : std::clamp<int>(static_cast<int>(480 / std::max<int64_t>(std::max(d.rows, d.cols), 1)),
+                            1, kMaxCell);
   Fit chosen;
   bool found = false;
-  const int largest = std::clamp<int>(
-      static_cast<int>(480 / std::max<int64_t>(std::max(d.rows, d.cols), 1)), 1, kMaxCell);
-  // The largest cells with the tokens on the axes, else without them.
-  for (bool tokens : {true, false}) {
-    if (tokens && !rows.named) continue;
-    for (int cell = o.cell_size.value_or(largest); cell >= 1 && !found; --cell) {
-      if (tokens && cell < kTextH + 4) break;
-      Fit f = fit(cell, 1, tokens);
-      if (fits(f) || o.cell_size) {
-        chosen = f;
-        found = true;
+  for (bool across : {false, true}) {
+    if (across && !o.fit) break;  // --max-size keeps layers down
+    Fit one;
+    bool found_one = false;
+    // The largest cells with the tokens on the axes, else without them.
+    for (bool tokens : {true, false}) {
+      if (tokens && !rows.named) continue;
+      for (int cell = o.cell_size.value_or(largest); cell >= 1 && !found_one; --cell) {
+        if (tokens && cell < kTextH + 4) break;
+        Fit f = fit(cell, 1, tokens, across);
+        if (fits(f) || o.cell_size) {
+          one = f;
+          found_one = true;
+        }
       }
     }
-  }
-  if (!found) {  // merge blocks: a panel keeps at least 4 cells a side
-    for (int64_t factor = 2;; ++factor) {
-      chosen = fit(1, factor, false);
-      if (fits(chosen) || std::max(chosen.shown_rows, chosen.shown_cols) <= 4) break;
+    if (!found_one) {  // merge blocks: a panel keeps at least 4 cells a side
+      for (int64_t factor = 2;; ++factor) {
+        one = fit(1, factor, false, across);
+        if (fits(one) || std::max(one.shown_rows, one.shown_cols) <= 4) break;
+      }
     }
+    if (!found || (fits(one) && (!fits(chosen) || better(one, chosen)))) chosen = one;
+    found = true;
   }
   if (chosen.width > max_w || chosen.height > max_h) {
     throw_input(d.source, "the model view of " + std::to_string(L) + " " + d.batch_name + "s × " +
                               std::to_string(C) + " panels needs " + std::to_string(chosen.width) +
-                              " × " + std::to_string(chosen.height) +
-                              " pixels, more than --max-size " + std::to_string(o.max_size) +
-                              "; pick " + d.batch_name + "s with --layer, heads with --head" +
-                              (o.max_size < kLargestMaxSize ? ", or raise --max-size" : ""));
+                              " × " + std::to_string(chosen.height) + " pixels, more than " +
+                              target_text(o) + "; pick " + d.batch_name +
+                              "s with --layer, heads with --head" +
+                              (o.fit                          ? ", or fit a larger target"
+                               : o.max_size < kLargestMaxSize ? ", or raise --max-size"
+                                                              : ""));
   }
   const Panels p = build_panels(d, o, plan, chosen.factor);
   tick_w = tick_width(p);
+  const bool across = chosen.across;
+  const int VR = chosen.grid_rows, VC = chosen.grid_cols;
+  const std::vector<std::string>& top_names = across ? layer_names : head_names;
+  const std::vector<std::string>& side_names = across ? head_names : layer_names;
+  const int top_name_w = across ? layer_name_w : head_name_w;
+  const std::string top_title = across ? d.batch_name + "s" : "heads";
+  const std::string side_title = across ? "heads" : d.batch_name + "s";
+  const std::string note = "each panel: " + d.row_title + " (rows) × " + d.col_title +
+                           " (columns); " +
+                           (across ? d.batch_name + "s left to right, heads top to bottom"
+                                   : d.batch_name + "s top to bottom, heads left to right") +
+                           (d.head_ids.empty() ? "" : "; mean: of the heads drawn");
 
   Scene s;
   s.width = chosen.width;
@@ -498,60 +619,68 @@ Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const Pan
   const int title_bottom = add_titles(s, g);
   const int grid_top = chosen.top;
   const int grid_left = chosen.left;
+  // The mean's column (or row, across) is set one gap further.
   auto panel_x = [&](int j) {
-    return grid_left + j * (chosen.panel_w + chosen.gap) + (C > 1 && j == C - 1 ? chosen.gap : 0);
+    return grid_left + j * (chosen.panel_w + chosen.gap) +
+           (mean && !across && j == VC - 1 ? chosen.gap : 0);
   };
-  auto panel_y = [&](int i) { return grid_top + i * (chosen.panel_h + chosen.gap); };
-  const int grid_right = panel_x(C - 1) + chosen.panel_w;
-  const int grid_bottom = panel_y(L - 1) + chosen.panel_h;
+  auto panel_y = [&](int i) {
+    return grid_top + i * (chosen.panel_h + chosen.gap) +
+           (mean && across && i == VR - 1 ? chosen.gap : 0);
+  };
+  const int grid_right = panel_x(VC - 1) + chosen.panel_w;
+  const int grid_bottom = panel_y(VR - 1) + chosen.panel_h;
 
-  // Margins: "heads" over the names of the columns, "layers" beside those of the rows.
+  // Margins: the title over the names of the columns, and beside those of the rows.
   s.texts.push_back(
-      text((grid_left + grid_right) / 2, title_bottom, "heads", Anchor::kMiddle, "axis", kSoft));
+      text((grid_left + grid_right) / 2, title_bottom, top_title, Anchor::kMiddle, "axis", kSoft));
   const int names_y = title_bottom + kPitch;
-  // Names where they fit: every head's and layer's, else every 2nd, 5th,
-  // 10th, ... (and the mean always).
-  const int64_t head_step = nice_step(static_cast<double>(col_name_w + 8) /
-                                      static_cast<double>(chosen.panel_w + chosen.gap));
-  const int64_t layer_step =
+  // Names where they fit: every one, else every 2nd, 5th, 10th, ... (and
+  // the mean always, the names beside it left out where they would touch it).
+  const int64_t top_step = nice_step(static_cast<double>(top_name_w + 8) /
+                                     static_cast<double>(chosen.panel_w + chosen.gap));
+  const int64_t side_step =
       nice_step(static_cast<double>(kTextH + 4) / static_cast<double>(chosen.panel_h + chosen.gap));
-  for (int j = 0; j < C; ++j) {
-    const bool mean = plan.refs[static_cast<size_t>(j)].head < 0;
-    const bool crowds_mean = j + 1 < C && plan.refs[static_cast<size_t>(C - 1)].head < 0 &&
-                             panel_x(C - 1) - panel_x(j) < col_name_w + 8;
-    if (!mean && (j % head_step != 0 || (head_step > 1 && crowds_mean))) continue;
+  for (int j = 0; j < VC; ++j) {
+    const bool is_mean = mean && !across && j == VC - 1;
+    const bool crowds_mean =
+        mean && !across && j + 1 < VC && panel_x(VC - 1) - panel_x(j) < top_name_w + 8;
+    if (!is_mean && (j % top_step != 0 || (top_step > 1 && crowds_mean))) continue;
     TextItem t = text(panel_x(j) + chosen.panel_w / 2, names_y,
-                      fit_text(col_names[static_cast<size_t>(j)],
-                               std::max(chosen.panel_w + chosen.gap, col_name_w), kScale, true),
+                      fit_text(top_names[static_cast<size_t>(j)],
+                               std::max(chosen.panel_w + chosen.gap, top_name_w), kScale, true),
                       Anchor::kMiddle, "caption");
     t.bold = true;
     s.texts.push_back(t);
   }
-  TextItem layers = text(kMargin, (grid_top + grid_bottom) / 2, d.batch_name + "s", Anchor::kMiddle,
-                         "axis", kSoft);
-  layers.vertical = true;
-  s.texts.push_back(layers);
-  const int names_right = kMargin + kTextH + 10 + row_name_w;
-  for (int i = 0; i < L; ++i) {
-    if (i % layer_step != 0) continue;
+  TextItem side =
+      text(kMargin, (grid_top + grid_bottom) / 2, side_title, Anchor::kMiddle, "axis", kSoft);
+  side.vertical = true;
+  s.texts.push_back(side);
+  const int names_right = kMargin + kTextH + 10 + chosen.side_name_w;
+  for (int i = 0; i < VR; ++i) {
+    const bool is_mean = mean && across && i == VR - 1;
+    const bool crowds_mean =
+        mean && across && i + 1 < VR && panel_y(VR - 1) - panel_y(i) < kTextH + 4;
+    if (!is_mean && (i % side_step != 0 || (side_step > 1 && crowds_mean))) continue;
     TextItem t = text(names_right, panel_y(i) + chosen.panel_h / 2 - kTextH / 2,
-                      row_names[static_cast<size_t>(i)], Anchor::kEnd, "caption");
+                      side_names[static_cast<size_t>(i)], Anchor::kEnd, "caption");
     t.bold = true;
     s.texts.push_back(t);
   }
   // The tokens, beside the first column and above the first row.
   if (chosen.tokens) {
     for (int64_t r = 0; r < d.rows; ++r) {
-      const int cy = grid_top + static_cast<int>(r) * chosen.cell + chosen.cell / 2;
-      for (int i = 0; i < L; ++i) {
-        TextItem t = text(grid_left - kLabelGap, panel_y(i) - grid_top + cy - kTextH / 2,
+      const int cy = static_cast<int>(r) * chosen.cell + chosen.cell / 2;
+      for (int i = 0; i < VR; ++i) {
+        TextItem t = text(grid_left - kLabelGap, panel_y(i) + cy - kTextH / 2,
                           rows.text[static_cast<size_t>(r)], Anchor::kEnd, "row-label");
         t.tooltip = rows.full[static_cast<size_t>(r)];
         s.texts.push_back(t);
       }
     }
     for (int64_t c = 0; c < d.cols; ++c) {
-      for (int j = 0; j < C; ++j) {
+      for (int j = 0; j < VC; ++j) {
         const int cx = panel_x(j) + static_cast<int>(c) * chosen.cell + chosen.cell / 2;
         TextItem t = chosen.vertical
                          ? text(cx - kTextH / 2, grid_top - kLabelGap,
@@ -568,9 +697,10 @@ Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const Pan
   const Annotation ann = choose_annotation(p, o, chosen.cell - gap);
   const Rgb* lut = colormap_lut(p.colormap);
   for (size_t k = 0; k < p.panels.size(); ++k) {
-    const int i = static_cast<int>(k) / C, j = static_cast<int>(k) % C;
-    CellGrid grid =
-        panel_grid(d, p, p.panels[k], lut, panel_x(j), panel_y(i), chosen.cell, gap, tooltips);
+    const int i = static_cast<int>(k) / C, j = static_cast<int>(k) % C;  // layer, head
+    const int x = across ? panel_x(i) : panel_x(j), y = across ? panel_y(j) : panel_y(i);
+    CellGrid grid = panel_grid(d, p, p.panels[k], lut, x, y, chosen.cell, gap, tooltips);
+    add_key_separator(s, d, grid, p.factor);
     if (ann.scale) add_values(s, p.panels[k], grid, ann, chosen.cell - gap);
     s.grids.push_back(std::move(grid));
   }
@@ -578,10 +708,7 @@ Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const Pan
   const int bar_h = std::max(grid_bottom - grid_top, 160);
   const int tick_x = bar_x + kBarWidth + kTickLen + 4;
   add_colorbar(s, p, d, bar_x, grid_top, bar_h, tick_x);
-  TextItem bar_title = text(tick_x + tick_w + 10, grid_top + bar_h / 2,
-                            fit_text(p.scale_name, bar_h, kScale), Anchor::kMiddle, "axis", kSoft);
-  bar_title.vertical = true;
-  s.texts.push_back(bar_title);
+  add_bar_title(s, wrap(p.scale_name, bar_h, 3, false), tick_x + tick_w + 10, grid_top + bar_h / 2);
   int ny = std::max(grid_bottom, grid_top + bar_h) + 8 + (kPitch - kTextH) / 2;
   s.texts.push_back(text(kMargin, ny, fit_text(note, s.width - 2 * kMargin, kScale), Anchor::kStart,
                          "note", kSoft));
@@ -591,9 +718,8 @@ Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const Pan
   return s;
 }
 
-}  // namespace
-
-Scene layout_figure(const HeatmapData& given, const HeatmapOptions& o, bool tooltips) {
+// The figure of the panels (or the model view), as large as it needs.
+Scene layout_figure_in(const HeatmapData& given, const HeatmapOptions& o, bool tooltips) {
   const FontScope font(o.font.get());
   HeatmapData d = given;  // shares the numbers; the labels as shown
   d.row_labels = shown_tokens(given.row_labels, o.token_style);
@@ -603,17 +729,36 @@ Scene layout_figure(const HeatmapData& given, const HeatmapOptions& o, bool tool
   GeometryInput cx{d, plan, make_labels(d.row_labels, d.rows), make_labels(d.col_labels, d.cols)};
   for (const PanelRef& r : plan.refs)
     cx.caption_w = std::max(cx.caption_w, caption_width(r.caption, kScale));
-  cx.notes = 1 + (d.masked ? 1 : 0);  // at most: block note, legend
-  cx.max_size = o.max_size;
+  cx.notes = 1 + (d.masked ? 1 : 0) + (range_from_data(d, o) ? 1 : 0);  // at most
+  cx.bar_title = scale_title(d, o);
+  cx.max_size = o.fit ? o.fit->width : o.max_size;
+  cx.max_h = o.fit ? o.fit->height : o.max_size;
+  cx.fill = o.fit.has_value();
   cx.cell_size = o.cell_size;
   cx.labels_every = o.labels_every;
+  const PanelPlan given_plan = plan;
+  const int given_caption_w = cx.caption_w;
   Geometry g = arrange(cx, plan);
+  Panels p = build_panels(d, o, plan, g.factor);
+  // --fit: arranged again with the colour bar's labels as wide as they are
+  // (the first pass allowed for the widest), which may free a column.
+  if (o.fit && tick_width(p) < cx.tick_w) {
+    plan = given_plan;
+    cx.tick_w = tick_width(p);
+    cx.panel_gap = kPanelGap;
+    cx.shared_labels = false;
+    cx.caption_scale = kScale;
+    cx.caption_w = given_caption_w;
+    const int64_t factor = g.factor;
+    g = arrange(cx, plan);
+    if (g.factor != factor) p = build_panels(d, o, plan, g.factor);
+  }
   check_figure_size(d, o, g, plan.refs.size());
-  const Panels p = build_panels(d, o, plan, g.factor);
 
   // With the panels known, size the notes and tick labels as they are.
   cx.tick_w = tick_width(p);
-  cx.notes = (p.block_note.empty() ? 0 : 1) + (p.any_masked || p.any_missing ? 1 : 0);
+  cx.notes = (p.block_note.empty() ? 0 : 1) + (p.any_masked || p.any_missing ? 1 : 0) +
+             (p.range_note.empty() ? 0 : 1);
   g = geometry(cx, g.cell, g.factor);
 
   Scene s;
@@ -640,6 +785,7 @@ Scene layout_figure(const HeatmapData& given, const HeatmapOptions& o, bool tool
     add_panel_labels(s, d, g, cx, panel, PanelSpot{gi, gj, top, mat_x, mat_y, y}, plan.grid_rows,
                      thin_rows, thin_cols);
     CellGrid grid = panel_grid(d, p, panel, lut, mat_x, mat_y, g.cell, gap, tooltips);
+    add_key_separator(s, d, grid, p.factor);
     if (ann.scale) add_values(s, panel, grid, ann, g.cell - gap);
     s.grids.push_back(std::move(grid));
   }
@@ -648,18 +794,20 @@ Scene layout_figure(const HeatmapData& given, const HeatmapOptions& o, bool tool
   const int bar_h = std::max(last_mat_bottom - first_mat_y, 160);
   const int tick_x = bar_x + kBarWidth + kTickLen + 4;
   add_colorbar(s, p, d, bar_x, first_mat_y, bar_h, tick_x);
-  // The colorbar's title (a --key name may be long) is centred on the bar
-  // and cut to stay between the figure's title and its bottom margin.
-  const int bar_mid = first_mat_y + bar_h / 2;
-  const int bar_room = 2 * std::min(bar_mid - (kMargin + g.title_h), g.height - kMargin - bar_mid);
-  TextItem bar_title =
-      text(tick_x + cx.tick_w + 10, bar_mid, fit_text(p.scale_name, bar_room, kScale),
-           Anchor::kMiddle, "axis", kSoft);
-  bar_title.vertical = true;
-  s.texts.push_back(bar_title);
+  // The colorbar's title (a --key name may be long) is centred on the bar,
+  // wrapped to its height (geometry made room for the lines).
+  add_bar_title(s, g.bar_title, tick_x + cx.tick_w + 10, first_mat_y + bar_h / 2);
 
   add_notes(s, p, g,
             std::max(last_mat_bottom + g.axis_h, first_mat_y + bar_h) + 8 + (kPitch - kTextH) / 2);
+  return s;
+}
+
+}  // namespace
+
+Scene layout_figure(const HeatmapData& given, const HeatmapOptions& o, bool tooltips) {
+  Scene s = layout_figure_in(given, o, tooltips);
+  if (o.fit && o.fit->exact_width) widen_to(s, o.fit->width);
   return s;
 }
 

@@ -7,6 +7,7 @@
 
 #include "attn/error.h"
 #include "base/number_text.h"
+#include "heatmap/axes.h"
 
 namespace attn::heatmap {
 
@@ -324,23 +325,41 @@ Panels build_panels(const HeatmapData& d, const HeatmapOptions& o, const PanelPl
     p.panels.push_back(std::move(panel));
   }
   choose_range(d, o, p);
-  p.scale_name = d.value_name;
-  if (o.vmax_quantile)
-    p.scale_name += "; top at the " + format_shortest(*o.vmax_quantile) + "th percentile";
-  if (o.ignore_first) p.scale_name += "; range without the first column";
-  if (o.color_scale == ColorScale::kLog) p.scale_name += " (log scale)";
-  if (o.color_scale == ColorScale::kPower) {
-    p.scale_name += " (power scale, gamma " + format_shortest(o.gamma) + ")";
+  p.scale_name = scale_title(d, o);
+  if (range_from_data(d, o)) {
+    p.range_note = "colours span the data's range, " + end_text(p.lo) + " to " + end_text(p.hi);
   }
-  if (o.normalize == Normalize::kRow) p.scale_name += " / row max";
-  if (o.normalize == Normalize::kCol) p.scale_name += " / column max";
-  if (factor > 1) {
-    p.block_note = std::to_string(d.rows) + "x" + std::to_string(d.cols) + " shown as " +
+  // A stack reduced as it was read (cell_block) and again here: the note
+  // names the source's size and the whole block a shown cell stands for.
+  const int64_t block = factor * std::max<int64_t>(d.cell_block, 1);
+  if (block > 1) {
+    const bool stack = d.cell_block > 1;
+    const int64_t src_rows = stack && d.source_rows ? d.source_rows : d.rows;
+    const int64_t src_cols = stack && d.source_cols ? d.source_cols : d.cols;
+    p.block_note = std::to_string(src_rows) + "x" + std::to_string(src_cols) + " shown as " +
                    std::to_string(p.shown_rows) + "x" + std::to_string(p.shown_cols) + ": " +
-                   std::string(name(o.reduce)) + " of " + std::to_string(factor) + "x" +
-                   std::to_string(factor) + " blocks";
+                   std::string(name(o.reduce)) + " of " + std::to_string(block) + "x" +
+                   std::to_string(block) + " blocks";
   }
   return p;
+}
+
+std::string scale_title(const HeatmapData& d, const HeatmapOptions& o) {
+  std::string t = d.value_name;
+  if (o.vmax_quantile) t += "; top at the " + format_shortest(*o.vmax_quantile) + "th percentile";
+  if (o.ignore_first) t += "; range without the first column";
+  if (o.color_scale == ColorScale::kLog) t += " (log scale)";
+  if (o.color_scale == ColorScale::kPower) {
+    t += " (power scale, gamma " + format_shortest(o.gamma) + ")";
+  }
+  if (o.normalize == Normalize::kRow) t += " / row max";
+  if (o.normalize == Normalize::kCol) t += " / column max";
+  return t;
+}
+
+bool range_from_data(const HeatmapData& d, const HeatmapOptions& o) {
+  if (o.vmin || o.vmax || o.normalize != Normalize::kNone) return false;
+  return !d.zero_based || o.vmin_auto || o.vmax_auto || o.vmax_quantile || o.ignore_first;
 }
 
 // The digits values are written with: --precision's, or whole numbers

@@ -58,7 +58,16 @@ struct Panels {
   bool any_masked = false, any_missing = false;
   std::string scale_name;  // names the colorbar: "weights", "weights / row max"
   std::string block_note;  // "8192x8192 as 1639x1639: mean of 5x5 blocks", or ""
+  // "colours span the data's range, 0.61 to 0.8", when the colour range is
+  // the data's own (not 0 to 1, not --vmin/--vmax), or "".
+  std::string range_note;
 };
+
+// What the colour bar's title says: the values' name and how the colours
+// were chosen ("weights; top at the 99th percentile", "weights / row max").
+std::string scale_title(const HeatmapData& d, const HeatmapOptions& o);
+// Whether the colour range is stretched over the data's own (Panels::range_note).
+bool range_from_data(const HeatmapData& d, const HeatmapOptions& o);
 
 // Builds the panels of `plan`, merging factor x factor blocks into one cell.
 Panels build_panels(const HeatmapData& d, const HeatmapOptions& o, const PanelPlan& plan,

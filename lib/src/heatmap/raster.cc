@@ -105,6 +105,7 @@ Canvas rasterize(const Scene& s) {
   Canvas c(s.width, s.height, s.background);
   for (const RectItem& r : s.rects) c.fill_rect(r.x, r.y, r.w, r.h, r.color);
   for (const CellGrid& g : s.grids) draw_grid(c, g);
+  for (const RectItem& r : s.overlays) c.fill_rect(r.x, r.y, r.w, r.h, r.color);
   for (const ColorbarItem& b : s.bars) draw_bar(c, b);
   for (const TextItem& t : s.texts) draw_text(c, t, glyphs);
   return c;

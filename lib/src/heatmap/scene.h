@@ -66,6 +66,7 @@ struct Scene {
   Rgb background{255, 255, 255};
   std::vector<RectItem> rects;  // drawn first
   std::vector<CellGrid> grids;
+  std::vector<RectItem> overlays;  // drawn over the grids: the line before a sink column
   std::vector<ColorbarItem> bars;
   std::vector<TextItem> texts;  // drawn last
 };

@@ -92,6 +92,7 @@ void add_sink_column(HeatmapData& d) {
   d.col_labels = with_indices(d.col_labels, C);
   d.col_labels.push_back("sink");
   d.cols = C + 1;
+  d.key_cols = C;
   d.values = values->data();
   d.owned_values = values;
   d.masked = masked->data();

@@ -200,10 +200,9 @@ HeatmapData heatmap_from_stack(const BinaryArray& a, const StackChoice& c,
                (side == 0   ? "; causal: the zeros right of the diagonal drawn as masked"
                 : side == 1 ? "; causal (bottom-right): the zeros right of the diagonal drawn "
                               "as masked"
-                            : "") +
-               (f > 1 ? "; panels reduced " + std::to_string(f) + "x" + std::to_string(f) +
-                            " by block " + std::string(c.reduce == Reduce::kMean ? "mean" : "max")
-                      : "");
+                            : "");
+  // How far the panels were reduced is the note under the figure's to say
+  // (cell_block): the figure may merge the reduced cells again.
   return d;
 }
 

@@ -113,13 +113,15 @@ std::string write_svg(const Scene& s) {
   }
   out += "</defs>\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"" + hex(s.background) + "\"/>\n";
-  for (const RectItem& r : s.rects) {
+  auto rect = [&](const RectItem& r) {
     out += "<rect x=\"" + num(r.x) + "\" y=\"" + num(r.y) + "\" width=\"" + num(r.w) +
            "\" height=\"" + num(r.h) + "\" fill=\"" + hex(r.color) + "\"/>\n";
-  }
+  };
+  for (const RectItem& r : s.rects) rect(r);
   int64_t cells = 0;
   for (const CellGrid& g : s.grids) cells += g.legend ? 0 : g.rows * g.cols;
   for (const CellGrid& g : s.grids) write_grid(out, g, cells > kMaxFigureRectCells);
+  for (const RectItem& r : s.overlays) rect(r);
   for (size_t b = 0; b < s.bars.size(); ++b) {
     const ColorbarItem& bar = s.bars[b];
     out += "<rect class=\"colorbar\" x=\"" + num(bar.x) + "\" y=\"" + num(bar.y) + "\" width=\"" +

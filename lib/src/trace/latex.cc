@@ -1,5 +1,7 @@
-// LaTeX traces: display-math blocks (array with labels, as in the self-attention blog post's
-// post) a blog author can paste into a document that loads amsmath.
+// LaTeX traces: each step a bold title, its note, and display-math blocks
+// (array with labels, as in the self-attention blog post) a blog author can
+// paste into a document that loads amsmath. The text is ASCII: pdflatex
+// reads it without inputenc or Unicode fonts.
 #include "attn/escape.h"
 #include "attn/trace.h"
 #include "base/number_text.h"
@@ -101,14 +103,18 @@ std::string latex_trace(const Problem& p, const std::vector<TraceStep>& steps,
     ++n;
     const StepWords w = step_words(s, o.precision);
     std::string scope = step_scope(s);
-    out += "\n% " + std::to_string(n) + ". " + latex_text(w.title) +
-           (scope.empty() ? "" : " (" + scope + ")") + "  " + step_shape(s) + "\n";
-    if (!w.note.empty()) out += "% " + latex_text(w.note) + "\n";
+    // The step's title and note as text the reader sees, above its display.
+    out += "\n\\noindent\\textbf{" + std::to_string(n) + ". " + latex_text(w.title) + "}" +
+           (scope.empty() ? "" : " (" + latex_text(scope) + ")") + " " + latex_text(step_shape(s)) +
+           "\\par\n";
+    if (!w.note.empty()) out += "\\noindent " + latex_text(w.note) + "\\par\n";
     const bool terms =
         s.id == StepId::kWeightedSum && s.weights.cols() <= 8 && s.values.cols() <= 8;
     out += terms ? weighted_sum(s, o.precision) : display(s, w, o);
   }
-  return out;
+  // The formulas are written with a few symbols in Unicode (σ, ·): the
+  // whole trace is made ASCII, for a pdflatex without inputenc.
+  return latex_ascii(out);
 }
 
 }  // namespace detail
