@@ -301,6 +301,18 @@ TEST(Checkpoint, MistakesSayWhatWasLookedFor) {
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.err.find("no model.safetensors or model.safetensors.index.json"), std::string::npos)
       << r.err;
+  // PyTorch's pickled weights: the file found and the line that converts it.
+  std::ofstream(dir + "/pytorch_model.bin") << "not read";
+  r = run_attn({"run", "--checkpoint", dir, "--x", x});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("has pytorch_model.bin but no model.safetensors, and attn reads "
+                       "safetensors only; convert it: python3 -c \"import torch; from "
+                       "safetensors.torch import save_file; save_file({k: v.contiguous().clone() "
+                       "for k, v in torch.load('" +
+                       dir + "/pytorch_model.bin').items()}, '" + dir + "/model.safetensors')\""),
+            std::string::npos)
+      << r.err;
+  fs::remove(dir + "/pytorch_model.bin");
   // An index may only name shards beside it.
   std::ofstream(dir + "/model.safetensors.index.json")
       << R"({"weight_map": {"model.layers.0.self_attn.q_proj.weight": "../../etc/passwd"}})";

@@ -69,6 +69,25 @@ class SafetensorsSource final : public TensorSource {
     } else if (is_file(single)) {
       add(single);
     } else {
+      // PyTorch's pickled weights are not read (unpickling runs code):
+      // the message names the file found and the line that converts it.
+      const std::string bin = join(path, "pytorch_model.bin");
+      if (is_file(bin)) {
+        throw_input(display_name(path),
+                    "has pytorch_model.bin but no model.safetensors, and attn reads safetensors "
+                    "only; convert it: python3 -c \"import torch; from safetensors.torch import "
+                    "save_file; save_file({k: v.contiguous().clone() for k, v in torch.load('" +
+                        message_text(bin) + "').items()}, '" +
+                        message_text(join(path, "model.safetensors")) +
+                        "')\" (or transformers' save_pretrained(DIR, safe_serialization=True))");
+      }
+      if (is_file(join(path, "pytorch_model.bin.index.json"))) {
+        throw_input(display_name(path),
+                    "has pytorch_model.bin.index.json (PyTorch shards) but no safetensors, and "
+                    "attn reads safetensors only; convert it with transformers: "
+                    "AutoModel.from_pretrained(DIR).save_pretrained(DIR, "
+                    "safe_serialization=True)");
+      }
       throw_input(display_name(path),
                   "no model.safetensors or model.safetensors.index.json in this directory");
     }
