@@ -220,7 +220,11 @@ TEST(Checkpoint, TokensBecomeTheLabels) {
   const test::Run r = run_attn({"run", "--checkpoint", dir, "--x", dir + "/x_layer0.npy",
                                 "--tokens", dir + "/tokens.json", "-w"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("Ġcat"), std::string::npos) << r.out;
+  // The table shows them as they read (Ġcat is cat); JSON keeps them as given.
+  EXPECT_NE(r.out.find("\ncat "), std::string::npos) << r.out;
+  const test::Run j = run_attn({"run", "--checkpoint", dir, "--x", dir + "/x_layer0.npy",
+                                "--tokens", dir + "/tokens.json", "-f", "json"});
+  EXPECT_NE(j.out.find("\"Ġcat\""), std::string::npos) << j.out;
 }
 
 // --weights-out of a checkpoint's layer is what transformers'

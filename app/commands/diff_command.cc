@@ -52,6 +52,12 @@ Side read_side(const DiffRequest& req, const std::string& path, const char* whic
   if (std::optional<MatrixInput> result =
           read_npz_result(path, req.key, req.max_input_bytes, req.max_elements)) {
     s.m = std::move(*result);
+  } else if (std::optional<NpzStack> stack = read_npz_stack(path, req.max_input_bytes)) {
+    // A model's stack with its tokens: they label the rows and columns.
+    std::optional<BinaryArray> a = view_binary_matrix(stack->weights, req.max_input_bytes);
+    if (!a) throw_input(s.name + ":weights", "expected a stack [layers][batch][heads][q][k]");
+    s.m.values = read_binary_matrix(*a, s.name, req.max_input_bytes, req.max_elements);
+    s.m.row_labels = s.m.col_labels = stack->tokens;
   } else if (std::optional<BinaryArray> a = view_binary_matrix(path, req.max_input_bytes)) {
     if (!req.key.empty())
       throw_usage("--key " + req.key + ": " + s.name + " is not a JSON document");
