@@ -147,6 +147,22 @@ TEST(ModelStack, DrawsAloneWithTheOutputToDevNull) {
   EXPECT_TRUE(fs::exists(html));
 }
 
+TEST(DiffTable, NamesTokensAsTheyRead) {
+  const std::string dir = model("tiny-gpt2");
+  const std::string a = temp_dir() + "/gpt2_l0.json", b = temp_dir() + "/gpt2_l1.json";
+  for (const auto& [layer, out] : {std::pair<std::string, std::string>{"0", a}, {"1", b}}) {
+    const auto r = run_attn({"run", "--checkpoint", dir, "--layer", layer, "--x",
+                             dir + "/x_layer" + layer + ".npy", "--tokens", dir + "/tokens.json",
+                             "-f", "json", "-w", "-o", out});
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  auto r = run_attn({"diff", a, b, "--head", "0"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n   0.9637  cat    The  "), std::string::npos) << r.out;
+  r = run_attn({"diff", a, b, "--head", "0", "-f", "csv"});
+  EXPECT_NE(r.out.find("Ġcat"), std::string::npos) << r.out;  // CSV keeps them as given
+}
+
 TEST(TextRun, ShowsTheWeightsByDefault) {
   auto r = run_attn({"run", "--checkpoint", model("tiny-llama"), "--text", "The cat sat"});
   ASSERT_EQ(r.code, 0) << r.err;

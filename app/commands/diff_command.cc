@@ -6,6 +6,7 @@
 #include "attn/compare.h"
 #include "attn/error.h"
 #include "attn/escape.h"
+#include "attn/heatmap.h"
 #include "base/number_text.h"
 #include "base/select_index.h"
 #include "commands/diff_stacks.h"
@@ -707,9 +708,14 @@ int diff_command(const DiffRequest& req, Console& console) {
     if (!h.empty()) figure = render_heatmap_file(d, o, h);
     if (req.show) preview = render_terminal(d, o, req.terminal);
   }
+  // The table names tokens as they read (Ġcat as cat), as figures do;
+  // JSON and CSV keep them as given.
+  Names shown = n;
+  shown.rows = shown_tokens(n.rows, TokenStyle::kReadable);
+  shown.cols = shown_tokens(n.cols, TokenStyle::kReadable);
   std::string summary = req.format == Format::kJson  ? format_json(c, a, b, n, req)
                         : req.format == Format::kCsv ? format_csv(c, n)
-                                                     : format_table(c, a, b, n, masked, req);
+                                                     : format_table(c, a, b, shown, masked, req);
   if (!sides.note.empty() && !req.quiet) console.warn(sides.note);
   if (!h.empty()) write_file_atomic(h, figure);
   console.out(summary);
