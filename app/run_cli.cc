@@ -1,4 +1,6 @@
 // `attn run`: binds flags to a RunRequest and calls attn::run_command.
+#include <sys/stat.h>
+
 #include <map>
 #include <memory>
 #include <tuple>
@@ -60,7 +62,8 @@ void check_path_flags(const CLI::App* run, const std::shared_ptr<RunFlags>& f) {
       {"--key-padding-mask", &m.key_padding_mask},
       {"--expect", &f->req.expect_path},
       {"--tokens", &f->req.tokens},
-      {"--checkpoint", &f->req.checkpoint.path}};
+      {"--checkpoint", &f->req.checkpoint.path},
+      {"--tokenizer", &f->req.checkpoint.tokenizer}};
   for (const auto& [flag, path] : inputs) {
     if (run->count(flag) > 0) check_path_flag(flag, *path, PathFlag::kInput);
   }
@@ -160,6 +163,12 @@ Action add_run(CLI::App& app, const std::string& command_line) {
                   "(default: none)")
       ->type_name("FILE")
       ->group(c);
+  run->add_option("--tokenizer", f->req.checkpoint.tokenizer,
+                  "the tokenizer.json (or a directory holding it) of --text and of the labels, "
+                  "for a checkpoint without one or given as a file (default: the checkpoint "
+                  "directory's)")
+      ->type_name("FILE|DIR")
+      ->group(c);
   run->add_flag("--no-special", f->req.checkpoint.no_special,
                 "--text without the tokenizer's special tokens, add_special_tokens=False "
                 "(default: with them)")
@@ -219,6 +228,10 @@ Action add_run(CLI::App& app, const std::string& command_line) {
       ->type_name("FORMAT")
       ->group(o);
   run->add_flag("-w,--weights", f->req.output.weights, "include the attention weights")->group(o);
+  run->add_flag("--long", f->req.output.long_csv,
+                "with -f csv: the weights as a long table, a row per cell: layer,batch,head,"
+                "query,key,query_token,key_token,weight (default: a block per array)")
+      ->group(o);
   run->add_option("-o,--output", f->req.output_path,
                   "write to FILE atomically; its extension sets the format: .json, .csv, .npy, "
                   ".npz (the whole result as NumPy arrays), else a table (default -: stdout)")
@@ -248,7 +261,8 @@ Action add_run(CLI::App& app, const std::string& command_line) {
                 "add dot products between output rows (and input rows)")
       ->group(o);
   run->add_option("--precision", f->precision,
-                  "digits after the point in tables and traces (default 4)")
+                  "digits after the point in tables and traces (default 4), and, when given, "
+                  "of JSON and CSV numbers (default: every digit)")
       ->type_name("N")
       ->group(o);
   run->add_flag("--average-heads", f->req.average_heads, "report the mean of the head weights")
@@ -320,6 +334,13 @@ Action add_run(CLI::App& app, const std::string& command_line) {
                                 run->count("--trace-format") > 0 ? f->trace_format : ""},
                     req);
     req.output.precision = parse_int_flag("--precision", f->precision, 0, 17);
+    if (run->count("--precision") > 0) req.output.digits = req.output.precision;
+    if (req.output.long_csv) {
+      if (req.output.format != Format::kCsv || req.trace.enabled) {
+        throw_usage("--long is a CSV table: give -f csv or -o FILE.csv");
+      }
+      req.output.weights = true;
+    }
     req.trace.options.precision = req.output.precision;
     if (run->count("--query") > 0 && !req.trace.enabled) throw_usage("--query needs --trace");
     if (req.trace.enabled) {
@@ -347,6 +368,7 @@ Action add_run(CLI::App& app, const std::string& command_line) {
       req.checkpoint.all_layers = true;
     } else {
       req.checkpoint.layer = parse_int_flag("--layer", f->layer, 0, 1 << 20);
+      req.output.layer = req.checkpoint.layer;
     }
     if (run->count("--layer") > 0 && req.checkpoint.path.empty()) {
       throw_usage("--layer needs --checkpoint (attn heatmap --layer picks a layer of a stack)");
@@ -394,6 +416,19 @@ Action add_run(CLI::App& app, const std::string& command_line) {
       }
     }
     if (run->count("--ids") > 0) req.checkpoint.ids = parse_ids_flag(f->ids);
+    if (run->count("--tokenizer") > 0 && req.checkpoint.path.empty()) {
+      throw_usage("--tokenizer needs --checkpoint DIR (the model whose tokens it reads)");
+    }
+    // attn run --checkpoint DIR "The cat sat": a sentence where a file goes.
+    if (!req.checkpoint.path.empty() && !req.checkpoint.from_tokens() && !an.sentences()) {
+      for (const std::string& in : f->inputs) {
+        struct stat st {};
+        if (in == "-" || ::stat(in.c_str(), &st) == 0) continue;
+        throw_usage("input " + message_text(in) +
+                    ": no such file; to run the model on a sentence, give it with --text \"" +
+                    message_text(in) + "\" (or token ids with --ids)");
+      }
+    }
     for (const char* flag : {"--text", "--ids", "--no-special"}) {
       if (run->count(flag) > 0 && req.checkpoint.path.empty()) {
         throw_usage(std::string(flag) + " needs --checkpoint DIR (the model that reads it)");
@@ -409,6 +444,18 @@ Action add_run(CLI::App& app, const std::string& command_line) {
     }
     if (run->count("--no-special") > 0 && !req.checkpoint.text && !an.sentences()) {
       throw_usage("--no-special goes with --text");
+    }
+    // A layer of a model run on a sentence is read for its weights: they
+    // are what the table shows without -w (JSON and CSV hold both; -w
+    // shows the output too, -o FILE.npy writes it alone).
+    if (req.checkpoint.from_tokens() && !req.checkpoint.all_layers &&
+        run->count("--weights") == 0 && !req.trace.enabled && !req.emit_pytorch &&
+        !req.output.weights) {
+      const TensorFormat* file = result_format(req.output_path);
+      if (!(file && file->result == ResultFile::kOutputArray)) {
+        req.output.weights = true;
+        req.output.table_output = false;
+      }
     }
     if (run->count("--hidden-out") > 0) {
       check_path_flag("--hidden-out", req.hidden_out, PathFlag::kOutput);

@@ -127,5 +127,82 @@ TEST(DiagnoseSummary, SaysWhereTheyDifferBeforeTheValues) {
   EXPECT_EQ(m.out.find("likely cause:"), std::string::npos) << m.out;
 }
 
+// Mistakes of windows and positions, against references attn computes
+// with the setting the reference meant: the run with the other setting
+// names it.
+struct Reading {
+  std::vector<std::string> reference, run;
+  std::string cause;
+};
+
+TEST(DiagnoseReadings, WindowsAndRopePositions) {
+  const std::string d = kDir + "causal_bottom_right_rope/";  // Q [2][8], K and V [6][8]
+  const std::vector<std::string> qkv = {"--q", d + "q.npy", "--k", d + "k.npy", "--v", d + "v.npy"};
+  const std::vector<Reading> readings = {
+      {{"--example", "sweet", "--causal", "--sliding-window", "2"},
+       {"--example", "sweet", "--causal", "--window", "2"},
+       "the sliding window one key too wide (--sliding-window 2 reproduces the expected "
+       "numbers)"},
+      {{"--example", "sweet", "--causal", "--sliding-window", "2"},
+       {"--example", "sweet", "--causal"},
+       "the reference has a sliding window this run forgot (--sliding-window 2 reproduces the "
+       "expected numbers)"},
+      {{"--example", "sweet", "--causal"},
+       {"--example", "sweet", "--causal", "--sliding-window", "2"},
+       "the reference has no sliding window (--window -1 reproduces the expected numbers)"},
+      {{"@", "--rope"},
+       {"@", "--rope", "--q-offset", "4"},
+       "the queries' RoPE positions left at 0"},
+      {{"@", "--rope", "--q-offset", "4"},
+       {"@", "--rope"},
+       "the queries' RoPE positions missing in this run (--q-offset 4 reproduces the expected "
+       "numbers)"},
+  };
+  int n = 0;
+  for (const Reading& c : readings) {
+    auto args = [&](const std::vector<std::string>& given) {
+      std::vector<std::string> a = {"run"};
+      for (const std::string& g : given) {
+        if (g == "@") {
+          a.insert(a.end(), qkv.begin(), qkv.end());
+        } else {
+          a.push_back(g);
+        }
+      }
+      return a;
+    };
+    const std::string ref = test::temp_dir() + "/reading" + std::to_string(n++) + ".npy";
+    std::vector<std::string> make = args(c.reference);
+    make.insert(make.end(), {"-o", ref});
+    ASSERT_EQ(run_attn(make).code, 0);
+    std::vector<std::string> check = args(c.run);
+    check.insert(check.end(), {"--expect", ref, "-q"});
+    const test::Run r = run_attn(check);
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.out.find("\nlikely cause: " + c.cause + "\n"), std::string::npos) << r.out;
+  }
+}
+
+// A float32 reference checked at float64's tolerance: one line says so and
+// gives the tolerances to try; no page of values.
+TEST(DiagnoseSummary, AFloat32ReferenceGetsItsTolerance) {
+  const std::string ref = test::temp_dir() + "/sweet_f32.json";
+  ASSERT_EQ(
+      run_attn({"run", "--example", "sweet", "--dtype", "f32", "-f", "json", "-w", "-o", ref}).code,
+      0);
+  const test::Run r = run_attn({"run", "--example", "sweet", "--expect", ref});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("\nthe expected numbers look like float32 (differences ~9e-08): try "
+                       "--rtol 1.3e-06 --atol 1e-05\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("MISMATCH"), std::string::npos) << r.out;
+  // With the tolerance it names, the check passes.
+  EXPECT_EQ(
+      run_attn({"run", "--example", "sweet", "--expect", ref, "--rtol", "1.3e-6", "--atol", "1e-5"})
+          .code,
+      0);
+}
+
 }  // namespace
 }  // namespace attn

@@ -507,6 +507,7 @@ TEST(EmitPytorch, CheckpointLayersLoadTheirWeights) {
       args.insert(args.end(), {"--x", r.matrices.x});
     } else {
       r.checkpoint.ids = {2, 17, 29, 8, 33};
+      r.emit_model = false;  // the layer's own program
       args.insert(args.end(), {"--ids", "2,17,29,8,33"});
     }
     const std::string program = runs.add_request(r, args);
@@ -538,12 +539,94 @@ TEST(EmitPytorch, EveryFamilysLayerReproducesUnderPyTorch) {
     r.checkpoint.path = e.path().string();
     r.checkpoint.layer = 1;
     r.checkpoint.ids = {2, 17, 29, 8, 33};
+    r.emit_model = false;  // the layer's own program, its input written out
     runs.add_request(r, {"run", "--checkpoint", r.checkpoint.path, "--layer", "1", "-f", "json",
                          "--weights", "--ids", "2,17,29,8,33"});
     ++families;
   }
   EXPECT_GE(families, 30);
   runs.run_and_compare();
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// A stand-in for transformers that checks how the program calls it
+// (eager attention, the run's dtype, the run's ids, output_attentions) and
+// answers with the attentions transformers itself computed for the tiny
+// model (data/models/NAME/attentions.npy, of ids.json).
+constexpr const char* kFakeTransformers = R"(import json
+import os
+
+import numpy as np
+import torch
+
+
+class _Out:
+    def __init__(self, attentions):
+        self.attentions = attentions
+
+
+class _Model:
+    def __init__(self, path, dtype):
+        self.path, self.dtype = path, dtype
+
+    def eval(self):
+        return self
+
+    def __call__(self, input_ids=None, output_attentions=False):
+        assert output_attentions is True
+        with open(os.path.join(self.path, "ids.json")) as f:
+            ids = json.load(f)
+        assert input_ids.tolist() == [ids], (input_ids.tolist(), ids)
+        a = np.load(os.path.join(self.path, "attentions.npy"))
+        return _Out(tuple(torch.from_numpy(a[n]).to(self.dtype) for n in range(a.shape[0])))
+
+
+class AutoModel:
+    @staticmethod
+    def from_pretrained(path, **kw):
+        assert kw.get("attn_implementation") == "eager", kw
+        assert kw.get("dtype") in (torch.float64, torch.float32), kw
+        return _Model(path, kw["dtype"])
+)";
+
+TEST(EmitPytorch, AModelsLayerAgreesWithTransformers) {
+  if (!torch_available()) {
+    GTEST_SKIP() << "Debian's python3-torch is not installed (apt-get install python3-torch); "
+                    "the --emit-pytorch cross-check did not run";
+  }
+  const std::string dir = test::temp_dir() + "/fake_transformers";
+  std::filesystem::create_directories(dir + "/transformers");
+  test::write_temp("fake_transformers/transformers/__init__.py", kFakeTransformers);
+  const std::string ids = "1,17,29,8,33,12,24";  // data/models/tiny-llama/ids.json
+  auto emit = [&](const std::string& layer, const std::string& dtype) {
+    const std::string program = dir + "/layer" + layer + "_" + dtype + ".py";
+    const test::Run r =
+        test::run_attn({"run", "--checkpoint", test::model("tiny-llama"), "--ids", ids, "--layer",
+                        layer, "--dtype", dtype, "--emit-pytorch", "-o", program});
+    EXPECT_EQ(r.code, 0) << r.err;
+    return program;
+  };
+  auto python = [&](const std::string& program) {
+    return std::system(("PYTHONPATH=" + test::quote(dir) + " /usr/bin/python3 " +
+                        test::quote(program) + " > " + test::quote(program + ".out"))
+                           .c_str());
+  };
+  for (const char* dtype : {"f64", "f32"}) {
+    const std::string program = emit("1", dtype);
+    EXPECT_EQ(python(program), 0) << dtype << ": " << test::read_text(program);
+    EXPECT_EQ(test::read_text(program + ".out").rfind("{\"layer\": 1, \"max_abs_difference\": ", 0),
+              0u);
+  }
+  // Layer 0's weights where layer 1's are expected: the program says so.
+  emit("0", "f64");
+  std::filesystem::copy_file(dir + "/layer0_f64.npy", dir + "/layer1_f64.npy",
+                             std::filesystem::copy_options::overwrite_existing);
+  EXPECT_NE(python(dir + "/layer1_f64.py"), 0);
 }
 
 }  // namespace

@@ -627,11 +627,14 @@ TEST(EscapeCli, CsvOutputSplitsIntoItsFields) {
   const size_t w = r.out.find("# weights");
   ASSERT_NE(w, std::string::npos) << r.out;
   const int64_t n = static_cast<int64_t>(kHostileLabels.size());
+  // Each block is a labelled table: the hostile labels come back as given.
   const CsvMatrix out = parse_csv(r.out.substr(0, w), "out.csv");
   EXPECT_EQ(out.values.shape(), (Shape{n, 2}));
   const CsvMatrix weights = parse_csv(r.out.substr(w), "w.csv");
   EXPECT_EQ(weights.values.shape(), (Shape{n, n}));
-  EXPECT_TRUE(out.row_labels.empty());
+  EXPECT_EQ(out.row_labels, kHostileLabels);
+  EXPECT_EQ(weights.row_labels, kHostileLabels);
+  EXPECT_EQ(weights.column_labels, kHostileLabels);
 }
 
 }  // namespace

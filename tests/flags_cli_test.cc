@@ -27,7 +27,9 @@ TEST(OutputFormat, ExtensionOfOutputFileSetsTheFormat) {
 
   const std::string csv = temp_dir() + "/result.csv";
   ASSERT_EQ(run_attn({"run", "--example", "sweet", "-o", csv}).code, 0);
-  EXPECT_EQ(read_text(csv).substr(0, 30), "# output [4][4]\n0,1.25,2.75,0\n");
+  // The example's tokens label the rows; the output's columns are d0, d1, ...
+  EXPECT_EQ(read_text(csv).substr(0, 57),
+            "# output [4][4]\ntoken,d0,d1,d2,d3\ncat,0,1.25,2.75,0\nmilk,");
 
   // .txt, another extension or none: the table.
   for (const char* name : {"/result.txt", "/result", "/result.out"}) {

@@ -210,17 +210,30 @@ TEST(ForwardCli, MistakesNameWhatIsMissing) {
        "--ids computes the layer's input; give it or --x (or a document), not both"},
       {{"run", "--checkpoint", model("tiny-llama-bf16"), "--text", "hi"},
        4,
-       model("tiny-llama-bf16") + ": no tokenizer.json in this directory"},
+       model("tiny-llama-bf16") +
+           ": no tokenizer.json in this directory; give --tokenizer FILE|DIR (the model's own "
+           "tokenizer.json), or the token ids with --ids"},
+      {{"run", "--checkpoint", llama + "/model.safetensors", "--text", "hi"},
+       2,
+       "--checkpoint " + llama +
+           "/model.safetensors is a file of weights, without a tokenizer: give the model's "
+           "directory (--checkpoint DIR) or --tokenizer FILE|DIR"},
+      {{"run", "--checkpoint", llama, "The cat sat"},
+       2,
+       "input The cat sat: no such file; to run the model on a sentence, give it with --text "
+       "\"The cat sat\" (or token ids with --ids)"},
+      {{"run", "--tokenizer", llama, "--x", llama + "/x_layer0.npy"},
+       2,
+       "--tokenizer needs --checkpoint DIR (the model whose tokens it reads)"},
+      {{"run", "--checkpoint", llama, "--ids", "1,2", "--long"},
+       2,
+       "--long is a CSV table: give -f csv or -o FILE.csv"},
       {{"run", "--checkpoint", llama, "--ids", "1,2", "--layer", "5"},
        2,
        "--layer 5: the model has 2 layers (0 to 1)"},
       {{"run", "--checkpoint", llama, "--layer", "all", "--x", llama + "/x_layer0.npy"},
        2,
        "--layer all runs the whole model: give --text TEXT or --ids I,J,..."},
-      {{"run", "--checkpoint", llama, "--layer", "all", "--ids", "1,2"},
-       2,
-       "--layer all: a stack of every layer's heads has no table; write it with -f json or -o "
-       "FILE.npy, or draw it with --heatmap FILE"},
       {{"run", "--checkpoint", llama, "--layer", "all", "--ids", "1,2", "--trace"},
        2,
        "--trace goes with one layer (--layer N); with --layer all write the stack with -o "

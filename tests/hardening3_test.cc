@@ -509,8 +509,8 @@ TEST(Hardening3Cli, TamperedResultsAreRefusedNotDrawn) {
        ": masked[0][0]: mask cells must be true/false or 0/1, got 2"},
       {"title", [](nlohmann::json& d) { d["title"] = 5; }, ": title: expected a string, got 5"},
       {"unknown", [](nlohmann::json& d) { d["extra"] = 1; },
-       ": unknown key \"extra\" in an attn result (it holds labels, title, settings, output, "
-       "weights, weights_axes, masked, similarity)"},
+       ": unknown key \"extra\" in an attn result (it holds labels, labels_readable, title, "
+       "settings, output, weights, weights_axes, masked, similarity)"},
   };
   for (const Case& c : cases) {
     nlohmann::json d = result;
@@ -553,9 +553,23 @@ TEST(Hardening3Cli, AQueryLabelThatNamesTwoQueriesIsNotGuessed) {
   const auto r = run_attn({"run", x, "--tokens", tokens, "--trace", "--query", "the"});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
-            "attn: error: --query the: 0, 2 are all called 'the'; give the index of the one "
-            "to trace\n");
+            "attn: error: --query the: queries 0 (the₀), 2 (the₂) are all called 'the'; give "
+            "the index of the one to trace\n");
   EXPECT_EQ(run_attn({"run", x, "--tokens", tokens, "--trace", "--query", "2"}).code, 0);
+  // The name the table shows picks one of them.
+  EXPECT_EQ(run_attn({"run", x, "--tokens", tokens, "--trace", "--query", "the₂"}).code, 0);
+}
+
+TEST(Hardening3Cli, AQueryIsFoundByHowItsTokenReads) {
+  const std::string x = write_temp("four_rows.json", "[[1, 0], [0, 1], [1, 1], [2, 1]]");
+  for (const char* list :
+       {R"(["The", "Ġcat", "Ġsat", "Ġthe"])", R"(["The", "▁cat", "▁sat", "▁the"])",
+        R"(["The", " cat", " sat", " the"])"}) {
+    const std::string tokens = write_temp("spaced.json", list);
+    const auto r = run_attn({"run", x, "--tokens", tokens, "--trace", "--query", "cat"});
+    EXPECT_EQ(r.code, 0) << list << r.err;
+    EXPECT_NE(r.out.find("query 1 ("), std::string::npos) << r.out;
+  }
 }
 
 TEST(Hardening3Cli, SlidingWindowCountsAsHuggingFaceDoes) {

@@ -220,7 +220,11 @@ TEST(Checkpoint, TokensBecomeTheLabels) {
   const test::Run r = run_attn({"run", "--checkpoint", dir, "--x", dir + "/x_layer0.npy",
                                 "--tokens", dir + "/tokens.json", "-w"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("Ġcat"), std::string::npos) << r.out;
+  // The table shows them as they read (Ġcat is cat); JSON keeps them as given.
+  EXPECT_NE(r.out.find("\ncat "), std::string::npos) << r.out;
+  const test::Run j = run_attn({"run", "--checkpoint", dir, "--x", dir + "/x_layer0.npy",
+                                "--tokens", dir + "/tokens.json", "-f", "json"});
+  EXPECT_NE(j.out.find("\"Ġcat\""), std::string::npos) << j.out;
 }
 
 // --weights-out of a checkpoint's layer is what transformers'
@@ -301,6 +305,18 @@ TEST(Checkpoint, MistakesSayWhatWasLookedFor) {
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.err.find("no model.safetensors or model.safetensors.index.json"), std::string::npos)
       << r.err;
+  // PyTorch's pickled weights: the file found and the line that converts it.
+  std::ofstream(dir + "/pytorch_model.bin") << "not read";
+  r = run_attn({"run", "--checkpoint", dir, "--x", x});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("has pytorch_model.bin but no model.safetensors, and attn reads "
+                       "safetensors only; convert it: python3 -c \"import torch; from "
+                       "safetensors.torch import save_file; save_file({k: v.contiguous().clone() "
+                       "for k, v in torch.load('" +
+                       dir + "/pytorch_model.bin').items()}, '" + dir + "/model.safetensors')\""),
+            std::string::npos)
+      << r.err;
+  fs::remove(dir + "/pytorch_model.bin");
   // An index may only name shards beside it.
   std::ofstream(dir + "/model.safetensors.index.json")
       << R"({"weight_map": {"model.layers.0.self_attn.q_proj.weight": "../../etc/passwd"}})";

@@ -6,6 +6,7 @@
 #include "attn/compare.h"
 #include "attn/error.h"
 #include "attn/escape.h"
+#include "attn/heatmap.h"
 #include "base/number_text.h"
 #include "base/select_index.h"
 #include "commands/diff_stacks.h"
@@ -52,6 +53,12 @@ Side read_side(const DiffRequest& req, const std::string& path, const char* whic
   if (std::optional<MatrixInput> result =
           read_npz_result(path, req.key, req.max_input_bytes, req.max_elements)) {
     s.m = std::move(*result);
+  } else if (std::optional<NpzStack> stack = read_npz_stack(path, req.max_input_bytes)) {
+    // A model's stack with its tokens: they label the rows and columns.
+    std::optional<BinaryArray> a = view_binary_matrix(stack->weights, req.max_input_bytes);
+    if (!a) throw_input(s.name + ":weights", "expected a stack [layers][batch][heads][q][k]");
+    s.m.values = read_binary_matrix(*a, s.name, req.max_input_bytes, req.max_elements);
+    s.m.row_labels = s.m.col_labels = stack->tokens;
   } else if (std::optional<BinaryArray> a = view_binary_matrix(path, req.max_input_bytes)) {
     if (!req.key.empty())
       throw_usage("--key " + req.key + ": " + s.name + " is not a JSON document");
@@ -701,9 +708,14 @@ int diff_command(const DiffRequest& req, Console& console) {
     if (!h.empty()) figure = render_heatmap_file(d, o, h);
     if (req.show) preview = render_terminal(d, o, req.terminal);
   }
+  // The table names tokens as they read (Ġcat as cat), as figures do;
+  // JSON and CSV keep them as given.
+  Names shown = n;
+  shown.rows = shown_tokens(n.rows, TokenStyle::kReadable);
+  shown.cols = shown_tokens(n.cols, TokenStyle::kReadable);
   std::string summary = req.format == Format::kJson  ? format_json(c, a, b, n, req)
                         : req.format == Format::kCsv ? format_csv(c, n)
-                                                     : format_table(c, a, b, n, masked, req);
+                                                     : format_table(c, a, b, shown, masked, req);
   if (!sides.note.empty() && !req.quiet) console.warn(sides.note);
   if (!h.empty()) write_file_atomic(h, figure);
   console.out(summary);

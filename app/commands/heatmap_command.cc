@@ -260,6 +260,13 @@ int heatmap_command(const HeatmapCommandRequest& req, Console& console) {
                   " is an attn result, not a stack of attention weights");
     }
     l = std::move(*result);
+  } else if (std::optional<NpzStack> stack = read_npz_stack(req.input, req.max_input_bytes)) {
+    // A model's stack with its tokens (attn run --layer all -o FILE.npz).
+    std::optional<BinaryArray> a = view_binary_matrix(stack->weights, req.max_input_bytes);
+    if (!a || a->shape.size() != 5) {
+      throw_input(name + ":weights", "expected a stack [layers][batch][heads][q][k]");
+    }
+    return draw_stack(req, std::move(*a), name, console, stack->tokens);
   } else if (std::optional<BinaryArray> a = view_binary_matrix(req.input, req.max_input_bytes)) {
     if (a->shape.size() == 5 ||
         (a->shape.size() == 4 && rank4_layers(req, a->shape, name, console))) {

@@ -139,8 +139,9 @@ MatrixInput read_text_matrix(const std::string& path, const std::string& key,
   // An attn result (it has "settings") holds only what attn writes.
   const bool result = v.find("settings") != nullptr;
   if (result) {
-    static const std::vector<std::string> kKeys = {
-        "labels", "title", "settings", "output", "weights", "weights_axes", "masked", "similarity"};
+    static const std::vector<std::string> kKeys = {"labels",       "labels_readable", "title",
+                                                   "settings",     "output",          "weights",
+                                                   "weights_axes", "masked",          "similarity"};
     for (const json::Member& m : v.members()) {
       if (std::find(kKeys.begin(), kKeys.end(), m.key) == kKeys.end()) {
         unknown_part(name, m.key, kKeys, "key");
@@ -215,6 +216,24 @@ MatrixInput read_text_matrix(const std::string& path, const std::string& key,
   }
   if (result) check_result(l, name, "labels.", "weights_axes");
   return l;
+}
+
+std::optional<NpzStack> read_npz_stack(const std::string& spec, int64_t max_input_bytes) {
+  const TensorReference ref = split_tensor_reference(spec);
+  if (!has_format(ref.path, MatrixFormat::kNpz)) return std::nullopt;
+  if (!ref.tensor.empty() && ref.tensor != "weights") return std::nullopt;
+  const NpzArchive a = NpzArchive::open(ref.path, max_input_bytes);
+  bool weights = false, tokens = false;
+  for (const NpzMember& m : a.members()) {
+    weights |= m.name == "weights";
+    tokens |= m.name == "tokens";
+  }
+  if (!weights || !tokens) return std::nullopt;
+  NpzStack s;
+  s.weights = ref.path + ":weights";
+  s.tokens = parse_npy_strings(a.member("tokens", max_input_bytes).view(),
+                               display_name(ref.path) + ":tokens");
+  return s;
 }
 
 std::optional<MatrixInput> read_npz_result(const std::string& spec, const std::string& key,

@@ -44,6 +44,16 @@ Tensor<double> read_binary_matrix(const BinaryArray& a, const std::string& name,
 std::optional<MatrixInput> read_npz_result(const std::string& spec, const std::string& key,
                                            int64_t max_input_bytes, int64_t max_elements);
 
+// A model's stack saved with attn run --layer all -o FILE.npz (members
+// weights, tokens, ids, ...): the reference of its weights (FILE.npz:weights)
+// and its tokens, which label the queries and keys. nullopt for any other
+// input.
+struct NpzStack {
+  std::string weights;
+  std::vector<std::string> tokens;
+};
+std::optional<NpzStack> read_npz_stack(const std::string& spec, int64_t max_input_bytes);
+
 // A text input ("-" is stdin): a JSON array, the member `key` of a JSON
 // object (default "weights", else "output"; an attn result's "labels" name
 // its rows and, for weights and scores, its columns), or a CSV matrix with

@@ -1,5 +1,7 @@
 #include "commands/run.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -10,6 +12,7 @@
 #include "attn/error.h"
 #include "attn/escape.h"
 #include "attn/file_io.h"
+#include "attn/heatmap.h"
 #include "attn/matrix_file.h"
 #include "attn/npy.h"
 #include "attn/problem.h"
@@ -85,8 +88,8 @@ std::optional<Expected> load_expected(const RunRequest& req, const Problem& p) {
     // An attn result also carries its labels, similarity and what its
     // figure needs (title, settings, weights_axes, masked): not numbers to
     // compare.
-    static const std::vector<std::string> kNotNumbers = {"labels",   "similarity",   "title",
-                                                         "settings", "weights_axes", "masked"};
+    static const std::vector<std::string> kNotNumbers = {
+        "labels", "labels_readable", "similarity", "title", "settings", "weights_axes", "masked"};
     json::Value numbers = json::Value::object();
     for (const json::Member& m : v.members()) {
       if (std::find(kNotNumbers.begin(), kNotNumbers.end(), m.key) == kNotNumbers.end()) {
@@ -230,6 +233,36 @@ void append_expected_steps(const Problem& p, const Result& r, const Expected& e,
   }
 }
 
+// The position of the query named `q`: its label as given, else as the
+// table shows it (`the₄`), else as it reads (`cat` for `Ġcat`, `▁cat` or
+// ` cat`). A name that several positions have is refused with them all.
+int64_t query_by_name(const std::string& q, const std::vector<std::string>& labels) {
+  const std::vector<std::string> shown = shown_tokens(labels, TokenStyle::kReadable);
+  const std::vector<std::vector<std::string>> forms = {labels, shown,
+                                                       token_texts(labels, TokenStyle::kReadable)};
+  for (const std::vector<std::string>& names : forms) {
+    std::vector<int64_t> at;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == q) at.push_back(static_cast<int64_t>(i));
+    }
+    if (at.size() == 1) return at.front();
+    if (at.empty()) continue;
+    // Two queries of one name ("the" twice): the first is not a guess to
+    // make silently.
+    std::string list;
+    for (int64_t i : at) {
+      list += (list.empty() ? "" : ", ") + std::to_string(i) + " (" +
+              terminal_text(shown[static_cast<size_t>(i)]) + ")";
+    }
+    throw_usage("--query " + q + ": queries " + list + " are all called '" + q +
+                "'; give the index of the one to trace");
+  }
+  const std::string near = closest_name(q, shown);
+  throw_usage("--query " + q + ": no query is called '" + q + "'" +
+              (near.empty() ? "" : "; did you mean '" + near + "'?") +
+              (labels.empty() ? " (the queries have no labels; give an index)" : ""));
+}
+
 void check_index(const char* flag, int64_t i, int64_t n, const char* one, const char* many) {
   if (i >= n) {
     throw_usage(std::string(flag) + " " + std::to_string(i) + ": out of range; the input has " +
@@ -260,29 +293,13 @@ TraceSelection trace_selection(const RunRequest& req, const Problem& p, TraceOpt
       sel.query = std::stoll(q);
       check_index("--query", sel.query, p.len_q, "query", "queries");
     } else {
-      const auto at = std::find(p.query_labels.begin(), p.query_labels.end(), q);
-      if (at == p.query_labels.end()) {
-        const std::string near = closest_name(q, p.query_labels);
-        throw_usage("--query " + q + ": no query is called '" + q + "'" +
-                    (near.empty() ? "" : "; did you mean '" + near + "'?") +
-                    (p.query_labels.empty() ? " (the queries have no labels; give an index)" : ""));
-      }
-      sel.query = at - p.query_labels.begin();
-      // Two queries of one label ("the" twice): the first is not a guess
-      // to make silently.
-      std::string others;
-      for (auto it = std::find(at + 1, p.query_labels.end(), q); it != p.query_labels.end();
-           it = std::find(it + 1, p.query_labels.end(), q)) {
-        others += ", " + std::to_string(it - p.query_labels.begin());
-      }
-      if (!others.empty()) {
-        throw_usage("--query " + q + ": " + std::to_string(sel.query) + others +
-                    " are all called '" + q + "'; give the index of the one to trace");
-      }
+      sel.query = query_by_name(q, p.query_labels);
     }
     std::string part = "query " + std::to_string(sel.query);
     if (static_cast<size_t>(sel.query) < p.query_labels.size()) {
-      part += " (" + p.query_labels[static_cast<size_t>(sel.query)] + ")";
+      part += " (" +
+              shown_tokens(p.query_labels, TokenStyle::kReadable)[static_cast<size_t>(sel.query)] +
+              ")";
     }
     parts.push_back(part);
   }
@@ -464,6 +481,49 @@ std::string result_text(const RunRequest& req, const Problem& p, const Result& r
   return text;
 }
 
+// --emit-pytorch of a checkpoint's layer run from token ids: the program
+// runs the model itself with transformers and compares its weights with
+// attn's, which go beside it (-o check.py writes check.npy).
+int emit_model_program(const RunRequest& req, const Problem& p) {
+  if (req.output_path.empty() || req.output_path == "-") {
+    throw_usage(
+        "--emit-pytorch of a model run writes attn's weights beside the program: give -o "
+        "FILE.py");
+  }
+  if (req.average_heads) {
+    throw_usage("--average-heads: the program compares each head with transformers' weights");
+  }
+  const std::string& out = req.output_path;
+  const size_t slash = out.find_last_of('/'), dot = out.find_last_of('.');
+  const std::string stem = dot != std::string::npos && (slash == std::string::npos || dot > slash)
+                               ? out.substr(0, dot)
+                               : out;
+  const std::string numbers = stem + ".npy";
+  run_inputs(req).refuse_output(numbers, "--emit-pytorch's weights");
+  ComputeRequest creq;
+  creq.dtype = req.dtype;
+  creq.threads = req.threads;
+  creq.weights = true;
+  const Result r = compute(p, creq);
+  const std::string weights = format_npy(weights_out_tensor(req, p, r), r.dtype);
+  ModelProgram m;
+  m.command = req.command_line;
+  m.checkpoint = req.checkpoint.path;
+  struct stat st {};
+  if (::stat(m.checkpoint.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    // from_pretrained takes the directory of a file of weights.
+    const size_t cut = m.checkpoint.find_last_of('/');
+    m.checkpoint = cut == std::string::npos ? "." : m.checkpoint.substr(0, cut);
+  }
+  m.numbers = numbers.substr(slash == std::string::npos ? 0 : slash + 1);
+  m.ids = detail::checkpoint_tokens(req).ids;
+  m.layer = req.checkpoint.layer;
+  m.dtype = req.dtype;
+  const std::string program = emit_pytorch_model(m);
+  write_files_atomic({{numbers, weights}, {out, program}});
+  return 0;
+}
+
 // --check's report (empty without --check), and exit code 1 when the
 // numbers differ, with the common misreading that explains it if any.
 std::pair<std::string, int> check_report(const RunRequest& req, const Problem& p, const Result& r,
@@ -505,10 +565,13 @@ int run_command(const RunRequest& req, Console& console) {
   }
   detail::apply_flags(req, doc);
   const Problem p = build_problem(std::move(doc));
+  if (req.emit_pytorch && req.emit_model && req.checkpoint.from_tokens()) {
+    return emit_model_program(req, p);
+  }
   if (req.emit_pytorch) {
     write_output(req, console,
                  emit_pytorch(p, req.command_line, req.average_heads,
-                              req.emit_load_from.value_or(kLoadFromFiles)));
+                              req.emit_load_from.value_or(kLoadFromFiles), req.dtype));
     return 0;
   }
   std::optional<Expected> expected;

@@ -57,6 +57,9 @@ struct CheckpointFlags {
   std::vector<int64_t> ids;
   std::optional<std::string> text;
   bool no_special = false;  // --no-special: the text without special tokens
+  // --tokenizer FILE|DIR: the tokenizer.json to use instead of the
+  // checkpoint directory's (a model without one, or --checkpoint FILE).
+  std::string tokenizer;
   bool all_layers = false;  // --layer all: every layer's weights as one stack
 
   bool from_tokens() const { return !ids.empty() || text.has_value(); }
@@ -124,6 +127,10 @@ struct RunRequest {
   // from files from them; unset: emit_pytorch's kLoadFromFiles (no flag
   // sets it; tests lower it).
   std::optional<int64_t> emit_load_from;
+  // --emit-pytorch of a layer run from token ids: the program that checks
+  // it with transformers (false: the layer's own program with its input
+  // written out, which the tests of every family's layer run).
+  bool emit_model = true;
   std::string command_line = "attn run";  // as typed, for programs and traces
   ProgressSink* progress = nullptr;       // reports reading and computing; may be null
 };

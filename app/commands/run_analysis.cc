@@ -4,7 +4,6 @@
 // as the weights' would be), --predict and --logit-lens (what the model
 // predicts, from its last hidden state and from each one), --logits-out;
 // and the checks of those flags, for every run.
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <functional>
@@ -43,11 +42,6 @@ const char* of_name(StackOf of) {
 // The first of --predict, --logit-lens and --logits-out given, for messages.
 const char* prediction_flag(const AnalysisRequest& a) {
   return a.predict > 0 ? "--predict" : a.logit_lens > 0 ? "--logit-lens" : "--logits-out";
-}
-
-// The checkpoint's tokenizer, where it has one: the tokens of predictions.
-std::optional<Tokenizer> tokenizer_of(const std::string& checkpoint) {
-  return model::checkpoint_tokenizer_if_any(checkpoint);
 }
 
 // The K most likely tokens of each position, and of each hidden state.
@@ -273,7 +267,7 @@ ModelRun run_model(const RunRequest& req, const CheckpointTokens& t, bool keep_w
       run.predictions.lens.push_back(top_tokens(logits, a.logit_lens, "--logit-lens"));
     };
   }
-  if (a.predictions()) run.predictions.tokenizer = tokenizer_of(req.checkpoint.path);
+  if (a.predictions()) run.predictions.tokenizer = run_tokenizer(req, false);
   run.m = model_attention(fr);
   if (a.predict > 0) run.predictions.next = top_tokens(run.m.logits, a.predict, "--predict");
   if (!a.logits_out.empty()) run.logits = std::move(run.m.logits);

@@ -259,11 +259,36 @@ InputDocument load_document(const RunRequest& req) {
   return doc;
 }
 
+std::optional<Tokenizer> run_tokenizer(const RunRequest& req, bool needed) {
+  const CheckpointFlags& c = req.checkpoint;
+  if (!c.tokenizer.empty()) return Tokenizer::load(c.tokenizer);
+  // A model by name, or a GGUF file, which carries its own tokenizer.
+  if (model::is_store_name(c.path) || model::checkpoint_is_gguf(c.path)) {
+    if (needed) return model::checkpoint_tokenizer(c.path);
+    return model::checkpoint_tokenizer_if_any(c.path);
+  }
+  struct stat st {};
+  if (::stat(c.path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    // One file of weights has no tokenizer beside it to trust: reading the
+    // weights as tokenizer.json would only fail with a parse error.
+    if (!needed) return std::nullopt;
+    throw_usage("--checkpoint " + c.path +
+                " is a file of weights, without a tokenizer: give the model's directory "
+                "(--checkpoint DIR) or --tokenizer FILE|DIR");
+  }
+  const std::string tj = (c.path.back() == '/' ? c.path : c.path + "/") + "tokenizer.json";
+  if (::stat(tj.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return Tokenizer::load(tj);
+  if (!needed) return std::nullopt;
+  throw_file(display_name(c.path),
+             "no tokenizer.json in this directory; give --tokenizer FILE|DIR (the model's own "
+             "tokenizer.json), or the token ids with --ids");
+}
+
 CheckpointTokens checkpoint_tokens(const RunRequest& req) {
   const CheckpointFlags& c = req.checkpoint;
   CheckpointTokens out;
   if (c.text) {
-    const Tokenizer t = model::checkpoint_tokenizer(c.path);
+    const Tokenizer t = *run_tokenizer(req, true);
     const Encoding e = t.encode(*c.text, !c.no_special, "--text");
     if (e.ids.empty()) throw_usage("--text: the text has no tokens");
     out.ids = e.ids;
@@ -274,7 +299,7 @@ CheckpointTokens checkpoint_tokens(const RunRequest& req) {
   out.ids = c.ids;
   // Tokens as labels where the checkpoint has its tokenizer (a GGUF file
   // may carry its own), else the ids.
-  const std::optional<Tokenizer> t = model::checkpoint_tokenizer_if_any(c.path);
+  const std::optional<Tokenizer> t = run_tokenizer(req, false);
   for (int64_t id : c.ids) {
     const std::string tk = t ? t->token(id) : "";
     out.labels.push_back(tk.empty() ? std::to_string(id) : t->readable(tk));

@@ -9,6 +9,7 @@
 #include "attn/checkpoint.h"
 #include "attn/document.h"
 #include "attn/problem.h"
+#include "attn/tokenizer.h"
 #include "commands/run.h"
 #include "io/json_writer.h"
 
@@ -34,6 +35,11 @@ struct CheckpointTokens {
   std::string source = "--ids";  // where the ids came from (ForwardRequest::ids_source)
 };
 CheckpointTokens checkpoint_tokens(const RunRequest& req);
+
+// The run's tokenizer: --tokenizer's, else the tokenizer.json of the
+// checkpoint's directory. Where there is none, `needed` (text to encode)
+// throws, naming what to give; otherwise nullopt (the ids label the tokens).
+std::optional<Tokenizer> run_tokenizer(const RunRequest& req, bool needed);
 
 // The forward request of the run's checkpoint and tokens.
 ForwardRequest forward_request(const RunRequest& req, const CheckpointTokens& t);

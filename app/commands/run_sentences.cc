@@ -50,7 +50,7 @@ int run_sentences(const RunRequest& req, Console& console) {
                                         : Corpus{a.texts, CorpusFormat::kJsonLines};
   const HeadStat stat = *a.summary;
   const bool special = !req.checkpoint.no_special;
-  const Tokenizer tokenizer = Tokenizer::load(req.checkpoint.path);
+  const Tokenizer tokenizer = *run_tokenizer(req, true);
   CorpusReader reader(corpus.path, corpus.format, req.max_input_bytes);
   const std::string name = display_name(corpus.path);
   std::string text;

@@ -17,10 +17,10 @@ _attn_flags() {
         "--sinks --qk-norm --causal --rope --alibi --x --y --q --k --v --mask --bias --key-padding-mask" \
         "--valid-lens" \
         "--labels --key-labels --tokens --checkpoint --layer --arch --text --text-file --ids" \
-        "--no-special" \
+        "--no-special --tokenizer" \
         "--hidden-out" \
         "--summary --top --texts --each-line --rollout-fusion --predict --logit-lens --logits-out" \
-        "-f --format -w --weights -o --output --out-dir" \
+        "-f --format -w --weights --long -o --output --out-dir" \
         "--weights-out --trace --trace-format --query --similarity --precision --average-heads" \
         "--dtype --threads --check --expect --rtol --atol -q --quiet --max-elements" \
         "--max-input-bytes" \

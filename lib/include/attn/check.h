@@ -55,7 +55,9 @@ CheckReport check_result(const Result& r, const Expected& e);
 // twice, the causal mask missing, extra, aligned bottom-right or on the
 // wrong side, the mask's polarity flipped or transposed, the softmax over
 // the queries, heads split in the wrong order, the other RoPE layout, no
-// RoPE, key/value heads tiled instead of repeated per group.
+// RoPE, the sliding window one key too wide or narrow, missing or
+// forgotten, RoPE's query positions left at 0 in a decode step (or
+// missing here), key/value heads tiled instead of repeated per group.
 struct CheckAlternative {
   std::string name;         // "causal mask on the wrong side"
   std::string setting;      // the flag that reproduces the numbers ("--scale-at output"), or empty

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "attn/problem.h"
 
@@ -21,8 +22,22 @@ constexpr int64_t kLoadFromFiles = 4096;
 
 // The program for p. `command` is quoted in its docstring. The program
 // reports the weights averaged over heads when average_heads is set.
-// `load_from` is the size from which tensors are loaded (tests lower it).
+// `load_from` is the size from which tensors are loaded (tests lower it);
+// `dtype` the precision the program computes in (the run's --dtype).
 std::string emit_pytorch(const Problem& p, const std::string& command, bool average_heads,
-                         int64_t load_from = kLoadFromFiles);
+                         int64_t load_from = kLoadFromFiles, DType dtype = DType::kF64);
+
+// A checkpoint's layer run from token ids, as --emit-pytorch writes it:
+// transformers loads `checkpoint` (a directory) in eager attention and
+// `dtype`, runs it on `ids` with output_attentions=True and compares layer
+// `layer`'s weights with attn's, in the .npy `numbers` (a path relative to
+// the program's directory). Every string is a Python literal.
+struct ModelProgram {
+  std::string command, checkpoint, numbers;
+  std::vector<int64_t> ids;
+  int64_t layer = 0;
+  DType dtype = DType::kF64;
+};
+std::string emit_pytorch_model(const ModelProgram& m);
 
 }  // namespace attn

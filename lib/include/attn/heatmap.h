@@ -97,6 +97,9 @@ std::string font_name(const Font& f);                            // "DejaVu Sans
 enum class TokenStyle { kReadable, kMarker, kRaw };
 const std::vector<std::string>& token_style_names();
 std::vector<std::string> shown_tokens(const std::vector<std::string>& labels, TokenStyle style);
+// The same without the positions of repeated tokens: each token as it
+// reads (`Ġcat`, `▁cat` and ` cat` all read `cat`), for lookups by name.
+std::vector<std::string> token_texts(const std::vector<std::string>& labels, TokenStyle style);
 
 // How values map to colours between the range's ends (--color-scale):
 // linearly, by their logarithm (ends above 0; values at or below 0 take the

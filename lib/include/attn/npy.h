@@ -49,6 +49,9 @@ void append_npy_cells(std::string& out, const Tensor<double>& t, DType dtype);
 // A .npy file of booleans ('|b1'; cells non-zero are True) of `shape`.
 std::string format_npy_bool(const uint8_t* cells, const Shape& shape);
 
+// A list of integers as a 1-D int64 .npy ('<i8'): token ids.
+std::string format_npy_int64(const std::vector<int64_t>& values);
+
 // A .npy file of UTF-8 strings as NumPy's '<U' (UTF-32, NUL-padded):
 // np.load reads it without pickle. A list (rank 1), or with `scalar` one
 // string (rank 0, strings.size() == 1).

@@ -21,9 +21,17 @@ const std::vector<std::string>& format_names();
 
 struct OutputOptions {
   Format format = Format::kTable;
-  bool weights = false;  // include the weights
-  int precision = 4;     // digits after the point in tables
-  bool color = false;    // ANSI styling in tables
+  bool weights = false;      // include the weights
+  bool table_output = true;  // the table shows the output (not only the weights)
+  int precision = 4;         // digits after the point in tables
+  // --precision given: the digits after the point of JSON and CSV numbers
+  // (rounded); -1, the default, writes every digit (the shortest text that
+  // reads back as the same number), which is what a script wants.
+  int digits = -1;
+  // CSV: the weights as a long table, a row per cell (--long).
+  bool long_csv = false;
+  int64_t layer = 0;   // the long table's layer column (a checkpoint's --layer)
+  bool color = false;  // ANSI styling in tables
   // --head: only this head of the weights (and of a 4-D input's output,
   // [batch][heads][q][d_v]), the head axis removed; -1 for every head.
   int64_t head = -1;
@@ -56,6 +64,14 @@ std::string format_result(const Problem& p, const Result& r, const OutputOptions
 // FILE.npz` redraws the run's figure from it.
 std::string format_result_npz(const Problem& p, const Result& r, const OutputOptions& o,
                               const Similarity* similarity = nullptr);
+
+// t with each cell rounded to `digits` after the point; t itself when
+// digits < 0. Non-finite cells are kept.
+Tensor<double> round_digits(const Tensor<double>& t, int digits);
+
+// A number as CSV writes it: the shortest text (float's with kF32), and
+// nan, inf, -inf unquoted.
+void append_csv_number(std::string& out, double v, DType dtype);
 
 // One tensor as JSON (nested arrays, one innermost row per line).
 void append_json_tensor(std::string& out, const Tensor<double>& t, DType dtype, int indent);

@@ -160,12 +160,51 @@ std::string where_they_differ(const CheckReport& rep, const Problem& p) {
   return out;
 }
 
+// Expected numbers that differ only by the rounding of a narrower float
+// (a float32 or bfloat16 reference checked at 1e-9): the tolerances that
+// precision takes (torch.testing's defaults), as one line of advice; empty
+// when the differences are larger than its rounding, or NaN.
+std::string precision_hint(const CheckReport& rep) {
+  struct Precision {
+    const char* name;
+    double rtol, atol;
+  };
+  static const Precision kPrecisions[] = {
+      {"float32", 1.3e-6, 1e-5}, {"float16", 1e-3, 1e-5}, {"bfloat16", 1.6e-2, 1e-5}};
+  double largest = 0;
+  for (const CheckItem& it : rep.items) {
+    const double d = std::fabs(it.got - it.expected);
+    if (!it.ok && !std::isfinite(d)) return "";
+    if (std::isfinite(d)) largest = std::max(largest, d);
+  }
+  for (const Precision& pr : kPrecisions) {
+    // A check already this loose is not failing for rounding.
+    if (rep.allclose && rep.rtol >= pr.rtol && rep.atol >= pr.atol) return "";
+    if (!rep.allclose && rep.tolerance >= pr.rtol) return "";
+    bool fits = true;
+    for (const CheckItem& it : rep.items) {
+      fits = fits && std::fabs(it.got - it.expected) <= pr.atol + pr.rtol * std::fabs(it.expected);
+    }
+    if (fits) {
+      return std::string("the expected numbers look like ") + pr.name + " (differences ~" +
+             format_scientific(largest, 0) + "): try --rtol " + format_shortest(pr.rtol) +
+             " --atol " + format_shortest(pr.atol) + "\n";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string format_check_report(const CheckReport& rep, const Problem& p, bool mismatches_only) {
+  // Differences of rounding alone: the summary and the tolerance to try,
+  // not a page of values each off by an ulp of float32.
+  const std::string hint = rep.passed() ? "" : precision_hint(rep);
+  if (!hint.empty()) mismatches_only = true;
   std::vector<const CheckItem*> shown;
   const bool all = rep.items.size() <= 32 && !mismatches_only;
   for (const CheckItem& it : rep.items) {
+    if (!hint.empty()) break;
     if (all || !it.ok) shown.push_back(&it);
     if (!all && shown.size() >= 20) break;
   }
@@ -223,6 +262,7 @@ std::string format_check_report(const CheckReport& rep, const Problem& p, bool m
              format_shortest(worst->got) + "\n";
     }
     out += where_they_differ(rep, p);
+    out += hint;
     if (!shown.empty()) out += "\n";
   }
   if (shown.empty()) {
@@ -248,7 +288,7 @@ std::string format_check_report(const CheckReport& rep, const Problem& p, bool m
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += '\n';
   }
-  if (!all && rep.mismatches > 20) {
+  if (!all && rep.mismatches > 20 && hint.empty()) {
     out += "... " + std::to_string(rep.mismatches - 20) + " more mismatches not shown\n";
   }
   if (rep.passed()) {

@@ -316,6 +316,54 @@ std::string heads_split_words(const Problem& p) {
          "back with the inverse.";
 }
 
+// The flag of a window of `left` keys back and `right` ahead: Hugging
+// Face's count (--sliding-window) where nothing is ahead.
+std::string window_flag(const Problem& p, int64_t left, int64_t right) {
+  if (left >= 0 && (right == 0 || p.masks.causal)) {
+    return "--sliding-window " + std::to_string(left + 1);
+  }
+  return "--window " + std::to_string(left) + "," + std::to_string(right);
+}
+
+// The window of this run with `by` more keys back (one key too wide or
+// too narrow: --window W where --sliding-window W was meant, or the
+// reverse).
+std::optional<Problem> window_wider(const Problem& p, int64_t by) {
+  if (!p.masks.window || p.masks.window_left < 0) return std::nullopt;
+  const int64_t left = p.masks.window_left + by;
+  if (left < 0 || left >= p.len_k) return std::nullopt;
+  Problem alt = p;
+  alt.masks.window_left = left;
+  return alt;
+}
+
+std::string window_words(const Problem& p, int64_t by) {
+  const int64_t w = p.masks.window_left;
+  const std::string seen = std::to_string(w + by + 1);
+  std::string s = "The expected numbers let each query see " + seen +
+                  " keys up to and including itself, one " + (by < 0 ? "fewer" : "more") +
+                  " than this run's window (" + std::to_string(w) + " keys back plus the query). ";
+  if (by < 0) {
+    s += "Hugging Face's sliding_window " + seen +
+         " (Mistral, Gemma 2) counts the query among its keys, where --window " + seen +
+         " counts the keys before it: --sliding-window " + seen + " is Hugging Face's reading.";
+  } else {
+    s += "--window W counts the W keys before the query and the query itself, Hugging "
+         "Face's sliding_window W counts the query among the W.";
+  }
+  return s + " Run with " + window_flag(p, w + by, p.masks.window_right) + " to reproduce them.";
+}
+
+// RoPE's positions of the queries as a reference that forgot them in a
+// decode step computes: the queries at 0 (or, the reverse, the queries
+// after the keys where this run left them at 0).
+std::optional<Problem> rope_queries_at(const Problem& p, int64_t q_offset) {
+  if (!p.rope || p.rope->q_offset == q_offset || p.rope->scaling) return std::nullopt;
+  Problem alt = p;
+  alt.rope->q_offset = q_offset;
+  return alt;
+}
+
 std::string convention_flag(const Problem& p) {
   return p.masks.flipped ? "--mask-convention block" : "--mask-convention keep";
 }
@@ -535,6 +583,62 @@ const std::vector<Mistake>& mistakes() {
              "given. If the reference should rotate them, it skipped apply_rotary_pos_emb; "
              "otherwise run without --rope.");
        }},
+      {"the sliding window one key too wide",
+       planted([](const Problem& p) { return window_wider(p, -1); }),
+       [](const Problem& p) {
+         return window_flag(p, p.masks.window_left - 1, p.masks.window_right);
+       },
+       [](const Problem& p) { return window_words(p, -1); }},
+      {"the sliding window one key too narrow",
+       planted([](const Problem& p) { return window_wider(p, 1); }),
+       [](const Problem& p) {
+         return window_flag(p, p.masks.window_left + 1, p.masks.window_right);
+       },
+       [](const Problem& p) { return window_words(p, 1); }},
+      {"the reference has no sliding window",
+       planted([](const Problem& p) -> std::optional<Problem> {
+         if (!p.masks.window) return std::nullopt;
+         Problem alt = p;
+         alt.masks.window = false;
+         alt.masks.window_left = alt.masks.window_right = -1;
+         return alt;
+       }),
+       fixed("--window -1"),
+       [](const Problem&) {
+         return std::string(
+             "The expected numbers have no sliding window: each query sees every key the other "
+             "masks leave. If the reference is a sliding-window model (Mistral, Gemma 2's local "
+             "layers), it forgot the window; otherwise run without it.");
+       }},
+      {"the queries' RoPE positions left at 0",
+       planted([](const Problem& p) -> std::optional<Problem> {
+         if (!p.rope || p.rope->q_offset == 0) return std::nullopt;
+         return rope_queries_at(p, 0);
+       }),
+       fixed(""),
+       [](const Problem& p) {
+         return "The expected numbers rotate the queries as if they sat at positions 0, 1, …, "
+                "where this run puts them at " +
+                std::to_string(p.rope->q_offset) +
+                ", … after the cached keys: a decode step whose position_ids (or the cache's "
+                "offset) were not passed to the rotary embedding. The reference should rotate "
+                "the new query at its place in the sequence.";
+       }},
+      {"the queries' RoPE positions missing in this run",
+       planted([](const Problem& p) -> std::optional<Problem> {
+         if (!p.rope || p.rope->q_offset != 0 || p.len_q >= p.len_k) return std::nullopt;
+         return rope_queries_at(p, p.rope->k_offset + p.len_k - p.len_q);
+       }),
+       [](const Problem& p) {
+         return "--q-offset " + std::to_string(p.rope->k_offset + p.len_k - p.len_q);
+       },
+       [](const Problem& p) {
+         const std::string n = std::to_string(p.rope->k_offset + p.len_k - p.len_q);
+         return "The expected numbers rotate the queries at positions " + n +
+                ", … after the keys, as a decode step after " + n +
+                " cached keys does; this run leaves them at 0. Run with --q-offset " + n +
+                " (or --causal bottom-right) to reproduce them.";
+       }},
       {"key/value heads tiled instead of repeated per group", planted(kv_heads_tiled), fixed(""),
        [](const Problem& p) {
          const std::string H = std::to_string(p.heads), KV = std::to_string(p.kv()),
@@ -561,7 +665,36 @@ std::optional<CheckAlternative> explain_mismatch(const Problem& p, const Expecte
   ComputeRequest req;
   req.dtype = dtype;
   req.weights = e.weights.has_value();
-  for (const Mistake& m : mistakes()) {
+  std::vector<Mistake> tried = mistakes();
+  // A causal run without a window against a reference with one: each width
+  // tried, the narrowest first.
+  // Each width is a rerun: tried where they all take what one mistake may.
+  if (p.masks.causal && !p.masks.window &&
+      p.batch * p.heads * p.len_q * p.len_k * p.len_k <= kDiagnoseCells) {
+    for (int64_t w = 1; w < p.len_k; ++w) {
+      tried.push_back(
+          Mistake{"the reference has a sliding window this run forgot",
+                  planted([w](const Problem& q) -> std::optional<Problem> {
+                    Problem alt = q;
+                    alt.masks.window = true;
+                    alt.masks.window_left = w - 1;
+                    alt.masks.window_right = 0;
+                    return alt;
+                  }),
+                  [w](const Problem&) { return "--sliding-window " + std::to_string(w); },
+                  [w](const Problem&) {
+                    const std::string n = std::to_string(w);
+                    return "The expected numbers let each query see only the " + n +
+                           " keys up to and including itself: a sliding window (Hugging Face's "
+                           "sliding_window " +
+                           n +
+                           ", Mistral, Gemma 2's local layers) that this run does not have. Run "
+                           "with --sliding-window " +
+                           n + " to reproduce them.";
+                  }});
+    }
+  }
+  for (const Mistake& m : tried) {
     try {
       std::optional<Result> r = m.plant(p, req);
       if (r && check_result(*r, e).passed()) {

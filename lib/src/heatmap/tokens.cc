@@ -101,7 +101,7 @@ std::string subscript(size_t n) {
 
 }  // namespace
 
-std::vector<std::string> shown_tokens(const std::vector<std::string>& labels, TokenStyle style) {
+std::vector<std::string> token_texts(const std::vector<std::string>& labels, TokenStyle style) {
   if (style == TokenStyle::kRaw || labels.empty()) return labels;
   // Byte-level BPE, when a label holds its stand-in for a space (Ġ) or a
   // newline (Ċ), no label holds SentencePiece's ▁, and every character of
@@ -143,6 +143,12 @@ std::vector<std::string> shown_tokens(const std::vector<std::string>& labels, To
     }
     out.push_back(visible(text, style));
   }
+  return out;
+}
+
+std::vector<std::string> shown_tokens(const std::vector<std::string>& labels, TokenStyle style) {
+  if (style == TokenStyle::kRaw || labels.empty()) return labels;
+  std::vector<std::string> out = token_texts(labels, style);
   // Repeated tokens, told apart by their position.
   std::map<std::string, int> count;
   for (const std::string& s : out) ++count[s];

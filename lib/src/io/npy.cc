@@ -494,6 +494,16 @@ std::string format_npy_bool(const uint8_t* cells, const Shape& shape) {
   return out;
 }
 
+std::string format_npy_int64(const std::vector<int64_t>& values) {
+  std::string out = npy_header("<i8", Shape{static_cast<int64_t>(values.size())});
+  for (int64_t v : values) {
+    const size_t at = out.size();
+    out.resize(at + 8);
+    store_le(&out[at], static_cast<uint64_t>(v), 8);
+  }
+  return out;
+}
+
 std::string format_npy_strings(const std::vector<std::string>& strings, bool scalar) {
   std::vector<std::vector<uint32_t>> points;
   size_t width = 1;  // NumPy's narrowest string dtype is '<U1'

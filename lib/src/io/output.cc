@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "attn/escape.h"
+#include "attn/heatmap.h"
 #include "attn/npy.h"
 #include "attn/npz.h"
 #include "base/elide.h"
@@ -44,6 +45,31 @@ void append_number(std::string& out, double v, DType dtype) {
   }
 }
 
+}  // namespace
+
+Tensor<double> round_digits(const Tensor<double>& t, int digits) {
+  if (digits < 0) return t;
+  Tensor<double> r = t;
+  const double scale = std::pow(10.0, digits);
+  for (int64_t i = 0; i < r.size(); ++i) {
+    const double v = r.data()[i];
+    // Past 2^52 / scale a double has no digits after the point to round.
+    if (std::isfinite(v) && std::fabs(v) * scale < 4.5e15)
+      r.data()[i] = std::round(v * scale) / scale;
+  }
+  return r;
+}
+
+void append_csv_number(std::string& out, double v, DType dtype) {
+  if (std::isfinite(v) && dtype == DType::kF32) {
+    append_shortest(out, static_cast<float>(v));
+  } else {
+    append_shortest(out, v);  // CSV readers accept nan/inf unquoted
+  }
+}
+
+namespace {
+
 // The axes of the weights as a result stores them.
 std::vector<std::string> weights_axes(const Problem& p, const Tensor<double>& weights) {
   const int64_t rank = weights.rank();
@@ -73,6 +99,14 @@ std::string json_result(const Problem& p, const Result& r, const OutputOptions& 
   if (!p.query_labels.empty() || !p.key_labels.empty()) {
     w.key("labels").begin_object(JsonLayout::kInline);
     w.key("queries").strings(p.query_labels).key("keys").strings(p.key_labels).end_object();
+    // The tokens as tables and figures show them (--token-style readable);
+    // "labels" keeps them as given.
+    w.key("labels_readable").begin_object(JsonLayout::kInline);
+    w.key("queries")
+        .strings(shown_tokens(p.query_labels, TokenStyle::kReadable))
+        .key("keys")
+        .strings(shown_tokens(p.key_labels, TokenStyle::kReadable))
+        .end_object();
   }
   // What its figure needs besides: the title, the settings line, the axes
   // of the weights and which of them are masked.
@@ -183,10 +217,14 @@ std::string table_result(const Problem& p, const Result& r, const OutputOptions&
   if (p.batched) lead.push_back("batch");
   if (p.four_d) lead.push_back("head");
   std::vector<std::string> out_cols;
-  table_blocks(out, "output", r.output, lead, p.query_labels, out_cols, o.precision, nullptr,
-               o.head);
+  // Tokens as they read (--token-style readable), as figures show them.
+  const std::vector<std::string> rows = shown_tokens(p.query_labels, TokenStyle::kReadable);
+  const std::vector<std::string> cols = shown_tokens(p.key_labels, TokenStyle::kReadable);
+  if (o.table_output || !r.weights) {
+    table_blocks(out, "output", r.output, lead, rows, out_cols, o.precision, nullptr, o.head);
+  }
   if (o.weights && r.weights) {
-    out += "\n";
+    if (o.table_output) out += "\n";
     std::vector<std::string> wlead;
     if (p.batched) wlead.push_back("batch");
     if (r.weights->rank() - (p.batched ? 1 : 0) == 3) wlead.push_back("head");
@@ -196,8 +234,7 @@ std::string table_result(const Problem& p, const Result& r, const OutputOptions&
     const bool averaged = p.heads > 1 && wlead.size() == (p.batched ? 1u : 0u);
     const std::string name =
         averaged ? "weights, mean of " + std::to_string(p.heads) + " heads" : "weights";
-    table_blocks(out, name, *r.weights, wlead, p.query_labels, p.key_labels, o.precision, masked,
-                 o.head);
+    table_blocks(out, name, *r.weights, wlead, rows, cols, o.precision, masked, o.head);
   }
   return out;
 }
@@ -291,6 +328,97 @@ std::string format_table_matrix(const double* values, int64_t rows, int64_t cols
   return out;
 }
 
+namespace {
+
+// The weights as a long table, a row per cell: layer, batch, head, query,
+// key, the two tokens (CSV fields) and the weight; masked cells nan.
+std::string long_csv(const Problem& p, const Result& r, const OutputOptions& o) {
+  std::string out = "layer,batch,head,query,key,query_token,key_token,weight\n";
+  if (!r.weights) return out;
+  const Tensor<double>& w = *r.weights;
+  const std::vector<std::string> axes = weights_axes(p, w);
+  const Shape& s = w.shape();
+  const int64_t q = s[s.size() - 2], k = s[s.size() - 1];
+  const bool has_batch = axes.front() == "batch";
+  const bool has_heads = axes.size() == 4 || (axes.size() == 3 && axes.front() == "heads");
+  const int64_t batches = has_batch ? s[0] : 1;
+  const int64_t heads = has_heads ? s[s.size() - 3] : 1;
+  auto fields = [](const std::vector<std::string>& labels, int64_t n) {
+    std::vector<std::string> f;
+    for (int64_t i = 0; i < n; ++i) {
+      f.push_back(static_cast<int64_t>(labels.size()) == n
+                      ? csv_field(labels[static_cast<size_t>(i)])
+                      : "");
+    }
+    return f;
+  };
+  const std::vector<std::string> qf = fields(p.query_labels, q), kf = fields(p.key_labels, k);
+  const uint8_t* masked = r.masked && r.masked->size() == w.size() ? r.masked->data() : nullptr;
+  const std::string layer = std::to_string(o.layer) + ",";
+  int64_t at = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    for (int64_t h = 0; h < heads; ++h) {
+      // A head taken out with --head keeps its number.
+      const int64_t head = o.head >= 0 ? o.head : h;
+      const std::string lead = layer + std::to_string(b) + "," + std::to_string(head) + ",";
+      for (int64_t i = 0; i < q; ++i) {
+        for (int64_t j = 0; j < k; ++j, ++at) {
+          out += lead + std::to_string(i) + "," + std::to_string(j) + "," +
+                 qf[static_cast<size_t>(i)] + "," + kf[static_cast<size_t>(j)] + ",";
+          append_csv_number(out, masked && masked[at] ? NAN : w[at], r.dtype);
+          out += '\n';
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// A result's block of CSV under its comment line, with a header row of
+// column labels and the row labels first when the rows have labels. The
+// output's columns are named d0, d1, ...: a header of numbers would read
+// back as a row of them. The
+// output's columns are named d0, d1, ...: a header of numbers would read
+// back as a row of them.
+std::string labelled_csv(const Tensor<double>& t, DType dtype, const std::string& name,
+                         const std::vector<std::string>& rows,
+                         const std::vector<std::string>& cols) {
+  const Shape& s = t.shape();
+  if (t.rank() < 2 || static_cast<int64_t>(rows.size()) != s[s.size() - 2]) {
+    return format_csv_tensor(t, dtype, name);
+  }
+  const int64_t c = s[s.size() - 1];
+  std::string header = "token";
+  for (int64_t j = 0; j < c; ++j) {
+    header +=
+        "," + (static_cast<int64_t>(cols.size()) == c ? csv_field(cols[static_cast<size_t>(j)])
+                                                      : "d" + std::to_string(j));
+  }
+  std::string out;
+  size_t row = 0;
+  const std::string plain = format_csv_tensor(t, dtype, name);
+  // Each line of numbers gets its row's label; each block its header.
+  size_t pos = 0;
+  bool header_due = true;
+  while (pos < plain.size()) {
+    const size_t end = plain.find('\n', pos);
+    const std::string line = plain.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.rfind("#", 0) == 0) {
+      out += line + "\n";
+      header_due = true;
+      continue;
+    }
+    if (header_due) out += header + "\n";
+    header_due = false;
+    out += csv_field(rows[row % rows.size()]) + "," + line + "\n";
+    ++row;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string format_csv_tensor(const Tensor<double>& t, DType dtype, const std::string& name) {
   std::string out;
   out += "# " + name + " " + shape_string(t.shape()) + "\n";
@@ -336,6 +464,19 @@ std::string format_csv_tensor(const Tensor<double>& t, DType dtype, const std::s
 
 std::string format_result(const Problem& p, const Result& r, const OutputOptions& o,
                           const Similarity* similarity) {
+  if (o.digits >= 0 && o.format != Format::kTable) {
+    // --precision rounds the numbers of JSON and CSV when it is given.
+    Result rounded = r;
+    rounded.output = round_digits(r.output, o.digits);
+    if (r.weights) rounded.weights = round_digits(*r.weights, o.digits);
+    OutputOptions every = o;
+    every.digits = -1;
+    return format_result(p, rounded, every, similarity);
+  }
+  // The long table numbers the head it keeps.
+  if (o.head >= 0 && o.long_csv && o.format == Format::kCsv) {
+    return long_csv(p, one_head(p, r, o.head), o);
+  }
   if (o.head >= 0 && o.format != Format::kTable) {
     OutputOptions every = o;
     every.head = -1;
@@ -345,8 +486,11 @@ std::string format_result(const Problem& p, const Result& r, const OutputOptions
     case Format::kJson:
       return json_result(p, r, o, similarity);
     case Format::kCsv: {
-      std::string out = format_csv_tensor(r.output, r.dtype, "output");
-      if (o.weights && r.weights) out += format_csv_tensor(*r.weights, r.dtype, "weights");
+      if (o.long_csv) return long_csv(p, r, o);
+      std::string out = labelled_csv(r.output, r.dtype, "output", p.query_labels, {});
+      if (o.weights && r.weights) {
+        out += labelled_csv(*r.weights, r.dtype, "weights", p.query_labels, p.key_labels);
+      }
       if (similarity) {
         out += format_csv_tensor(similarity->input, DType::kF64, "similarity_input");
         out += format_csv_tensor(similarity->output, DType::kF64, "similarity_output");

@@ -134,6 +134,25 @@ class SafetensorsSource final : public TensorSource {
   }
 
   [[noreturn]] static void no_weights(const std::string& dir) {
+    // PyTorch's pickled weights are not read (unpickling runs code):
+    // the message names the file found and the line that converts it.
+    const std::string bin = join(dir, "pytorch_model.bin");
+    if (is_file(bin)) {
+      throw_input(display_name(dir),
+                  "has pytorch_model.bin but no model.safetensors, and attn reads safetensors "
+                  "only; convert it: python3 -c \"import torch; from safetensors.torch import "
+                  "save_file; save_file({k: v.contiguous().clone() for k, v in torch.load('" +
+                      message_text(bin) + "').items()}, '" +
+                      message_text(join(dir, "model.safetensors")) +
+                      "')\" (or transformers' save_pretrained(DIR, safe_serialization=True))");
+    }
+    if (is_file(join(dir, "pytorch_model.bin.index.json"))) {
+      throw_input(display_name(dir),
+                  "has pytorch_model.bin.index.json (PyTorch shards) but no safetensors, and "
+                  "attn reads safetensors only; convert it with transformers: "
+                  "AutoModel.from_pretrained(DIR).save_pretrained(DIR, "
+                  "safe_serialization=True)");
+    }
     throw_input(display_name(dir),
                 "no model.safetensors or model.safetensors.index.json in this directory");
   }
