@@ -7,7 +7,7 @@
 Builds once, in the scratch directory (default /tmp/attn-moe-bench), a
 Qwen3-MoE-shaped checkpoint of random bf16 weights (8 layers, hidden 768,
 12 heads / 4 K/V heads of width 64, per-head Q/K norms, 32 experts of
-width 384 with 4 chosen per token, renormalised; vocab 32000: about 300 MB),
+width 384 with 4 chosen per token, renormalised; vocab 32000: about 580 MB),
 and a prompt of N random token ids (default 128).
 
 Then, in rounds, times attn run --checkpoint DIR --ids ... --layer all
