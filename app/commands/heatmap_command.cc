@@ -463,6 +463,15 @@ void write_run_heatmap(const RunRequest& req, const RenderedHeatmap& h, Console&
   write_run_heatmap_preview(req, h, console);
 }
 
+void finish_run_heatmap(const RunRequest& req, const RenderedHeatmap& h, Console& console,
+                        bool written_with_files) {
+  if (written_with_files) {
+    write_run_heatmap_preview(req, h, console);
+  } else {
+    write_run_heatmap(req, h, console);
+  }
+}
+
 void write_run_heatmap_preview(const RunRequest& req, const RenderedHeatmap& h, Console& console) {
   if (!req.heatmap.show) return;
   const bool after_table = req.output_path.empty() || req.output_path == "-";

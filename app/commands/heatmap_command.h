@@ -83,5 +83,9 @@ RenderedHeatmap render_run_figure(const RunRequest& req, const HeatmapData& d,
 void write_run_heatmap(const RunRequest& req, const RenderedHeatmap& h, Console& console);
 // Only the preview (the file went with the run's other named files).
 void write_run_heatmap_preview(const RunRequest& req, const RenderedHeatmap& h, Console& console);
+// The figure once a run's files are written: the file (and its warning)
+// when it did not go with them, then the preview.
+void finish_run_heatmap(const RunRequest& req, const RenderedHeatmap& h, Console& console,
+                        bool written_with_files);
 
 }  // namespace attn

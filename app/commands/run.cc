@@ -654,8 +654,7 @@ int run_command(const RunRequest& req, Console& console) {
       console.info(report);
     }
   }
-  if (!heatmap_file) write_run_heatmap(req, heatmap, console);
-  if (heatmap_file && req.heatmap.show) write_run_heatmap_preview(req, heatmap, console);
+  finish_run_heatmap(req, heatmap, console, heatmap_file);
   return code;
 }
 

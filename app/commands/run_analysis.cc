@@ -471,11 +471,7 @@ int run_model_analysis(const RunRequest& req, Console& console) {
   if (heatmap_file && !heatmap.warning.empty() && !req.quiet) console.warn(heatmap.warning);
   if (!output_file && !text.empty()) console.out(text);
   if (req.weights_out == "-") console.out(weights_text);
-  if (!heatmap_file) {
-    write_run_heatmap(req, heatmap, console);
-  } else if (req.heatmap.show) {
-    write_run_heatmap_preview(req, heatmap, console);
-  }
+  finish_run_heatmap(req, heatmap, console, heatmap_file);
   return 0;
 }
 

@@ -137,11 +137,7 @@ int run_sentences(const RunRequest& req, Console& console) {
   write_files_atomic(files);
   if (heatmap_file && !heatmap.warning.empty() && !req.quiet) console.warn(heatmap.warning);
   if (!output_file) console.out(out);
-  if (!heatmap_file) {
-    write_run_heatmap(req, heatmap, console);
-  } else if (req.heatmap.show) {
-    write_run_heatmap_preview(req, heatmap, console);
-  }
+  finish_run_heatmap(req, heatmap, console, heatmap_file);
   return 0;
 }
 
