@@ -53,6 +53,8 @@ mkdir -p "$corpus" "$work" "$build/artifacts/$target" "$build/logs"
 rm -rf "$build/seeds"
 python3 "$here/make_seeds.py" "$build/seeds"
 python3 "$here/make_font_seeds.py" "$build/seeds/font"
+# A target without generated seeds (config) starts from its committed corpus.
+mkdir -p "$seeds"
 
 common="-dict=$here/$target.dict -max_len=$max_len -rss_limit_mb=2048 -timeout=$timeout $extra"
 case $mode in
