@@ -501,6 +501,13 @@ Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const Pan
   const int max_h = o.fit ? o.fit->height : o.max_size;
   int tick_w = kTickTextWidth;
   const std::string bar_title = scale_title(d, o);
+  // What the panels are and in which order they run, under the grid.
+  auto note_for = [&](bool across) {
+    return "each panel: " + d.row_title + " (rows) × " + d.col_title + " (columns); " +
+           (across ? d.batch_name + "s left to right, heads top to bottom"
+                   : d.batch_name + "s top to bottom, heads left to right") +
+           (d.head_ids.empty() ? "" : "; mean: of the heads drawn");
+  };
   auto fit = [&](int cell, int64_t factor, bool tokens, bool across) {
     Fit f;
     f.cell = cell;
@@ -539,8 +546,11 @@ Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const Pan
     // The top's title and names above the grid.
     f.top = kMargin + f.title_h + 2 * kPitch + token_band_top;
     // The note, then the legend, the block note and the range's (two lines at least).
-    const int note_lines = 1 + (d.masked ? 1 : 0) + (factor * d.cell_block > 1 ? 1 : 0) +
-                           (range_from_data(d, o) ? 1 : 0);
+    // The note wraps onto a second line where the figure is narrow (a column).
+    const int panel_note_lines =
+        static_cast<int>(wrap(note_for(across), f.width - 2 * kMargin, 2, false).size());
+    const int note_lines = panel_note_lines + (d.masked ? 1 : 0) +
+                           (factor * d.cell_block > 1 ? 1 : 0) + (range_from_data(d, o) ? 1 : 0);
     const int notes = std::max(note_lines, 2) * kPitch + 8;
     f.height = f.top + std::max(grid_h, 160) + notes + kMargin;
     return f;
@@ -602,11 +612,7 @@ Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const Pan
   const int top_name_w = across ? layer_name_w : head_name_w;
   const std::string top_title = across ? d.batch_name + "s" : "heads";
   const std::string side_title = across ? "heads" : d.batch_name + "s";
-  const std::string note = "each panel: " + d.row_title + " (rows) × " + d.col_title +
-                           " (columns); " +
-                           (across ? d.batch_name + "s left to right, heads top to bottom"
-                                   : d.batch_name + "s top to bottom, heads left to right") +
-                           (d.head_ids.empty() ? "" : "; mean: of the heads drawn");
+  const std::string note = note_for(across);
 
   Scene s;
   s.width = chosen.width;
@@ -710,9 +716,10 @@ Scene layout_model_view(const HeatmapData& d, const HeatmapOptions& o, const Pan
   add_colorbar(s, p, d, bar_x, grid_top, bar_h, tick_x);
   add_bar_title(s, wrap(p.scale_name, bar_h, 3, false), tick_x + tick_w + 10, grid_top + bar_h / 2);
   int ny = std::max(grid_bottom, grid_top + bar_h) + 8 + (kPitch - kTextH) / 2;
-  s.texts.push_back(text(kMargin, ny, fit_text(note, s.width - 2 * kMargin, kScale), Anchor::kStart,
-                         "note", kSoft));
-  ny += kPitch;
+  for (const std::string& line : wrap(note, s.width - 2 * kMargin, 2, false)) {
+    s.texts.push_back(text(kMargin, ny, line, Anchor::kStart, "note", kSoft));
+    ny += kPitch;
+  }
   g.width = s.width;
   add_notes(s, p, g, ny);
   return s;
