@@ -136,6 +136,20 @@ TEST(GgufCli, MaxInputBytesBoundsAModelsTensorsReadWhole) {
                        "--max-input-bytes\n");
 }
 
+// A GGUF file is known by its magic as well as its name: Ollama's blobs
+// (blobs/sha256-HEX) have no extension.
+TEST(GgufCli, AFileWithoutTheExtensionIsKnownByItsMagic) {
+  std::ifstream in(test::source_path("data/models/tiny-llama/model.gguf"), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string blob = test::write_temp("sha256-0123abcd", bytes);
+  const auto by_blob = run_attn({"run", "--checkpoint", blob, "--ids", "1,17,29", "--layer", "1"});
+  const auto by_name =
+      run_attn({"run", "--checkpoint", test::source_path("data/models/tiny-llama/model.gguf"),
+                "--ids", "1,17,29", "--layer", "1"});
+  EXPECT_EQ(by_blob.code, 0) << by_blob.err;
+  EXPECT_EQ(by_blob.out.substr(by_blob.out.find('\n')), by_name.out.substr(by_name.out.find('\n')));
+}
+
 // --- --emit-pytorch ---------------------------------------------------------
 
 std::string le(uint64_t v, int n) {

@@ -1,12 +1,14 @@
 #include "io/gguf.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <mutex>
 
 #include "attn/error.h"
 #include "base/names.h"
+#include "base/path.h"
 #include "io/cells.h"
 #include "io/element_types.h"
 
@@ -591,6 +593,17 @@ Tensor<double> GgufFile::read(const GgufTensor& t, CellKind kind, int64_t max_by
   const std::string place = name_ + ":" + message_text(t.name);
   detail::check_input_bytes(place, t.bytes, max_bytes);
   return view(t).to_tensor(place, kind, max_elements);
+}
+
+bool is_gguf_file(const std::string& path) {
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0) return true;
+  if (!path::is_regular_file(path)) return false;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  char magic[4] = {};
+  const bool yes = std::fread(magic, 1, 4, f) == 4 && std::memcmp(magic, "GGUF", 4) == 0;
+  std::fclose(f);
+  return yes;
 }
 
 }  // namespace attn

@@ -115,6 +115,11 @@ struct GgufTensor {
   uint64_t bytes = 0;
 };
 
+// Whether `path` names a GGUF file: a name ending in .gguf, or a regular
+// file that starts with the magic "GGUF" (Ollama's blobs have no
+// extension). Never opens anything but a regular file.
+bool is_gguf_file(const std::string& path);
+
 class GgufFile {
  public:
   // Maps `path` ("-" reads stdin whole, within max_stream_bytes) and parses

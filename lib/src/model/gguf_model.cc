@@ -603,10 +603,7 @@ class GgufSource final : public detail::TensorSource {
 
 }  // namespace
 
-bool is_gguf(const std::string& path) {
-  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0) return true;
-  return false;
-}
+bool is_gguf(const std::string& path) { return is_gguf_file(path); }
 
 std::string gguf_model_type(const GgufFile& file) {
   const std::string arch = file.get("general.architecture").as_string();

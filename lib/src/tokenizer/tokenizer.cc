@@ -415,16 +415,6 @@ Tokenizer::~Tokenizer() = default;
 namespace {
 
 // A GGUF file by its name or its first four bytes.
-bool gguf_file(const std::string& path) {
-  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0) return true;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return false;
-  char magic[4] = {};
-  const bool yes = std::fread(magic, 1, 4, f) == 4 && std::string(magic, 4) == "GGUF";
-  std::fclose(f);
-  return yes;
-}
-
 Tokenizer::Impl* gguf_impl(const std::string& path, const TokenizerLimits& limits) {
   const GgufFile file = GgufFile::open(path);
   auto impl = std::make_unique<Tokenizer::Impl>();
@@ -441,7 +431,7 @@ Tokenizer::Impl* gguf_impl(const std::string& path, const TokenizerLimits& limit
 Tokenizer Tokenizer::load(const std::string& path, const TokenizerLimits& limits) {
   std::string file = path;
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && gguf_file(path)) {
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && is_gguf_file(path)) {
     return Tokenizer(std::unique_ptr<Impl>(gguf_impl(path, limits)));
   }
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
