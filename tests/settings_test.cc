@@ -5,6 +5,8 @@
 
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "attn/document.h"
 #include "attn/error.h"
@@ -243,6 +245,56 @@ TEST(SettingsTable, AWindowElementThatIsNotANumberIsNamed) {
               std::string::npos)
         << e.what();
   }
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// The settings table's "modern" column: each setting of today's attention,
+// given to a variant the fast kernel does not compute, is refused by the
+// key the column names, and RunSettings::any_modern sees it.
+TEST(SettingsTable, TheModernColumnRefusesEachSettingForAnOlderVariant) {
+  const std::string base =
+      R"({"X": [[1, 2]], "variant": "additive", "params": {"W_q": [[1], [1]], "W_k": [[1], [1]], "w_v": [1]}, )";
+  const std::pair<const char*, const char*> cases[] = {
+      {R"("kv_heads": 1)", "kv_heads"},
+      {R"("rope": true)", "rope"},
+      {R"("rope": {"theta": 500})", "rope"},
+      {R"("rope": {"dims": 2})", "rope"},
+      {R"("rope": {"layout": "half"})", "rope"},
+      {R"("rope": {"q_offset": 1})", "rope"},
+      {R"("rope": {"scaling": {"rope_type": "linear", "factor": 2}})", "rope"},
+      {R"("qk_norm": 1e-6)", "qk_norm"},
+      {R"("alibi": true)", "alibi"},
+      {R"("window": 1)", "window"},
+      {R"("softcap": 30)", "softcap"},
+      {R"("sinks": 0.5)", "sinks"},
+  };
+  for (const auto& [setting, key] : cases) {
+    const std::string doc = base + setting + "}";
+    EXPECT_EQ(test::problem_error(doc),
+              "t.json: " + std::string(key) +
+                  ": applies to variants scaled_dot and dot only, not additive")
+        << doc;
+  }
+  std::set<std::string> refusals;
+  for (const Setting& row : settings_table()) {
+    EXPECT_EQ(row.modern.empty(), row.given == nullptr) << row.key << row.flag;
+    if (row.given) refusals.insert(std::string(row.modern));
+  }
+  EXPECT_EQ(refusals, (std::set<std::string>{"alibi", "kv_heads", "qk_norm", "rope", "sinks",
+                                             "softcap", "window"}));
+  RunSettings none;
+  EXPECT_FALSE(none.any_modern());
+  RunSettings alibi_off;
+  alibi_off.alibi = false;
+  EXPECT_FALSE(alibi_off.any_modern());
+  RunSettings sinks;
+  sinks.sinks = std::vector<double>{0.5};
+  EXPECT_TRUE(sinks.any_modern());
 }
 
 }  // namespace

@@ -107,12 +107,9 @@ struct RunSettings {
   // Sink logits: one for every head, or one per head.
   std::optional<std::vector<double>> sinks;
 
-  // True when any of the settings above is given (they need scaled_dot or dot).
-  bool any_modern() const {
-    return kv_heads || rope.value_or(false) || rope_theta || rope_dims || rope_layout ||
-           rope_q_offset || rope_k_offset || rope_scaling || qk_norm || alibi.value_or(false) ||
-           window || softcap || sinks;
-  }
+  // True when any of the settings above is given (they need scaled_dot or
+  // dot): the settings table's "modern" column says which they are.
+  bool any_modern() const;
 
   // Fields set in `over` replace those here.
   void merge(const RunSettings& over);

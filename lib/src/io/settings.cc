@@ -568,10 +568,52 @@ std::vector<Setting> make_table() {
       },
       assign<&S::sinks>)
       .bench = true;
+
+  // The modern column, by key (or flag, for the rows without one).
+  struct Modern {
+    std::string_view row, refusal;
+    bool (*given)(const S& s);
+  };
+  const Modern modern[] = {
+      {"kv_heads", "kv_heads", [](const S& s) { return s.kv_heads.has_value(); }},
+      {"rope", "rope", [](const S& s) { return s.rope.value_or(false); }},
+      {"rope.theta", "rope", [](const S& s) { return s.rope_theta.has_value(); }},
+      {"rope.dims", "rope", [](const S& s) { return s.rope_dims.has_value(); }},
+      {"rope.layout", "rope", [](const S& s) { return s.rope_layout.has_value(); }},
+      {"rope.q_offset", "rope", [](const S& s) { return s.rope_q_offset.has_value(); }},
+      {"rope.k_offset", "rope", [](const S& s) { return s.rope_k_offset.has_value(); }},
+      {"--rope-offset", "rope",
+       [](const S& s) { return s.rope_q_offset.has_value() || s.rope_k_offset.has_value(); }},
+      {"rope.scaling", "rope", [](const S& s) { return s.rope_scaling.has_value(); }},
+      {"qk_norm", "qk_norm", [](const S& s) { return s.qk_norm.has_value(); }},
+      {"alibi", "alibi", [](const S& s) { return s.alibi.value_or(false); }},
+      {"window", "window", [](const S& s) { return s.window.has_value(); }},
+      {"--sliding-window", "window", [](const S& s) { return s.window.has_value(); }},
+      {"softcap", "softcap", [](const S& s) { return s.softcap.has_value(); }},
+      {"sinks", "sinks", [](const S& s) { return s.sinks.has_value(); }},
+  };
+  for (const Modern& m : modern) {
+    bool found = false;
+    for (Setting& r : t) {
+      if (r.key == m.row || (r.key.empty() && r.flag == m.row)) {
+        r.modern = m.refusal;
+        r.given = m.given;
+        found = true;
+      }
+    }
+    if (!found) throw_internal("settings: no row " + std::string(m.row) + " for the modern column");
+  }
   return t;
 }
 
 }  // namespace
+
+bool RunSettings::any_modern() const {
+  for (const Setting& r : settings_table()) {
+    if (r.given && r.given(*this)) return true;
+  }
+  return false;
+}
 
 const std::vector<Setting>& settings_table() {
   static const std::vector<Setting> table = make_table();

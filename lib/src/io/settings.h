@@ -89,6 +89,12 @@ struct Setting {
   // Copies what `over` sets into `into`; nullptr for a row whose fields
   // another row merges (--sliding-window and --window share `window`).
   void (*merge)(RunSettings& into, const RunSettings& over) = nullptr;
+  // The "modern" column: a setting of today's attention, which only the
+  // variants the fast kernel computes take; `modern` is the document key a
+  // refusal names ("rope" for every rope row), `given` whether a run sets
+  // it. Empty and nullptr for the others.
+  std::string_view modern;
+  bool (*given)(const RunSettings& s) = nullptr;
 };
 
 // Every setting, in the order of --help (switches are listed after the

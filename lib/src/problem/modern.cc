@@ -7,6 +7,7 @@
 #include "attn/error.h"
 #include "attn/json_tensor.h"
 #include "base/number_text.h"
+#include "io/settings.h"
 #include "problem/problem_internal.h"
 #include "problem/variant_unit.h"
 
@@ -54,20 +55,11 @@ void resolve_modern(const InputDocument& doc, Problem& p) {
   auto place = [&](const std::string& key) { return place_path(doc.settings_place, key); };
   p.kv_heads = p.heads;
   if (!detail::variant_unit(p.variant).fast_kernel) {
-    const std::pair<bool, const char*> keys[] = {
-        {s.kv_heads.has_value(), "kv_heads"},
-        {s.rope.value_or(false) || s.rope_theta || s.rope_dims || s.rope_layout ||
-             s.rope_q_offset || s.rope_k_offset || s.rope_scaling,
-         "rope"},
-        {s.qk_norm.has_value(), "qk_norm"},
-        {s.alibi.value_or(false), "alibi"},
-        {s.window.has_value(), "window"},
-        {s.softcap.has_value(), "softcap"},
-        {s.sinks.has_value(), "sinks"}};
-    for (const auto& [given, key] : keys) {
-      if (given) {
-        throw_input(place(key), "applies to variants scaled_dot and dot only, not " +
-                                    std::string(name(p.variant)));
+    for (const Setting& row : settings_table()) {
+      if (row.given && row.given(s)) {
+        throw_input(
+            place(std::string(row.modern)),
+            "applies to variants scaled_dot and dot only, not " + std::string(name(p.variant)));
       }
     }
     return;
