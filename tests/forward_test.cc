@@ -204,7 +204,7 @@ TEST(ForwardCli, MistakesNameWhatIsMissing) {
        "--ids: expected token ids such as 1,2,3, got 'x'"},
       {{"run", "--checkpoint", llama, "--ids", "1,99"},
        2,
-       "--ids: id 99 is past model.embed_tokens.weight's 40 rows"},
+       "--ids: id 99 is past " + llama + "/model.safetensors:model.embed_tokens.weight's 40 rows"},
       {{"run", "--checkpoint", llama, "--ids", "1,2", "--x", llama + "/x_layer0.npy"},
        2,
        "--ids computes the layer's input; give it or --x (or a document), not both"},
@@ -273,8 +273,8 @@ TEST(ForwardCli, AnIdPastTheTableFromTheTokenizerBlamesTheTokenizer) {
   std::ofstream(dir + "/tokenizer.json") << t.dump();
   const auto r = run_attn({"run", "--checkpoint", dir, "--text", "zz"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "attn: error: --text (tokenized by " + dir +
-                       "/tokenizer.json): id 99 is past model.embed_tokens.weight's 40 rows\n");
+  EXPECT_EQ(r.err, "attn: error: --text (tokenized by " + dir + "/tokenizer.json): id 99 is past " +
+                       dir + "/model.safetensors:model.embed_tokens.weight's 40 rows\n");
 }
 
 TEST(ForwardCli, ATextLongerThanThePositionTableSaysSo) {

@@ -898,8 +898,22 @@ def checkpoint_items(d):
     return sorted(out.items())
 
 
+# Directories whose GGUF takes its tokenizer.ggml.* keys whole from a
+# vocabulary-only GGUF of the same tokenizer.json. make_tiny_text_gguf.py
+# writes them, with llama.cpp's numbers on text; model_dirs() leaves them out.
+VOCAB_FROM = {
+    "tiny-qwen2-text": os.path.join(HERE, "..", "..", "tests", "tokenizer", "gguf", "bpe-qwen2.gguf"),
+}
+
+
 def vocab_meta(m, d, h):
     """tokenizer.ggml.* (see the module docstring)."""
+    if os.path.basename(d) in VOCAB_FROM:
+        kvs, _ = read_gguf(VOCAB_FROM[os.path.basename(d)])
+        for k, (vt, v) in kvs.items():
+            if k.startswith("tokenizer."):
+                m.put(k, vt, v)
+        return
     tj = os.path.join(d, "tokenizer.json")
     if not os.path.exists(tj):
         m.str("tokenizer.ggml.model", "none")
@@ -1098,7 +1112,7 @@ def model_dirs():
         d = os.path.join(HERE, name)
         if not (name.startswith("tiny-") and os.path.isfile(os.path.join(d, "config.json"))):
             continue
-        if name in NOT_CONVERTED:
+        if name in NOT_CONVERTED or name in VOCAB_FROM:
             continue
         with open(os.path.join(d, "config.json")) as fh:
             if json.load(fh)["architectures"][0] in CONVERT:

@@ -60,8 +60,8 @@ Matrix Forward::rows_of(Role role, const std::vector<int64_t>& rows, bool ids) c
                     " has rows for " + std::to_string(table - model_.config().position_offset) +
                     " positions (the model's longest input)");
       }
-      throw_usage(req_.ids_source + ": id " + std::to_string(rows[i]) + " is past " + name + "'s " +
-                  std::to_string(table) + " rows");
+      throw_usage(req_.ids_source + ": id " + std::to_string(rows[i]) + " is past " +
+                  w.place(name) + "'s " + std::to_string(table) + " rows");
     }
     double* row = out.data() + static_cast<int64_t>(i) * width;
     decode_cells(a.data + cells_bytes(a.type, static_cast<uint64_t>(rows[i] * width)), a.type,
