@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "shell_util.h"
@@ -32,11 +33,14 @@ TEST(Library, FirstProgramBuildsAgainstAnInstall) {
   const test::Shell install =
       sh(quote(ATTN_CMAKE) + " --install " + quote(ATTN_BUILD_DIR) + " --prefix " + quote(prefix));
   ASSERT_EQ(install.code, 0) << install.out << install.err;
-  for (const char* f : {"lib/libattn.a", "include/attn/attention.h",
-                        "lib/cmake/attn/attnConfig.cmake", "lib/cmake/attn/attnTargets.cmake"}) {
+  for (const char* f :
+       {"lib/libattn.a", "include/attn/attention.h", "include/attn-toolkit/attn/heatmap.h",
+        "lib/cmake/attn/attnConfig.cmake", "lib/cmake/attn/attnTargets.cmake"}) {
     EXPECT_TRUE(fs::is_regular_file(prefix + "/" + f)) << f;
   }
-  // The program's headers are not the library's.
+  // The toolkit's headers are apart from the core's, and the program's
+  // headers are not the library's.
+  EXPECT_FALSE(fs::exists(prefix + "/include/attn/heatmap.h"));
   EXPECT_FALSE(fs::exists(prefix + "/include/attn/run.h"));
   EXPECT_FALSE(fs::exists(prefix + "/include/attn/flags.h"));
 
@@ -87,15 +91,19 @@ TEST(Library, InstalledConfigFindsExactlyWhatTheLibraryLinks) {
     found.insert((*it)[1]);
   }
   // The namespaces of the targets in INTERFACE_LINK_LIBRARIES of the
-  // exported target (Eigen3::Eigen, $<LINK_ONLY:Freetype::Freetype>, ...).
+  // exported targets (Eigen3::Eigen, $<LINK_ONLY:Freetype::Freetype>, ...),
+  // but attn's own (attn::toolkit links attn::engine).
   std::set<std::string> linked;
   const std::string targets = test::read_text(dir + "attnTargets.cmake");
-  const size_t at = targets.find("INTERFACE_LINK_LIBRARIES");
-  ASSERT_NE(at, std::string::npos) << targets;
-  const std::string line = targets.substr(at, targets.find('\n', at) - at);
+  std::string line;
+  for (size_t at = targets.find("INTERFACE_LINK_LIBRARIES"); at != std::string::npos;
+       at = targets.find("INTERFACE_LINK_LIBRARIES", at + 1)) {
+    line += targets.substr(at, targets.find('\n', at) - at) + "\n";
+  }
+  ASSERT_FALSE(line.empty()) << targets;
   const std::regex target(R"(([A-Za-z0-9_]+)::[A-Za-z0-9_]+)");
   for (std::sregex_iterator it(line.begin(), line.end(), target), end; it != end; ++it) {
-    linked.insert((*it)[1]);
+    if ((*it)[1] != "attn") linked.insert((*it)[1]);
   }
   EXPECT_EQ(found, linked) << "attnConfig.cmake:\n" << config << "\nlink interface: " << line;
   EXPECT_EQ(linked, (std::set<std::string>{"Eigen3", "Freetype", "nlohmann_json"})) << line;
@@ -122,22 +130,94 @@ TEST(Library, TheSetUpScriptInstallsEveryPackageTheBuildNeeds) {
   EXPECT_GE(named, 6);
 }
 
-// The installed headers are exactly those docs/library.md lists: a header
-// moved into lib/include/attn joins the API only with its row there.
+// The installed headers are exactly those docs/library.md lists, each in
+// its component's table: a header moved into lib/include/attn (the core) or
+// lib/include-toolkit/attn joins the API only with its row there.
 TEST(Library, InstalledHeadersAreTheDocumentedOnes) {
   const std::string page = test::read_text(test::source_path("docs/library.md"));
-  const std::string table = page.substr(page.find("## What the headers hold"));
-  std::set<std::string> listed;
-  for (size_t at = table.find("`attn/"); at != std::string::npos;
-       at = table.find("`attn/", at + 1)) {
-    const size_t end = table.find('`', at + 1);
-    listed.insert(table.substr(at + 1, end - at - 1));
-  }
-  std::set<std::string> installed;
-  for (const auto& e : fs::directory_iterator(test::source_path("lib/include/attn"))) {
-    installed.insert("attn/" + e.path().filename().string());
-  }
-  EXPECT_EQ(listed, installed);
+  auto listed = [&](const std::string& heading) {
+    const size_t from = page.find(heading);
+    EXPECT_NE(from, std::string::npos) << heading;
+    const std::string section = page.substr(from, page.find("\n## ", from + 1) - from);
+    // The first cell of each row of the section's table.
+    std::set<std::string> out;
+    std::istringstream lines(section);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("| `attn/", 0) != 0) continue;
+      const std::string cell = line.substr(0, line.find(" |", 1));
+      for (size_t at = cell.find("`attn/"); at != std::string::npos;
+           at = cell.find("`attn/", at + 1)) {
+        const size_t end = cell.find('`', at + 1);
+        out.insert(cell.substr(at + 1, end - at - 1));
+      }
+    }
+    return out;
+  };
+  auto installed = [](const std::string& dir) {
+    std::set<std::string> out;
+    for (const auto& e : fs::directory_iterator(test::source_path(dir))) {
+      out.insert("attn/" + e.path().filename().string());
+    }
+    return out;
+  };
+  const std::set<std::string> core = installed("lib/include/attn");
+  EXPECT_EQ(listed("## The core: attn::engine"), core);
+  EXPECT_EQ(listed("## The toolkit: attn::toolkit"), installed("lib/include-toolkit/attn"));
+  // "about a dozen headers at most"
+  EXPECT_LE(core.size(), 12u);
+}
+
+// A program that asks for attn alone builds against the core and runs;
+// the toolkit's headers are not there for it, so including one is a
+// compile error, not a dependency taken by accident.
+TEST(Library, TheCoreAloneBuildsAndHidesTheToolkit) {
+  const std::string prefix = test::temp_dir() + "/prefix_core";
+  const test::Shell install =
+      sh(quote(ATTN_CMAKE) + " --install " + quote(ATTN_BUILD_DIR) + " --prefix " + quote(prefix));
+  ASSERT_EQ(install.code, 0) << install.out << install.err;
+  const std::string project = test::temp_dir() + "/core_project";
+  fs::create_directories(project);
+  test::write_temp("core_project/core.cc", R"(#include <attn/attention.h>
+#include <attn/document.h>
+#include <attn/error.h>
+#include <attn/limits.h>
+#include <attn/problem.h>
+
+#include <cstdio>
+
+int main() {
+  const attn::Problem p = attn::build_problem(
+      attn::read_document(R"j({"mode": "self", "X": [[1, 0], [0, 1], [1, 1]]})j", "core.json"));
+  attn::ComputeRequest request;
+  request.weights = true;
+  attn::check_limits(p, request, attn::LimitOptions{});
+  const attn::Result r = attn::compute(p, request);
+  double sum = 0;
+  for (int64_t i = 0; i < r.weights->size(); ++i) sum += (*r.weights)[i];
+  std::printf("%.12f\n", sum);
+}
+)");
+  test::write_temp("core_project/reach.cc", "#include <attn/heatmap.h>\nint main() {}\n");
+  test::write_temp("core_project/CMakeLists.txt", R"(cmake_minimum_required(VERSION 3.25)
+project(core LANGUAGES CXX)
+find_package(attn 0.1 REQUIRED)
+add_executable(core core.cc)
+target_link_libraries(core PRIVATE attn::engine)
+add_executable(reach reach.cc)
+target_link_libraries(reach PRIVATE attn::engine)
+)");
+  const std::string flags =
+      ATTN_SANITIZED ? " -DCMAKE_CXX_FLAGS='-fsanitize=address,undefined'" : "";
+  const std::string configure = "cd " + quote(project) + " && " + quote(ATTN_CMAKE) +
+                                " -S . -B build -DCMAKE_PREFIX_PATH=" + quote(prefix) + flags;
+  const test::Shell core =
+      sh(configure + " && " + quote(ATTN_CMAKE) + " --build build --target core && build/core");
+  ASSERT_EQ(core.code, 0) << core.out << core.err;
+  EXPECT_NE(core.out.find("3.000000000000"), std::string::npos) << core.out;  // three rows of 1
+  const test::Shell reach =
+      sh("cd " + quote(project) + " && " + quote(ATTN_CMAKE) + " --build build --target reach");
+  EXPECT_NE(reach.code, 0);
+  EXPECT_NE((reach.out + reach.err).find("attn/heatmap.h"), std::string::npos) << reach.out;
 }
 
 }  // namespace

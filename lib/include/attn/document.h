@@ -14,7 +14,6 @@
 #include "attn/json_tensor.h"
 #include "attn/options.h"
 #include "attn/tensor.h"
-#include "attn/tensor_origin.h"
 
 namespace attn {
 

@@ -10,13 +10,27 @@
 #include <string>
 
 #include "attn/attention.h"
-#include "attn/file_io.h"
 #include "attn/problem.h"
 
 namespace attn {
 
-// kDefaultMaxElements, the default of --max-elements, is in attn/file_io.h:
-// every reader checks a tensor against it before decoding its cells.
+// Default of --max-input-bytes: 1 GiB, twice the largest .npy input the
+// default --max-elements admits (2^26 float64 values, 512 MiB), and room
+// for 2^26 numbers as text of up to 16 bytes each ("0.12345678901, ").
+// Text of that many numbers at full precision (17 digits) is larger:
+// such runs raise both limits. A runaway stream (yes | attn run -) stops
+// after 1 GiB instead of filling memory.
+constexpr int64_t kDefaultMaxInputBytes = int64_t{1} << 30;
+
+// Default of --max-elements: 2^26 elements, 512 MiB as float64. Readers
+// check every tensor against it from the file's header, before a cell is
+// decoded or memory is allocated for it; the run then checks each tensor
+// it will make (check_limits, below). A run
+// that keeps its weights peaks at about 40 bytes per weight (the weights,
+// the mask flags, the output text: 675 MB for 4096 x 4096 as JSON), so
+// 2^26 keeps the largest such run near 2.7 GB; an output-only run holds
+// far less.
+constexpr int64_t kDefaultMaxElements = int64_t{1} << 26;
 
 // What a (batch, head) pair costs besides its numbers: the engine's
 // per-head matrices, task, packed keys and bookkeeping, about 670 bytes

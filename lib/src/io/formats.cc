@@ -23,7 +23,7 @@ namespace {
 
 // The origin of a tensor read from `path`, when it is a regular file that
 // can be opened again (not stdin, a pipe or a device).
-std::optional<TensorOrigin> origin_of(const std::string& path, TensorOrigin::Format format,
+std::optional<TensorOrigin> origin_of(const std::string& path, MatrixFormat format,
                                       const std::string& tensor = "") {
   if (path == "-" || !path::is_regular_file(path)) return std::nullopt;
   TensorOrigin o;
@@ -34,7 +34,7 @@ std::optional<TensorOrigin> origin_of(const std::string& path, TensorOrigin::For
 }
 
 // The same for a reference, whose open file (when it has one) is the file read.
-std::optional<TensorOrigin> origin_of(const TensorReference& ref, TensorOrigin::Format format,
+std::optional<TensorOrigin> origin_of(const TensorReference& ref, MatrixFormat format,
                                       const std::string& tensor = "") {
   if (!ref.file) return origin_of(ref.path, format, tensor);
   struct stat st {};
@@ -81,7 +81,7 @@ MatrixData parse_json_matrix(std::string_view text, const std::string& path, Cel
   }
   MatrixData out;
   out.values = json_to_tensor(v, name, "", kind);
-  out.origin = origin_of(path, TensorOrigin::Format::kJson);
+  out.origin = origin_of(path, MatrixFormat::kJson);
   return out;
 }
 
@@ -101,7 +101,7 @@ MatrixData parse_csv_matrix(std::string_view text, const std::string& path, Cell
   out.values = std::move(m.values);
   out.row_labels = std::move(m.row_labels);
   out.column_labels = std::move(m.column_labels);
-  out.origin = origin_of(path, TensorOrigin::Format::kCsv);
+  out.origin = origin_of(path, MatrixFormat::kCsv);
   if (out.origin) {
     out.origin->delimiter = m.delimiter;
     out.origin->header = !out.column_labels.empty();
@@ -131,7 +131,7 @@ MatrixData npy_matrix(NpyArray a, std::optional<TensorOrigin> origin) {
 MatrixData parse_npy_matrix(std::string_view bytes, const std::string& path, CellKind kind,
                             int64_t max_elements) {
   return npy_matrix(parse_npy(bytes, display_name(path), kind, max_elements),
-                    origin_of(path, TensorOrigin::Format::kNpy));
+                    origin_of(path, MatrixFormat::kNpy));
 }
 
 // The whole file counts against max_bytes, not only its data.
@@ -146,7 +146,7 @@ MatrixData read_npy_mapped(const TensorReference& ref, CellKind kind, const Prog
   const std::string name = display_name(ref.path);
   const FileBytes bytes = map_npy(ref, progress, max_bytes);
   MatrixData out = npy_matrix(parse_npy(bytes.view(), name, kind, max_elements),
-                              origin_of(ref, TensorOrigin::Format::kNpy));
+                              origin_of(ref, MatrixFormat::kNpy));
   bytes.check_intact(name);
   return out;
 }
@@ -169,7 +169,7 @@ MatrixData read_safetensors(const TensorReference& ref, CellKind kind,
   MatrixData out;
   out.values = f.read(e, kind, max_bytes, max_elements);
   out.stored = element_traits(e.type).stored;
-  out.origin = origin_of(ref, TensorOrigin::Format::kSafetensors, e.name);
+  out.origin = origin_of(ref, MatrixFormat::kSafetensors, e.name);
   return out;
 }
 
@@ -193,7 +193,7 @@ MatrixData read_npz(const TensorReference& ref, CellKind kind,
   return npy_matrix(
       parse_npy(a.member(member, max_bytes).view(),
                 display_name(ref.path) + ":" + message_text(member), kind, max_elements),
-      origin_of(ref, TensorOrigin::Format::kNpz, member));
+      origin_of(ref, MatrixFormat::kNpz, member));
 }
 
 BinaryArray view_npz(const TensorReference& ref, int64_t max_bytes, int max_rank) {
@@ -232,7 +232,7 @@ MatrixData read_gguf(const TensorReference& ref, CellKind kind,
   MatrixData out;
   out.values = f.read(t, kind, max_bytes, max_elements);
   out.stored = element_traits(t.type).stored;
-  if (python_reads(t.type)) out.origin = origin_of(ref, TensorOrigin::Format::kGguf, t.name);
+  if (python_reads(t.type)) out.origin = origin_of(ref, MatrixFormat::kGguf, t.name);
   return out;
 }
 

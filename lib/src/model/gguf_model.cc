@@ -568,7 +568,7 @@ class GgufSource final : public detail::TensorSource {
 
   TensorOrigin origin(const std::string& name) const override {
     TensorOrigin o;
-    o.format = TensorOrigin::Format::kGguf;
+    o.format = MatrixFormat::kGguf;
     o.path = f_->name();
     o.tensor = map_.at(name).tensor->name;
     return o;

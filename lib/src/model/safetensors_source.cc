@@ -87,7 +87,7 @@ class SafetensorsSource final : public TensorSource {
   // Where the tensor is: its file, as opened, and its name.
   TensorOrigin origin(const std::string& name) const override {
     TensorOrigin o;
-    o.format = TensorOrigin::Format::kSafetensors;
+    o.format = MatrixFormat::kSafetensors;
     o.path = paths_.at(where_.at(name).first);
     o.tensor = name;
     return o;

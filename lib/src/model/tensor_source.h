@@ -15,7 +15,6 @@
 
 #include "attn/binary_array.h"
 #include "attn/tensor.h"
-#include "attn/tensor_origin.h"
 #include "model/checkpoint_files.h"
 
 namespace attn::detail {

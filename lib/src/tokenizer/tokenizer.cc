@@ -37,7 +37,7 @@ struct TemplatePart {
 
 }  // namespace
 
-struct Tokenizer::Impl {
+struct detail::TokenizerState {
   std::string name;
   TokenizerLimits limits;
   enum class Model { kBpe, kWordPiece, kWordLevel } model = Model::kBpe;
@@ -86,7 +86,7 @@ struct Tokenizer::Impl {
 
 namespace {
 
-using Impl = Tokenizer::Impl;
+using Impl = detail::TokenizerState;
 
 [[noreturn]] void bad(const std::string& place, const std::string& what) {
   throw_input(place, what);
@@ -415,9 +415,9 @@ Tokenizer::~Tokenizer() = default;
 namespace {
 
 // A GGUF file by its name or its first four bytes.
-Tokenizer::Impl* gguf_impl(const std::string& path, const TokenizerLimits& limits) {
+Impl* gguf_impl(const std::string& path, const TokenizerLimits& limits) {
   const GgufFile file = GgufFile::open(path);
-  auto impl = std::make_unique<Tokenizer::Impl>();
+  auto impl = std::make_unique<Impl>();
   impl->name = file.name();
   impl->limits = limits;
   impl->gguf = tok::GgufVocab::read(file, limits.max_vocab);

@@ -83,7 +83,7 @@ std::string num(double v) {
 struct Load {
   std::string expr;
   Shape shape;
-  TensorOrigin::Format format;
+  MatrixFormat format;
 };
 using Loads = std::map<std::string, Load>;  // by the tensor's name in the document
 
@@ -98,23 +98,23 @@ std::string load_expr(const TensorOrigin& o) {
   const std::string path = python_path_literal(o.path);
   std::string e;
   switch (o.format) {
-    case TensorOrigin::Format::kNpy:
+    case MatrixFormat::kNpy:
       e = "npy(" + path + ")";
       break;
-    case TensorOrigin::Format::kNpz:
+    case MatrixFormat::kNpz:
       e = "npz(" + path + ", " + python_string_literal(o.tensor) + ")";
       break;
-    case TensorOrigin::Format::kSafetensors:
+    case MatrixFormat::kSafetensors:
       e = "safetensors(" + path + ", " + python_string_literal(o.tensor) + ")";
       break;
-    case TensorOrigin::Format::kCsv:
+    case MatrixFormat::kCsv:
       e = "csv_matrix(" + path + ", " + python_string_literal(std::string(1, o.delimiter)) + ", " +
           (o.header ? "True" : "False") + ", " + (o.label_column ? "True" : "False") + ")";
       break;
-    case TensorOrigin::Format::kJson:
+    case MatrixFormat::kJson:
       e = "json_tensor(" + path + ")";
       break;
-    case TensorOrigin::Format::kGguf:
+    case MatrixFormat::kGguf:
       e = "gguf(" + path + ", " + python_string_literal(o.tensor) + ")";
       break;
   }
@@ -196,18 +196,18 @@ std::string loaders(const Loads& loads, int64_t load_from) {
   std::string s = "# Tensors of " + std::to_string(load_from) +
                   " values or more are loaded from the files the run read, by\n"
                   "# the same paths (relative ones from the directory attn ran in).\n";
-  if (used[static_cast<int>(TensorOrigin::Format::kNpy)]) {
+  if (used[static_cast<int>(MatrixFormat::kNpy)]) {
     s += "def npy(path):  # any dtype, byte order or Fortran order\n"
          "    return torch.from_numpy(np.ascontiguousarray(np.load(path), "
          "dtype=np.float64)).to(DTYPE)\n\n\n";
   }
-  if (used[static_cast<int>(TensorOrigin::Format::kNpz)]) {
+  if (used[static_cast<int>(MatrixFormat::kNpz)]) {
     s += "def npz(path, name):  # one array of np.savez's archive\n"
          "    with np.load(path) as archive:\n"
          "        return torch.from_numpy(np.ascontiguousarray(archive[name], "
          "dtype=np.float64)).to(DTYPE)\n\n\n";
   }
-  if (used[static_cast<int>(TensorOrigin::Format::kSafetensors)]) {
+  if (used[static_cast<int>(MatrixFormat::kSafetensors)]) {
     s += "def safetensors(path, name):\n"
          "    \"\"\"One tensor of a .safetensors file, with json and NumPy alone: an 8-byte\n"
          "    little-endian header length, the JSON header, then the tensors' bytes.\"\"\"\n"
@@ -234,7 +234,7 @@ std::string loaders(const Loads& loads, int64_t load_from) {
          "    return "
          "torch.from_numpy(cells.astype(np.float64).reshape(entry['shape'])).to(DTYPE)\n\n\n";
   }
-  if (used[static_cast<int>(TensorOrigin::Format::kGguf)]) {
+  if (used[static_cast<int>(MatrixFormat::kGguf)]) {
     s += "def gguf(path, name):\n"
          "    \"\"\"One tensor of a GGUF file, with struct and NumPy alone: the metadata is\n"
          "    skipped (all but general.alignment), the tensor's info found, and its cells read\n"
@@ -300,7 +300,7 @@ std::string loaders(const Loads& loads, int64_t load_from) {
          "                                    26: '<i4', 27: '<i8'}[t], count, at)\n"
          "    return torch.from_numpy(cells.astype(np.float64).reshape(ne[::-1])).to(DTYPE)\n\n\n";
   }
-  if (used[static_cast<int>(TensorOrigin::Format::kCsv)]) {
+  if (used[static_cast<int>(MatrixFormat::kCsv)]) {
     s += "def csv_matrix(path, delimiter, header, labels):\n"
          "    \"\"\"A CSV matrix as attn reads it: '#' starts a comment, blank lines are\n"
          "    skipped, the header row and the label column (where attn found them) are\n"
@@ -327,7 +327,7 @@ std::string loaders(const Loads& loads, int64_t load_from) {
          "    return t([[float(words.get(c.strip(), c)) for c in row]\n"
          "              for row in rows[1 if header else 0:]])\n\n\n";
   }
-  if (used[static_cast<int>(TensorOrigin::Format::kJson)]) {
+  if (used[static_cast<int>(MatrixFormat::kJson)]) {
     s += "def json_tensor(path):  # a nested array; \"inf\", \"-inf\", \"nan\", true, false\n"
          "    def cells(x):\n"
          "        return [cells(e) for e in x] if isinstance(x, list) else float(x)\n\n"
@@ -385,8 +385,8 @@ std::string header(const Problem& p, const std::string& command, const Loads& lo
   const std::string bits = dtype == DType::kF32 ? "32" : "64";
   bool csv = false, gguf = false;
   for (const auto& [name, l] : loads) {
-    csv |= l.format == TensorOrigin::Format::kCsv;
-    gguf |= l.format == TensorOrigin::Format::kGguf;
+    csv |= l.format == MatrixFormat::kCsv;
+    gguf |= l.format == MatrixFormat::kGguf;
   }
   std::string s =
       "#!/usr/bin/env python3\n"

@@ -21,6 +21,10 @@
 
 namespace attn {
 
+namespace detail {
+struct TokenizerState;  // the vocabulary and pipeline, private to the library
+}
+
 struct Encoding {
   std::vector<int64_t> ids;
   std::vector<std::string> tokens;  // the vocabulary's strings ("Ġcat", "▁the", "##s", "<0xE4>")
@@ -96,11 +100,9 @@ class Tokenizer {
   int64_t vocab_size() const;
   const std::string& name() const;
 
-  struct Impl;
-
  private:
-  explicit Tokenizer(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit Tokenizer(std::unique_ptr<detail::TokenizerState> impl);
+  std::unique_ptr<detail::TokenizerState> impl_;
 };
 
 }  // namespace attn

@@ -20,11 +20,11 @@
 #include "attn/progress.h"
 #include "attn/safetensors.h"
 #include "attn/tensor.h"
-#include "attn/tensor_origin.h"
 
 namespace attn {
 
-enum class MatrixFormat { kJson, kCsv, kNpy, kSafetensors, kNpz, kGguf };
+// MatrixFormat, the tensor file formats (one row each of the format
+// registry), is in attn/tensor.h, where TensorOrigin names them too.
 
 // The format of a file: by extension (.json, .csv/.tsv/.txt/.dat, .npy,
 // .safetensors, .npz, .gguf), otherwise by its first bytes.
