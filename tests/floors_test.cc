@@ -1,13 +1,18 @@
 // The folders of lib/src are floors, and includes run down them only: a
 // file includes the public headers (attn/...), its own folder's, and those
 // of the floors below it, never one above. The order is written here and
-// in docs/architecture.md ("Floors"), which this test holds to it.
+// in docs/architecture.md ("Floors"), which this test holds to it. Above
+// the floors, the installed core includes only itself, and the program
+// (app/) includes installed headers and those of the library's private
+// headers that say they are exported to it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,6 +73,73 @@ TEST(Floors, TheArchitecturePageDrawsTheSameOrder) {
   std::string order;
   for (const std::string& f : kFloors) order += (order.empty() ? "`" : " → `") + f + "/`";
   EXPECT_NE(page.find(order), std::string::npos) << "docs/architecture.md should say:\n" << order;
+}
+
+// The line an exported private header carries in its opening comment.
+const char kExported[] = "Exported to the program (app/)";
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The quoted includes of a file.
+std::vector<std::string> includes_of(const fs::path& p) {
+  const std::regex include(R"re(^\s*#\s*include\s+"([^"]+)")re");
+  std::vector<std::string> out;
+  std::ifstream in(p);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, include)) out.push_back(m[1]);
+  }
+  return out;
+}
+
+TEST(Floors, TheInstalledCoreIncludesOnlyItself) {
+  const fs::path core = test::source_path("lib/include/attn");
+  for (const auto& e : fs::directory_iterator(core)) {
+    for (const std::string& inc : includes_of(e.path())) {
+      EXPECT_TRUE(inc.rfind("attn/", 0) == 0 && fs::exists(core / inc.substr(5)))
+          << e.path().filename().string() << " includes " << inc
+          << ", which is not a header of the core (lib/include/attn)";
+    }
+  }
+}
+
+// app/ includes its own headers, the installed ones (attn/...), and the
+// library's private headers only where the header says it is exported to
+// the program; a header that says so is one the program includes.
+TEST(Floors, TheProgramIncludesInstalledOrExportedHeadersOnly) {
+  const fs::path app = test::source_path("app"), src = test::source_path("lib/src");
+  std::set<std::string> used;
+  for (const auto& e : fs::recursive_directory_iterator(app)) {
+    if (!e.is_regular_file()) continue;
+    for (const std::string& inc : includes_of(e.path())) {
+      if (inc.rfind("attn/", 0) == 0 || fs::exists(app / inc) ||
+          fs::exists(e.path().parent_path() / inc)) {
+        continue;
+      }
+      const std::string where = fs::relative(e.path(), app).string();
+      if (!fs::exists(src / inc)) {
+        ADD_FAILURE() << "app/" << where << " includes " << inc << ", found nowhere";
+        continue;
+      }
+      used.insert(inc);
+      EXPECT_NE(read(src / inc).find(kExported), std::string::npos)
+          << "app/" << where << " includes lib/src/" << inc
+          << ", a private header that does not say \"" << kExported << "\"";
+    }
+  }
+  for (const auto& e : fs::recursive_directory_iterator(src)) {
+    if (!e.is_regular_file() || e.path().extension() != ".h") continue;
+    const std::string rel = fs::relative(e.path(), src).string();
+    if (read(e.path()).find(kExported) != std::string::npos) {
+      EXPECT_TRUE(used.count(rel)) << "lib/src/" << rel << " says it is exported to the "
+                                   << "program, which does not include it";
+    }
+  }
+  EXPECT_FALSE(used.empty());
 }
 
 }  // namespace

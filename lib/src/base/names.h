@@ -1,5 +1,8 @@
 // Names in messages: a word that is not one of a list, and the nearest
-// names to it (for "did you mean"). Private to attn and its program.
+// names to it (for "did you mean").
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <string>

@@ -1,6 +1,9 @@
 // Numbers as text: shortest round-trip printing (std::to_chars), fixed-point
 // printing for tables and traces, and parsing of already-validated decimal
 // text with correct handling of values outside the double range.
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <cstdint>

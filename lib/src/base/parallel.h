@@ -7,6 +7,9 @@
 // each, 7% of a 512-token run on two threads. A call made from inside a
 // task runs its tasks on the calling thread; a call made while another
 // thread of the program has the pool starts threads of its own, as before.
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <algorithm>

@@ -2,6 +2,9 @@
 // and extensions that readers, writers and the program's commands make,
 // and whether a path is a regular file or a directory (following links,
 // as opening it would).
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <string>

@@ -1,5 +1,8 @@
 // One index of one axis of a tensor, that axis removed: the head of a
 // result's weights (--head), the layer of a stack (attn diff --layer).
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,9 @@
 // UTF-8 validation: every text attn reads (CSV, labels and titles from flags)
 // must be UTF-8, so that every text it writes is. JSON strings are checked by
 // the JSON parser itself.
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <cstddef>

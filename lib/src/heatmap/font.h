@@ -8,6 +8,9 @@
 //
 // Text sizes are given as a scale: capitals are kCapHeight × scale pixels
 // tall whatever the font, so layout can reason in whole pixels.
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <cstdint>

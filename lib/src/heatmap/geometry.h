@@ -1,6 +1,9 @@
 // The figure's geometry: the sizes of its parts (text, gaps, colour bar),
 // label measurement and thinning, and the choice of cell size and block
 // factor that fits the figure within max_size.
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <cstdint>

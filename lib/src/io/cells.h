@@ -2,6 +2,9 @@
 // integers as the formats store them, where a cell is, for messages, and
 // the check that every cell has the kind its role
 // needs (finite numbers, 0/1 mask cells, counts).
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <cstddef>

@@ -3,6 +3,9 @@
 // with a string "text", per line, as the datasets library writes them) or
 // plain text (`--text-file FILE --each-line`: a sentence a line). Blank
 // lines are skipped; a line's final "\r" is not part of it.
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <cstdint>

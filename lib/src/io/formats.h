@@ -5,6 +5,9 @@
 // a path or a stream is, how to read it, which formats a directory batch
 // takes and which can be an output; a new format is a reader, a row in
 // formats.cc and a fuzz target (docs/architecture.md).
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,9 @@
 // accepts back. The layout of each container (one member a line, or all
 // on one line) is chosen when it is opened, so each document keeps the
 // look it has always had. nlohmann::json is for reading only.
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <cstdint>

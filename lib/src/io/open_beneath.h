@@ -4,6 +4,9 @@
 // opening it are two steps, and another program can swap a file for a
 // symbolic link between them; here the kernel resolves the path beneath the
 // directory and the caller reads the descriptor it gets, never the path.
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <string>

@@ -5,6 +5,9 @@
 // and attn bench, --help, and through --help the manual page, docs/cli.md
 // and both completions (which tests compare with it) all come from here.
 // docs/architecture.md lists what else a new setting touches.
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <string>

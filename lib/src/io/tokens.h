@@ -1,6 +1,9 @@
 // Token files (--tokens FILE): the labels of a model's input, as a JSON list
 // of strings (["<s>", "▁The", "▁cat"], what tokenizer.convert_ids_to_tokens
 // gives, saved with json.dump) or as UTF-8 text with one token per line.
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <cstdint>

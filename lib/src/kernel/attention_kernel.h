@@ -7,6 +7,9 @@
 // It is built once per instruction set (attention_kernel_<isa>.cc, from
 // attention_kernel_impl.h); these entry points run the build kernel_isa()
 // chose for this CPU (kernel/instruction_set.h).
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <cmath>

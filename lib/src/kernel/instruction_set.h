@@ -2,6 +2,9 @@
 // compiled once per instruction set (attention_kernel_<isa>.cc) and one is
 // chosen at run time: the best the CPU has, or the one the environment
 // variable ATTN_KERNEL names (for tests and benchmarks).
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <optional>

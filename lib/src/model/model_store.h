@@ -12,6 +12,9 @@
 // and read from the descriptor that was opened, never by its path again.
 // Symbolic links inside the store (the hub's snapshots link to its blobs)
 // are followed.
+//
+// Exported to the program (app/): a private header, not installed, that
+// changes with the program (tests/floors_test.cc holds the rule).
 #pragma once
 
 #include <cstdint>
