@@ -1,12 +1,11 @@
 // `attn run`: binds flags to a RunRequest and calls attn::run_command.
-#include <sys/stat.h>
-
 #include <map>
 #include <memory>
 #include <tuple>
 
 #include "attn/checkpoint.h"
 #include "attn/error.h"
+#include "base/path.h"
 #include "commands.h"
 #include "commands/batch.h"
 #include "commands/flags.h"
@@ -422,8 +421,7 @@ Action add_run(CLI::App& app, const std::string& command_line) {
     // attn run --checkpoint DIR "The cat sat": a sentence where a file goes.
     if (!req.checkpoint.path.empty() && !req.checkpoint.from_tokens() && !an.sentences()) {
       for (const std::string& in : f->inputs) {
-        struct stat st {};
-        if (in == "-" || ::stat(in.c_str(), &st) == 0) continue;
+        if (in == "-" || path::exists(in)) continue;
         throw_usage("input " + message_text(in) +
                     ": no such file; to run the model on a sentence, give it with --text \"" +
                     message_text(in) + "\" (or token ids with --ids)");

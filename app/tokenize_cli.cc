@@ -17,35 +17,6 @@
 
 namespace attn::cli {
 
-namespace {
-
-// A token as the text table shows it: what it reads as, with spaces,
-// newlines and tabs made visible.
-std::string shown(const Tokenizer& t, const std::string& token) {
-  std::string out;
-  for (char c : t.readable(token)) {
-    switch (c) {
-      case ' ':
-        out += "␣";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return terminal_text(out);
-}
-
-}  // namespace
-
 // A file's text, or stdin's for "-": one text, without one final newline
 // (as the shell's $(cat FILE) gives it).
 std::string text_of_file(const std::string& path, int64_t max_bytes) {
@@ -173,7 +144,8 @@ Action add_tokenize(CLI::App& app) {
         for (size_t k = 0; k < e.ids.size(); ++k) {
           std::string id = std::to_string(e.ids[k]);
           if (id.size() < 7) id.insert(0, 7 - id.size(), ' ');
-          out += id + "  " + shown(tok, e.tokens[k]) + "\n";
+          // What the token reads as, spaces, newlines and tabs made visible.
+          out += id + "  " + token_table_text(tok.readable(e.tokens[k])) + "\n";
         }
       }
     }

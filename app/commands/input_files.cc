@@ -56,9 +56,9 @@ void InputFiles::add_checkpoint(const std::string& path) {
     }
     return;
   }
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return;  // reading it reports that
-  if (!S_ISDIR(st.st_mode)) {
+  const path::Kind kind = path::kind_of(path);
+  if (kind == path::Kind::kNone) return;  // reading it reports that
+  if (kind != path::Kind::kDirectory) {
     add_file(path);
     add_file(join(parent(path), "config.json"));
     return;
@@ -70,8 +70,7 @@ void InputFiles::add_checkpoint(const std::string& path) {
     const std::string name = e->d_name;
     if (name == "." || name == "..") continue;
     const std::string p = join(path, name);
-    struct stat fs {};
-    if (::stat(p.c_str(), &fs) == 0 && S_ISREG(fs.st_mode)) add_file(p);
+    if (path::is_regular_file(p)) add_file(p);
   }
 }
 

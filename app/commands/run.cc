@@ -1,7 +1,5 @@
 #include "commands/run.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <utility>
 
@@ -18,6 +16,7 @@
 #include "attn/problem.h"
 #include "attn/trace.h"
 #include "base/names.h"
+#include "base/path.h"
 #include "commands/examples.h"
 #include "commands/exit_codes.h"
 #include "commands/heatmap_command.h"
@@ -494,11 +493,7 @@ int emit_model_program(const RunRequest& req, const Problem& p) {
     throw_usage("--average-heads: the program compares each head with transformers' weights");
   }
   const std::string& out = req.output_path;
-  const size_t slash = out.find_last_of('/'), dot = out.find_last_of('.');
-  const std::string stem = dot != std::string::npos && (slash == std::string::npos || dot > slash)
-                               ? out.substr(0, dot)
-                               : out;
-  const std::string numbers = stem + ".npy";
+  const std::string numbers = path::without_extension(out) + ".npy";
   run_inputs(req).refuse_output(numbers, "--emit-pytorch's weights");
   ComputeRequest creq;
   creq.dtype = req.dtype;
@@ -509,13 +504,14 @@ int emit_model_program(const RunRequest& req, const Problem& p) {
   ModelProgram m;
   m.command = req.command_line;
   m.checkpoint = req.checkpoint.path;
-  struct stat st {};
-  if (::stat(m.checkpoint.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
-    // from_pretrained takes the directory of a file of weights.
-    const size_t cut = m.checkpoint.find_last_of('/');
-    m.checkpoint = cut == std::string::npos ? "." : m.checkpoint.substr(0, cut);
+  const path::Kind kind = path::kind_of(m.checkpoint);
+  if (kind != path::Kind::kNone && kind != path::Kind::kDirectory) {
+    // from_pretrained takes the directory of a file of weights (without
+    // its last '/').
+    const std::string dir = path::directory_prefix(m.checkpoint);
+    m.checkpoint = dir.empty() ? "." : dir.substr(0, dir.size() - 1);
   }
-  m.numbers = numbers.substr(slash == std::string::npos ? 0 : slash + 1);
+  m.numbers = path::file_name_of(numbers);
   m.ids = detail::checkpoint_tokens(req).ids;
   m.layer = req.checkpoint.layer;
   m.dtype = req.dtype;
@@ -555,8 +551,7 @@ int run_command(const RunRequest& req, Console& console) {
     // The tensor files the document named are inputs too: no output may
     // replace one.
     InputFiles named;
-    const size_t cut = req.input.find_last_of('/');
-    const std::string dir = cut == std::string::npos ? "" : req.input.substr(0, cut + 1);
+    const std::string dir = path::directory_prefix(req.input);
     for (const std::string& f : doc.files) named.add(dir + split_tensor_reference(f).path);
     named.refuse_output(req.output_path, "-o");
     named.refuse_output(req.weights_out, "--weights-out");

@@ -21,6 +21,7 @@
 #include "attn/tokenizer.h"
 #include "base/names.h"
 #include "base/number_text.h"
+#include "base/path.h"
 #include "base/utf8.h"
 #include "commands/examples.h"
 #include "commands/flags.h"
@@ -84,8 +85,8 @@ void refuse_double_stdin(const RunRequest& req) {
 
 // Where a document names files: its directory, as given ("." for none).
 std::string directory_of(const std::string& doc_path) {
-  const size_t cut = doc_path.find_last_of('/');
-  return cut == std::string::npos ? "." : doc_path.substr(0, cut + 1);
+  const std::string dir = path::directory_prefix(doc_path);
+  return dir.empty() ? "." : dir;
 }
 
 // A document in a file and its directory, the document opened through
@@ -99,8 +100,7 @@ struct DocumentFile {
 // Nothing for stdin and a path whose last part names no file in a
 // directory ("dir/", ".."): those are read by their path.
 std::optional<DocumentFile> open_document(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  const std::string base = path::file_name_of(path);
   if (path == "-" || base.empty() || base == "." || base == "..") return std::nullopt;
   const std::string dir = directory_of(path);
   const int dir_fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -267,8 +267,8 @@ std::optional<Tokenizer> run_tokenizer(const RunRequest& req, bool needed) {
     if (needed) return model::checkpoint_tokenizer(c.path);
     return model::checkpoint_tokenizer_if_any(c.path);
   }
-  struct stat st {};
-  if (::stat(c.path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+  const path::Kind kind = path::kind_of(c.path);
+  if (kind != path::Kind::kNone && kind != path::Kind::kDirectory) {
     // One file of weights has no tokenizer beside it to trust: reading the
     // weights as tokenizer.json would only fail with a parse error.
     if (!needed) return std::nullopt;
@@ -276,8 +276,8 @@ std::optional<Tokenizer> run_tokenizer(const RunRequest& req, bool needed) {
                 " is a file of weights, without a tokenizer: give the model's directory "
                 "(--checkpoint DIR) or --tokenizer FILE|DIR");
   }
-  const std::string tj = (c.path.back() == '/' ? c.path : c.path + "/") + "tokenizer.json";
-  if (::stat(tj.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return Tokenizer::load(tj);
+  const std::string tj = path::join(c.path, "tokenizer.json");
+  if (path::is_regular_file(tj)) return Tokenizer::load(tj);
   if (!needed) return std::nullopt;
   throw_file(display_name(c.path),
              "no tokenizer.json in this directory; give --tokenizer FILE|DIR (the model's own "

@@ -21,10 +21,11 @@
 #include "attn/output.h"
 #include "attn/problem.h"
 #include "attn/trace.h"
+#include "base/utf8.h"
 #include "fuzz_entry.h"
-// The table python_string_literal escapes by (the fuzz targets do not have
-// lib/src on their include path), checked against Python by escape_test.
-#include "../../lib/src/base/unicode_printable.inc"
+// The table python_string_literal escapes by, checked against Python by
+// escape_test.
+#include "base/unicode_printable.inc"
 
 namespace attn::fuzz {
 
@@ -46,24 +47,6 @@ std::vector<char32_t> code_points(const std::string& s) {
     i += len;
   }
   return out;
-}
-
-void append_utf8(std::string& out, char32_t c) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
 }
 
 bool is_control(char32_t c) { return c < 0x20 || (c >= 0x7F && c <= 0x9F); }

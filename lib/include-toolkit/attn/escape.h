@@ -112,6 +112,11 @@ std::string script_json(std::string_view json_text);
 // U+FFFD, so the text cannot restyle the terminal or overwrite a line.
 std::string terminal_text(std::string_view s);
 
+// A token in attn tokenize's text table (which attn run --tokens FILE
+// reads back): a space as ␣, newline, carriage return and tab written out
+// as \n, \r, \t, the rest as terminal_text.
+std::string token_table_text(std::string_view token);
+
 // Bytes as base64 (RFC 4648, with padding): images inlined in SVG, numbers
 // inlined in an HTML page.
 std::string base64(const std::string& data);

@@ -621,6 +621,21 @@ std::string terminal_text(std::string_view s) {
   return out;
 }
 
+std::string token_table_text(std::string_view token) {
+  std::string out;
+  for (char c : token) {
+    if (c == ' ') {
+      out += "␣";
+    } else if (c == '\n' || c == '\r' || c == '\t') {
+      out += '\\';
+      out += c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+    } else {
+      out += c;
+    }
+  }
+  return terminal_text(out);
+}
+
 std::string base64(const std::string& data) {
   static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;

@@ -80,13 +80,19 @@ namespace {
 
 using detail::MaskView;
 using detail::Mat;
-using detail::slice;
 using detail::Vec;
 
 using detail::cast;
 
+// The reference engine. A variant with a pipeline of its own computes each
+// batch item through it, as an EngineItem.
 template <class T>
-class Engine {
+class Engine final : public detail::EngineItem<T> {
+  using Base = detail::EngineItem<T>;
+  using Base::emit;
+  using Base::reading;
+  using Base::symbols;
+
  public:
   Engine(const Problem& p, const ComputeRequest& req, Observer* obs)
       : p_(p), unit_(detail::variant_unit(p.variant)), req_(req), obs_(obs), proj_(p.params) {
@@ -113,9 +119,10 @@ class Engine {
       out_shape = {p_.batch, p_.len_q, p_.d_out};
     }
     output_ = Tensor<double>(out_shape);
+    const detail::ItemFn<T> own_pipeline = detail::variant_item<T>(unit_);
     for (int64_t b = 0; b < p_.batch; ++b) {
-      if (detail::bidaf_pipeline(p_.variant)) {
-        biattention(b);
+      if (own_pipeline) {
+        own_pipeline(*this, b);
       } else if (p_.four_d) {
         four_d_item(b);
       } else {
@@ -135,7 +142,8 @@ class Engine {
 
  private:
   // ---- observer helpers -------------------------------------------------
-  bool observing() const { return obs_ != nullptr; }
+  const Problem& problem() const override { return p_; }
+  bool observing() const override { return obs_ != nullptr; }
 
   const std::vector<std::string>& qlabels() const { return p_.query_labels; }
   const std::vector<std::string>& klabels() const { return p_.key_labels; }
@@ -154,27 +162,16 @@ class Engine {
     return s;
   }
 
-  template <class M>
-  void emit(StepId id, StepFacts facts, int64_t b, int64_t h, const M& values,
-            const std::vector<std::string>& rows, const std::vector<std::string>& cols = {},
-            const std::vector<uint8_t>* masked = nullptr) {
+  void emit_step(StepId id, StepFacts facts, int64_t b, int64_t h, MatrixR values,
+                 const std::vector<std::string>& rows, const std::vector<std::string>& cols,
+                 const std::vector<uint8_t>* masked) override {
     TraceStep s = step(id, std::move(facts), b, h);
-    s.values = values.template cast<double>();
+    s.values = std::move(values);
     s.row_labels = rows;
     s.col_labels = cols;
     if (masked) s.masked = *masked;
     obs_->step(s);
   }
-
-  // Facts naming the matrix a step shows or defines (when its id does not
-  // say it), and the one it comes from.
-  static StepFacts symbols(std::string symbol, std::string source = "") {
-    StepFacts f;
-    f.symbol = std::move(symbol);
-    f.source = std::move(source);
-    return f;
-  }
-  static StepFacts reading(std::string source) { return symbols("", std::move(source)); }
 
   // Of a key or value block: the key/value head query head h reads, when
   // the heads are grouped.
@@ -368,7 +365,7 @@ class Engine {
     obs_->step(s);
   }
 
-  void store_output(int64_t b, int64_t h, const Mat<T>& out) {
+  void store_output(int64_t b, int64_t h, const Mat<T>& out) override {
     const int64_t n = out.rows() * out.cols();
     const int64_t base = (h < 0 ? b : b * p_.heads + h) * n;
     Eigen::Map<MatrixR>(output_.data() + base, out.rows(), out.cols()) =
@@ -392,7 +389,7 @@ class Engine {
 
   // The variant's scores of queries q against keys k, and its terms and
   // the scores reported as steps.
-  Mat<T> scored(int64_t b, int64_t h, const Mat<T>& q, const Mat<T>& k) {
+  Mat<T> scored(int64_t b, int64_t h, const Mat<T>& q, const Mat<T>& k) override {
     detail::HeadScores<T> r = detail::variant_scores(unit_, p_, q, k);
     if (observing()) {
       for (const detail::ScoreTerm<T>& t : r.terms) {
@@ -443,7 +440,7 @@ class Engine {
     add_biases(b, h, s, mv, sn);
     const std::vector<uint8_t> flags = mask_scores(b, h, s, mv, sn);
     softmax_rows(b, h, s, flags, sn);
-    if (keep_maps_ && req_.weights) copy_map(weights_, b, h, s);
+    keep_weights(b, h, s);
     if (p_.dropout > 0) drop_weights(b, h, s);
 
     Mat<T> o = s * v;
@@ -543,7 +540,7 @@ class Engine {
     std::vector<uint8_t> flags;
     const bool want_flags = keep_maps_ || observing();
     if (want_flags) flags.assign(static_cast<size_t>(Lq * Lk), 0);
-    if (keep_maps_ && req_.scores) copy_map(scores_, b, h, s);
+    keep_scores(b, h, s);
     if (any_mask) {
       const T fill = static_cast<T>(p_.mask_fill);
       for (int64_t i = 0; i < Lq; ++i) {
@@ -562,7 +559,7 @@ class Engine {
         if (s.data()[c] == -std::numeric_limits<T>::infinity()) flags[static_cast<size_t>(c)] = 1;
       }
     }
-    if (keep_maps_) store_flags(b, h, flags);
+    keep_flags(b, h, flags);
     return flags;
   }
 
@@ -640,7 +637,7 @@ class Engine {
   }
 
   // The masked scores sn: what masked cells become, and the window.
-  StepFacts mask_facts(const std::string& sn) const {
+  StepFacts mask_facts(const std::string& sn) const override {
     StepFacts f = reading(sn);
     f.mask_fill = p_.mask_fill;
     f.window = p_.masks.window;
@@ -650,7 +647,7 @@ class Engine {
     return f;
   }
 
-  void fully_masked(int64_t b, int64_t h, int64_t i, T* row, int64_t n) {
+  void fully_masked(int64_t b, int64_t h, int64_t i, T* row, int64_t n) override {
     if (p_.fully_masked == FullyMasked::kError) detail::raise_fully_masked(p_, b, h, i);
     detail::fill_fully_masked(row, n, p_.fully_masked);
     fully_masked_rows_.push_back(FullyMaskedRow{b, h, i});
@@ -666,7 +663,16 @@ class Engine {
         m.template cast<double>();
   }
 
-  void store_flags(int64_t b, int64_t h, const std::vector<uint8_t>& flags) {
+  void keep_scores(int64_t b, int64_t h, const Mat<T>& s) override {
+    if (keep_maps_ && req_.scores) copy_map(scores_, b, h, s);
+  }
+
+  void keep_weights(int64_t b, int64_t h, const Mat<T>& w) override {
+    if (keep_maps_ && req_.weights) copy_map(weights_, b, h, w);
+  }
+
+  void keep_flags(int64_t b, int64_t h, const std::vector<uint8_t>& flags) override {
+    if (!keep_maps_) return;
     std::copy(flags.begin(), flags.end(),
               masked_.begin() + static_cast<std::ptrdiff_t>(map_offset(b, h)));
   }
@@ -676,80 +682,8 @@ class Engine {
                         req_.scores ? &scores_ : nullptr, masked_, r);
   }
 
-  // ---- the BiDAF pipeline (biattention), after the variant's scores ----------
-  void biattention(int64_t b) {
-    const Tensor<double>& xi = p_.query_in;
-    const Tensor<double>& yi = p_.key_in;
-    const Mat<T> x = slice<T>(xi, b, xi.dim(1), xi.dim(2));
-    const Mat<T> y = slice<T>(yi, b, yi.dim(1), yi.dim(2));
-    const int64_t Lx = x.rows(), Ly = y.rows(), d = x.cols();
-    if (observing()) {
-      emit(StepId::kInputX, symbols("X"), b, -1, x, qlabels());
-      emit(StepId::kInputY, symbols("Y"), b, -1, y, klabels());
-    }
-    Mat<T> s = scored(b, -1, x, y);
-    std::vector<uint8_t> flags(static_cast<size_t>(Lx * Ly), 0);
-    if (keep_maps_ && req_.scores) copy_map(scores_, b, 0, s);
-    const MaskView mv(p_, b, 0);
-    if (mv.key_padding()) {
-      const T fill = static_cast<T>(p_.mask_fill);
-      for (int64_t i = 0; i < Lx; ++i) {
-        for (int64_t j = 0; j < Ly; ++j) {
-          if (mv.key_padding()[j]) {
-            s(i, j) = fill;
-            flags[static_cast<size_t>(i * Ly + j)] = 1;
-          }
-        }
-      }
-      if (observing())
-        emit(StepId::kMasked, mask_facts("S"), b, -1, s, qlabels(), klabels(), &flags);
-    }
-    if (keep_maps_) store_flags(b, 0, flags);
-    // max over memory positions for the document-side attention, taken
-    // before the softmax overwrites s.
-    Vec<T> row_max(Lx);
-    for (int64_t i = 0; i < Lx; ++i) row_max[i] = s.row(i).maxCoeff();
-    Mat<T> w1 = s;
-    for (int64_t i = 0; i < Lx; ++i) {
-      auto st = detail::softmax_row(w1.data() + i * Ly, Ly);
-      if (st.fully_masked) fully_masked(b, 0, i, w1.data() + i * Ly, Ly);
-    }
-    if (keep_maps_ && req_.weights) copy_map(weights_, b, 0, w1);
-    if (observing()) emit(StepId::kWeights, {}, b, -1, w1, qlabels(), klabels(), &flags);
-    if (p_.dropout > 0) {
-      const T keep_scale = static_cast<T>(1.0 / (1.0 - p_.dropout));
-      const uint64_t base = static_cast<uint64_t>(b * Lx) * static_cast<uint64_t>(Ly);
-      for (int64_t i = 0; i < Lx; ++i) {
-        for (int64_t j = 0; j < Ly; ++j) {
-          const uint64_t counter = base + static_cast<uint64_t>(i * Ly + j);
-          w1(i, j) = dropout_keep(p_.seed, counter, p_.dropout) ? w1(i, j) * keep_scale : T(0);
-        }
-      }
-    }
-    const Mat<T> o1 = w1 * y;
-    Vec<T> w2 = row_max;
-    detail::softmax_row(w2.data(), Lx);
-    const Eigen::Matrix<T, 1, Eigen::Dynamic> o2 = w2.transpose() * x;
-    if (observing()) {
-      emit(StepId::kBiO1, {}, b, -1, o1, qlabels());
-      emit(StepId::kBiRowMax, {}, b, -1, row_max, qlabels());
-      emit(StepId::kBiW2, {}, b, -1, w2, qlabels());
-      emit(StepId::kBiO2, {}, b, -1, o2, {});
-    }
-    Mat<T> out(Lx, 4 * d);
-    for (int64_t i = 0; i < Lx; ++i) {
-      out.row(i).segment(0, d) = x.row(i);
-      out.row(i).segment(d, d) = o1.row(i);
-      out.row(i).segment(2 * d, d) = x.row(i).cwiseProduct(o1.row(i));
-      out.row(i).segment(3 * d, d) = o2.cwiseProduct(o1.row(i));
-    }
-    if (observing()) emit(StepId::kOutput, {}, b, -1, out, qlabels());
-    store_output(b, -1, out);
-    report_progress(b, 0, 1);
-  }
-
   // Progress: units are (batch, head) pairs, done in order.
-  void report_progress(int64_t b, int64_t h, int64_t heads) const {
+  void report_progress(int64_t b, int64_t h, int64_t heads) const override {
     if (req_.progress) req_.progress(b * heads + h + 1, p_.batch * heads);
   }
 

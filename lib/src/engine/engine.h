@@ -1,5 +1,6 @@
 // The engine's per-scalar implementation, shared by the float and double
-// instantiations in attention.cc. Private to the library.
+// instantiations in attention.cc, and the engine as a variant's own
+// pipeline sees it (EngineItem). Private to the library.
 #pragma once
 
 #include <Eigen/Core>
@@ -7,9 +8,11 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/attention.h"
+#include "attn/observer.h"
 #include "base/mat.h"
 #include "engine/score_range.h"
 #include "kernel/mask_view.h"
@@ -97,6 +100,66 @@ template <class T>
 Mat<T> four_d_head(const Tensor<double>& t, int64_t b, int64_t h) {
   return slice<T>(t, b * t.dim(1) + h, t.dim(2), t.dim(3));
 }
+
+// The reference engine (attention.cc) as a variant's own pipeline (a
+// VariantUnit's ItemFn, BiDAF's) computes a batch item with it: the steps
+// it reports, the maps a request keeps and the output, as the engine's
+// per-head pipeline does them.
+template <class T>
+class EngineItem {
+ public:
+  virtual ~EngineItem() = default;
+
+  virtual const Problem& problem() const = 0;
+
+  // Whether an observer takes the steps; emit reports one (observing()
+  // only): step `id` of batch item b and head h (-1 for none) with its
+  // facts (the run's mode and variant filled in), its numbers, the labels
+  // of their rows and columns and the cells shown masked.
+  virtual bool observing() const = 0;
+  template <class M>
+  void emit(StepId id, StepFacts facts, int64_t b, int64_t h, const M& values,
+            const std::vector<std::string>& rows, const std::vector<std::string>& cols = {},
+            const std::vector<uint8_t>* masked = nullptr) {
+    emit_step(id, std::move(facts), b, h, MatrixR(values.template cast<double>()), rows, cols,
+              masked);
+  }
+  virtual void emit_step(StepId id, StepFacts facts, int64_t b, int64_t h, MatrixR values,
+                         const std::vector<std::string>& rows, const std::vector<std::string>& cols,
+                         const std::vector<uint8_t>* masked) = 0;
+
+  // Facts naming the matrix a step shows or defines (when its id does not
+  // say it), and the one it comes from.
+  static StepFacts symbols(std::string symbol, std::string source = "") {
+    StepFacts f;
+    f.symbol = std::move(symbol);
+    f.source = std::move(source);
+    return f;
+  }
+  static StepFacts reading(std::string source) { return symbols("", std::move(source)); }
+  // The facts of the masked scores sn: what masked cells become, and the
+  // window.
+  virtual StepFacts mask_facts(const std::string& sn) const = 0;
+
+  // The variant's scores of queries q against keys k, its terms and the
+  // scores reported as steps.
+  virtual Mat<T> scored(int64_t b, int64_t h, const Mat<T>& q, const Mat<T>& k) = 0;
+
+  // The scores (before the masks), the weights and the masked cells of
+  // (b, h), where the request keeps them.
+  virtual void keep_scores(int64_t b, int64_t h, const Mat<T>& s) = 0;
+  virtual void keep_weights(int64_t b, int64_t h, const Mat<T>& w) = 0;
+  virtual void keep_flags(int64_t b, int64_t h, const std::vector<uint8_t>& flags) = 0;
+
+  // Row i of (b, h) (n weights) has every key masked: fully_masked's
+  // policy fills it, or raises its error.
+  virtual void fully_masked(int64_t b, int64_t h, int64_t i, T* row, int64_t n) = 0;
+
+  // The output of batch item b (and head h, of 4D inputs; -1 otherwise).
+  virtual void store_output(int64_t b, int64_t h, const Mat<T>& out) = 0;
+  // Progress: units are (batch, head) pairs, done in order.
+  virtual void report_progress(int64_t b, int64_t h, int64_t heads) const = 0;
+};
 
 // Statistics of one softmax row, reported to observers.
 template <class T>

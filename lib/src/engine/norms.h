@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/parallel.h"
-#include "kernel/attention_kernel.h"
+#include "kernel/reductions.h"
 
 namespace attn::detail {
 

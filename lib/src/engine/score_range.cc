@@ -15,6 +15,7 @@
 #include "attn/error.h"
 #include "base/number_text.h"
 #include "engine/norms.h"
+#include "kernel/reductions.h"
 #include "problem/variant_unit.h"
 
 namespace attn::detail {

@@ -9,6 +9,7 @@
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "attn/json.h"
+#include "base/path.h"
 
 namespace attn {
 
@@ -42,15 +43,14 @@ std::string json_line_text(std::string_view line, const std::string& place) {
 
 CorpusReader::CorpusReader(const std::string& path, CorpusFormat format, int64_t max_bytes)
     : path_(path), format_(format) {
-  struct stat st {};
-  if (path == "-" ||
-      (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
+  if (path == "-" || path::kind_of(path) == path::Kind::kOther) {
     // Read once: a second reading finds the pipe empty.
     whole_ = read_file(path, {}, max_bytes);
     return;
   }
   file_ = std::fopen(path.c_str(), "rb");
   if (!file_) throw_file(display_name(path), std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
   if (fstat(fileno(file_), &st) == 0) {
     const int err = S_ISDIR(st.st_mode) ? EISDIR : 0;
     if (err || st.st_size > max_bytes) {

@@ -138,16 +138,12 @@ Destination destination(const std::string& path) {
     if (n <= 0) os_error(path, "cannot write", n < 0 ? errno : ENOENT);
     const std::string target(buf.data(), static_cast<size_t>(n));
     // A relative target is relative to the link's directory.
-    const size_t slash = d.path.find_last_of('/');
-    d.path = target[0] == '/' || slash == std::string::npos ? target
-                                                            : d.path.substr(0, slash + 1) + target;
+    d.path = target[0] == '/' ? target : path::directory_prefix(d.path) + target;
     d.via_link = true;
   }
-  struct stat st {};
-  if (::stat(d.path.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) os_error(path, "cannot write", EISDIR);
-    if (!S_ISREG(st.st_mode)) d.kind = Destination::kDirect;
-  }
+  const path::Kind kind = path::kind_of(d.path);
+  if (kind == path::Kind::kDirectory) os_error(path, "cannot write", EISDIR);
+  if (kind == path::Kind::kOther) d.kind = Destination::kDirect;
   return d;
 }
 

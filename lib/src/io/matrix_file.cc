@@ -1,11 +1,10 @@
 #include "attn/matrix_file.h"
 
-#include <sys/stat.h>
-
 #include <cctype>
 
 #include "attn/error.h"
 #include "attn/file_io.h"
+#include "base/path.h"
 #include "io/formats.h"
 
 namespace attn {
@@ -34,15 +33,10 @@ bool ends_with_ci(std::string_view s, std::string_view suffix) {
   return true;
 }
 
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 }  // namespace
 
 TensorReference split_tensor_reference(const std::string& spec) {
-  if (spec == "-" || exists(spec)) return {spec, ""};
+  if (spec == "-" || path::exists(spec)) return {spec, ""};
   for (size_t colon = spec.find(':'); colon != std::string::npos;
        colon = spec.find(':', colon + 1)) {
     const std::string_view before(spec.data(), colon);

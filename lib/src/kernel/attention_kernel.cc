@@ -19,14 +19,6 @@ const Kernels& kernels_for(Isa isa) {
   }
 }
 
-double max_row_square(const double* x, int64_t rows, int64_t d) {
-  return kernels_for(kernel_isa()).max_row_square(x, rows, d);
-}
-
-double largest_abs_finite(const double* x, int64_t n) {
-  return kernels_for(kernel_isa()).largest_abs_finite(x, n);
-}
-
 template <class T>
 int64_t packed_key_elements(int64_t len_k, int64_t d) {
   return kernels_for(kernel_isa()).of<T>().packed_key_elements(len_k, d);

@@ -93,13 +93,6 @@ struct RunReport {
   bool output_finite = true;
 };
 
-// The overflow guard's passes over the inputs, in the vectors of this CPU:
-// the largest sum of squares of a row of x ([rows][d]; the first that is
-// not finite where one is), and the largest |x[i]| (NaN where some x[i] is
-// not finite).
-double max_row_square(const double* x, int64_t rows, int64_t d);
-double largest_abs_finite(const double* x, int64_t n);
-
 // Elements of one head's keys as the kernels pack them: len_k rounded up to
 // whole panels of 8 to 48 keys (the SIMD width decides), times d. A head of
 // a few very wide keys is packed at several times its size.

@@ -28,9 +28,10 @@
 
 #define ATTN_KERNEL_ISA_REGION 1
 
-// Everything simd.h and attention_kernel_impl.h use. They include nothing
-// themselves: a header first included inside the region would have its
-// inline functions compiled for the region's instruction set.
+// Everything simd.h, attention_kernel_impl.h and reductions_impl.h use.
+// They include nothing but each other: a header first included inside the
+// region would have its inline functions compiled for the region's
+// instruction set.
 #include <algorithm>
 #include <atomic>
 #include <cmath>

@@ -4,8 +4,6 @@
 // table's reading of config.json; and the config's opening.
 #include "attn/checkpoint.h"
 
-#include <sys/stat.h>
-
 #include <cmath>
 #include <optional>
 
@@ -13,6 +11,7 @@
 #include "attn/file_io.h"
 #include "attn/json.h"
 #include "base/number_text.h"
+#include "base/path.h"
 #include "model/attention_block.h"
 #include "model/config_json.h"
 #include "model/forward_internal.h"
@@ -255,8 +254,7 @@ Config open_config(const std::string& checkpoint, const std::string& arch_flag,
                    std::string& model_type, const OpenCheckpointFile& open) {
   const bool dir = open || is_directory(checkpoint);
   if (!dir && !is_file(checkpoint)) {
-    struct stat st {};
-    if (::stat(checkpoint.c_str(), &st) == 0) {
+    if (path::exists(checkpoint)) {
       throw_input(checkpoint,
                   "not a checkpoint: --checkpoint takes a directory, a .safetensors file or a "
                   ".gguf file, and this is none of them (a device or a pipe?)");

@@ -3,8 +3,9 @@
 // lib/src/variants that fills in a VariantUnit — its name and default scale,
 // which params it takes and how they are checked, its raw scores, a bound
 // on them for the overflow guard, the working memory they need, their
-// trace words and their PyTorch lines. registry.cc lists the units; every
-// place that depends on the variant asks variant_unit() instead of
+// trace words and their PyTorch lines, and the pipeline after them where
+// it is the variant's own (biattention's). registry.cc lists the units;
+// every place that depends on the variant asks variant_unit() instead of
 // comparing Variant values.
 #pragma once
 
@@ -48,11 +49,22 @@ template <class T>
 using ScoreFn = HeadScores<T> (*)(const Problem& p, const Mat<T>& q, const Mat<T>& k);
 
 // What follows the scores. kPerHead: per head, scaling, bias, masks,
-// softmax and the weighted sum of V, heads concatenated and projected.
-// kBidaf: per batch item, BiDAF's two attentions (document to memory and
-// memory to document) and its [x, o1, x⊙o1, o2⊙o1] output; inputs X and Y
-// are the document and the memory.
+// softmax and the weighted sum of V, heads concatenated and projected (the
+// engine's own pipeline). kBidaf: per batch item, BiDAF's two attentions
+// (document to memory and memory to document) and its [x, o1, x⊙o1, o2⊙o1]
+// output; inputs X and Y are the document and the memory (the variant's
+// own pipeline, its ItemFn).
 enum class Pipeline { kPerHead, kBidaf };
+
+// The engine as a variant's own pipeline sees it: its step reports, kept
+// maps and output (engine/engine.h).
+template <class T>
+class EngineItem;
+
+// A variant's own pipeline: batch item b from the inputs to its output,
+// in place of the engine's per-head one.
+template <class T>
+using ItemFn = void (*)(EngineItem<T>& engine, int64_t b);
 
 // A matrix the scores are computed through ("query features", Lq ×
 // hidden), for the memory bounds: the trace's and --max-elements'.
@@ -110,6 +122,11 @@ struct VariantUnit {
   ScoreFn<double> scores_f64 = nullptr;
   ScoreFn<float> scores_f32 = nullptr;
 
+  // The pipeline of a batch item when it is the variant's own (kBidaf);
+  // nullptr for the engine's (kPerHead).
+  ItemFn<double> item_f64 = nullptr;
+  ItemFn<float> item_f32 = nullptr;
+
   // An upper bound on |raw score| (scaling and temperature included where
   // they apply) from bounds on the row norms of the queries (nq) and keys
   // (nk), as they reach the scores; inf when not finite.
@@ -151,6 +168,16 @@ HeadScores<T> variant_scores(const VariantUnit& u, const Problem& p, const Mat<T
     return u.scores_f32(p, q, k);
   } else {
     return u.scores_f64(p, q, k);
+  }
+}
+
+// The variant's own pipeline in T, or nullptr when it has the engine's.
+template <class T>
+ItemFn<T> variant_item(const VariantUnit& u) {
+  if constexpr (std::is_same_v<T, float>) {
+    return u.item_f32;
+  } else {
+    return u.item_f64;
   }
 }
 

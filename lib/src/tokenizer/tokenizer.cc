@@ -13,6 +13,7 @@
 #include "attn/error.h"
 #include "attn/file_io.h"
 #include "attn/json.h"
+#include "base/path.h"
 #include "base/utf8.h"
 #include "io/gguf.h"
 #include "tokenizer/added_tokens.h"
@@ -430,16 +431,15 @@ Impl* gguf_impl(const std::string& path, const TokenizerLimits& limits) {
 
 Tokenizer Tokenizer::load(const std::string& path, const TokenizerLimits& limits) {
   std::string file = path;
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && is_gguf_file(path)) {
+  const path::Kind kind = path::kind_of(path);
+  if (kind == path::Kind::kRegularFile && is_gguf_file(path)) {
     return Tokenizer(std::unique_ptr<Impl>(gguf_impl(path, limits)));
   }
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    file = (path.empty() || path.back() == '/' ? path : path + "/") + "tokenizer.json";
-    if (::stat(file.c_str(), &st) != 0) {
-      throw_file(path, "no tokenizer.json in this directory");
-    }
+  if (kind == path::Kind::kDirectory) {
+    file = path::join(path, "tokenizer.json");
+    if (!path::exists(file)) throw_file(path, "no tokenizer.json in this directory");
   }
+  struct stat st {};
   if (::stat(file.c_str(), &st) == 0) {
     // A FIFO or a device would be waited for or read forever.
     if (!S_ISREG(st.st_mode)) {

@@ -1,8 +1,10 @@
 // biattention: BiDAF's similarity S_ij = x_i·w_in + y_j·w_mem +
 // (x_i ⊙ dot_scale)·y_j between a document X and a memory Y (AllenNLP's
-// BiAttention); what follows the scores is the BiDAF pipeline
-// (Pipeline::kBidaf, in the engine).
+// BiAttention), and the BiDAF pipeline that follows the scores
+// (Pipeline::kBidaf), which the engine runs for each batch item.
 #include "attn/error.h"
+#include "engine/engine.h"
+#include "kernel/dropout.h"
 #include "problem/params_context.h"
 #include "problem/problem_internal.h"
 #include "problem/variant_unit.h"
@@ -72,6 +74,85 @@ HeadScores<T> scores(const Problem& p, const Mat<T>& x, const Mat<T>& y) {
   return r;
 }
 
+// The BiDAF pipeline of batch item b: the scores, the memory's padding
+// masked, the document-to-memory attention o1 and the memory-to-document
+// attention o2, and the output [x, o1, x⊙o1, o2⊙o1].
+template <class T>
+void item(EngineItem<T>& e, int64_t b) {
+  const Problem& p = e.problem();
+  const std::vector<std::string>& qlabels = p.query_labels;
+  const std::vector<std::string>& klabels = p.key_labels;
+  const Tensor<double>& xi = p.query_in;
+  const Tensor<double>& yi = p.key_in;
+  const Mat<T> x = slice<T>(xi, b, xi.dim(1), xi.dim(2));
+  const Mat<T> y = slice<T>(yi, b, yi.dim(1), yi.dim(2));
+  const int64_t Lx = x.rows(), Ly = y.rows(), d = x.cols();
+  if (e.observing()) {
+    e.emit(StepId::kInputX, e.symbols("X"), b, -1, x, qlabels);
+    e.emit(StepId::kInputY, e.symbols("Y"), b, -1, y, klabels);
+  }
+  Mat<T> s = e.scored(b, -1, x, y);
+  std::vector<uint8_t> flags(static_cast<size_t>(Lx * Ly), 0);
+  e.keep_scores(b, 0, s);
+  const MaskView mv(p, b, 0);
+  if (mv.key_padding()) {
+    const T fill = static_cast<T>(p.mask_fill);
+    for (int64_t i = 0; i < Lx; ++i) {
+      for (int64_t j = 0; j < Ly; ++j) {
+        if (mv.key_padding()[j]) {
+          s(i, j) = fill;
+          flags[static_cast<size_t>(i * Ly + j)] = 1;
+        }
+      }
+    }
+    if (e.observing()) {
+      e.emit(StepId::kMasked, e.mask_facts("S"), b, -1, s, qlabels, klabels, &flags);
+    }
+  }
+  e.keep_flags(b, 0, flags);
+  // max over memory positions for the document-side attention, taken
+  // before the softmax overwrites s.
+  Vec<T> row_max(Lx);
+  for (int64_t i = 0; i < Lx; ++i) row_max[i] = s.row(i).maxCoeff();
+  Mat<T> w1 = s;
+  for (int64_t i = 0; i < Lx; ++i) {
+    auto st = softmax_row(w1.data() + i * Ly, Ly);
+    if (st.fully_masked) e.fully_masked(b, 0, i, w1.data() + i * Ly, Ly);
+  }
+  e.keep_weights(b, 0, w1);
+  if (e.observing()) e.emit(StepId::kWeights, {}, b, -1, w1, qlabels, klabels, &flags);
+  if (p.dropout > 0) {
+    const T keep_scale = static_cast<T>(1.0 / (1.0 - p.dropout));
+    const uint64_t base = static_cast<uint64_t>(b * Lx) * static_cast<uint64_t>(Ly);
+    for (int64_t i = 0; i < Lx; ++i) {
+      for (int64_t j = 0; j < Ly; ++j) {
+        const uint64_t counter = base + static_cast<uint64_t>(i * Ly + j);
+        w1(i, j) = dropout_keep(p.seed, counter, p.dropout) ? w1(i, j) * keep_scale : T(0);
+      }
+    }
+  }
+  const Mat<T> o1 = w1 * y;
+  Vec<T> w2 = row_max;
+  softmax_row(w2.data(), Lx);
+  const Eigen::Matrix<T, 1, Eigen::Dynamic> o2 = w2.transpose() * x;
+  if (e.observing()) {
+    e.emit(StepId::kBiO1, {}, b, -1, o1, qlabels);
+    e.emit(StepId::kBiRowMax, {}, b, -1, row_max, qlabels);
+    e.emit(StepId::kBiW2, {}, b, -1, w2, qlabels);
+    e.emit(StepId::kBiO2, {}, b, -1, o2, {});
+  }
+  Mat<T> out(Lx, 4 * d);
+  for (int64_t i = 0; i < Lx; ++i) {
+    out.row(i).segment(0, d) = x.row(i);
+    out.row(i).segment(d, d) = o1.row(i);
+    out.row(i).segment(2 * d, d) = x.row(i).cwiseProduct(o1.row(i));
+    out.row(i).segment(3 * d, d) = o2.cwiseProduct(o1.row(i));
+  }
+  if (e.observing()) e.emit(StepId::kOutput, {}, b, -1, out, qlabels);
+  e.store_output(b, -1, out);
+  e.report_progress(b, 0, 1);
+}
+
 double score_bound(const Problem& p, double nq, double nk) {
   const Params& w = p.params;
   const auto norm2 = [](const std::optional<Eigen::VectorXd>& v) { return v ? v->norm() : 0.0; };
@@ -112,6 +193,8 @@ const VariantUnit& biattention_variant() {
     v.resolve_params = resolve_params;
     v.scores_f64 = scores<double>;
     v.scores_f32 = scores<float>;
+    v.item_f64 = item<double>;
+    v.item_f32 = item<float>;
     v.score_bound = score_bound;
     v.trace_terms = terms;
     v.working_memory = no_term_matrices;
