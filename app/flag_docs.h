@@ -1,0 +1,19 @@
+// The shell completions of attn, written from its commands as CLI11 holds
+// them (their flags, in the order of --help) and the rows behind each flag:
+// the flag table (flag_table.h) and the settings table (io/settings.h).
+// data/completions/attn.bash and data/completions/_attn are these texts,
+// byte for byte: `scripts/dev.sh generate` rewrites them (attn_flag_docs
+// write), and the test FlagDocs.Generated (attn_flag_docs check) fails
+// when they differ.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace attn::cli {
+
+// `app` holds attn's commands (add_commands in commands.h).
+std::string bash_completion(const CLI::App& app);
+std::string zsh_completion(const CLI::App& app);
+
+}  // namespace attn::cli
