@@ -6,6 +6,7 @@
 #include "flag_docs.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <stdexcept>
 #include <vector>
@@ -33,6 +34,7 @@ struct Doc {
   Complete complete = Complete::kNothing;
   std::vector<std::string> names;  // kNames
   std::string glob;
+  const void* row = nullptr;  // its Flag or Setting: shared rows are one flag
 };
 
 struct Command {
@@ -64,12 +66,14 @@ Doc doc_of(const CLI::App* cmd, const CLI::Option* o) {
     d.complete = f->complete;
     if (f->choices) d.names = f->choices();
     d.glob = f->glob;
+    d.row = f;
     return d;
   }
   if (const Setting* s = setting_of_flag(d.spellings.back())) {
     d.takes_value = s->form == Setting::Form::kValue;
     d.value = s->placeholder;
     d.help = s->help;
+    d.row = s;
     if (s->choices != nullptr && d.takes_value) {
       d.names = s->choices();
       d.complete = Complete::kNames;
@@ -524,7 +528,90 @@ std::string zsh_function(const std::string& name) {
   return f;
 }
 
+// ---- the manual page ----
+
+// "--max-size" as roff writes it: "\-\-max\-size".
+std::string roff(const std::string& s) { return replace_all(s, "-", "\\-"); }
+
+// The entry headings (the line after each .TP or .TQ) of each section of the
+// page, by the command its title names: "RUN OPTIONS" is run's, "GLOBAL
+// OPTIONS" attn's own ("").
+std::map<std::string, std::vector<std::string>> man_headings(const std::string& page) {
+  std::map<std::string, std::vector<std::string>> out;
+  std::string section, previous;
+  size_t at = 0;
+  while (at < page.size()) {
+    const size_t end = std::min(page.find('\n', at), page.size());
+    const std::string line = page.substr(at, end - at);
+    at = end + 1;
+    if (line.rfind(".SH ", 0) == 0) {
+      std::string title = line.substr(4);
+      section = "-";  // not a section of options
+      if (title == "GLOBAL OPTIONS") section = "";
+      const std::string suffix = " OPTIONS";
+      if (title.size() > suffix.size() &&
+          title.compare(title.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+          title != "GLOBAL OPTIONS") {
+        section = title.substr(0, title.size() - suffix.size());
+        std::transform(section.begin(), section.end(), section.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      }
+    } else if ((previous == ".TP" || previous == ".TQ") && section != "-") {
+      out[section].push_back(line);
+    }
+    previous = line;
+  }
+  return out;
+}
+
+// Whether a heading names the flag (not a longer one: \-\-rope is not
+// \-\-rope\-theta) with its placeholder after it.
+bool names_flag(const std::string& heading, const Doc& d) {
+  for (const std::string& spelling : d.spellings) {
+    const std::string r = roff(spelling);
+    for (size_t at = heading.find(r); at != std::string::npos; at = heading.find(r, at + 1)) {
+      const size_t after = at + r.size();
+      if (after < heading.size() && (heading.compare(after, 2, "\\-") == 0 ||
+                                     std::isalnum(static_cast<unsigned char>(heading[after])))) {
+        continue;
+      }
+      if (!d.takes_value || heading.find(d.value, after) != std::string::npos) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+std::vector<std::string> man_page_gaps(const CLI::App& app, const std::string& page) {
+  const std::vector<Command> cmds = commands(app);
+  const auto headings = man_headings(page);
+  std::vector<std::string> gaps;
+  for (const Command& c : cmds) {
+    for (const Doc& d : c.flags) {
+      if (d.positional) continue;
+      // Documented in the section of a command that has the same row (the
+      // drawing flags of run and heatmap under run), or, for --help and
+      // --version, under GLOBAL OPTIONS.
+      bool found = false;
+      for (const Command& other : cmds) {
+        const bool same = other.name == c.name ||
+                          std::any_of(other.flags.begin(), other.flags.end(), [&](const Doc& o) {
+                            return d.row != nullptr && o.row == d.row;
+                          });
+        const std::string section = d.row == nullptr ? "" : other.name;
+        if (!same || !headings.count(section)) continue;
+        for (const std::string& h : headings.at(section)) found = found || names_flag(h, d);
+      }
+      if (!found) {
+        gaps.push_back("docs/attn.1 has no entry for " + join(d.spellings, ", ") +
+                       (d.takes_value ? " " + d.value : "") + " of attn " + c.name +
+                       " (a .TP heading in its OPTIONS section)");
+      }
+    }
+  }
+  return gaps;
+}
 
 std::string bash_completion(const CLI::App& app) {
   const std::vector<Command> cmds = commands(app);

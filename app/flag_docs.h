@@ -9,11 +9,19 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 namespace attn::cli {
 
 // `app` holds attn's commands (add_commands in commands.h).
 std::string bash_completion(const CLI::App& app);
 std::string zsh_completion(const CLI::App& app);
+
+// The manual page stays prose written by hand (its entries say more than
+// --help and group flags), but every flag of every command has an entry
+// heading, with the row's placeholder, in its command's OPTIONS section
+// (a row shared with another command may be documented there): what
+// `page` (docs/attn.1) lacks, one message each.
+std::vector<std::string> man_page_gaps(const CLI::App& app, const std::string& page);
 
 }  // namespace attn::cli

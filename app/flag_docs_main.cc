@@ -4,6 +4,9 @@
 //   attn_flag_docs write SOURCE_DIR   rewrite them (scripts/dev.sh generate)
 //   attn_flag_docs check SOURCE_DIR   exit 1, naming the file, when one
 //                                     differs (the test FlagDocs.Generated)
+//
+// Both also check that docs/attn.1 has an entry for every flag of every
+// command (man_page_gaps), and exit 1 naming each one it lacks.
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -46,6 +49,11 @@ int main(int argc, char** argv) {
                    path.c_str());
       code = 1;
     }
+  }
+  // The manual page is checked, not written.
+  for (const std::string& gap : attn::cli::man_page_gaps(app, read(dir + "/docs/attn.1"))) {
+    std::fprintf(stderr, "%s\n", gap.c_str());
+    code = 1;
   }
   return code;
 }
