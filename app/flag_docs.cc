@@ -613,6 +613,26 @@ std::vector<std::string> man_page_gaps(const CLI::App& app, const std::string& p
   return gaps;
 }
 
+std::vector<std::string> unbound_rows(const CLI::App& app) {
+  const std::vector<Command> cmds = commands(app);
+  std::vector<std::string> out;
+  for (const Flag& f : flag_table()) {
+    size_t at = 0;
+    while (at <= f.commands.size()) {
+      const size_t end = std::min(f.commands.find(' ', at), f.commands.size());
+      const std::string name = f.commands.substr(at, end - at);
+      at = end + 1;
+      const auto c =
+          std::find_if(cmds.begin(), cmds.end(), [&](const Command& c) { return c.name == name; });
+      const bool bound = c != cmds.end() && std::any_of(c->flags.begin(), c->flags.end(),
+                                                        [&](const Doc& d) { return d.row == &f; });
+      if (!bound)
+        out.push_back("the row " + f.names + " of attn " + name + " is bound by no command");
+    }
+  }
+  return out;
+}
+
 std::string bash_completion(const CLI::App& app) {
   const std::vector<Command> cmds = commands(app);
   check_consistent(cmds);

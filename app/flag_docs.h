@@ -24,4 +24,8 @@ std::string zsh_completion(const CLI::App& app);
 // `page` (docs/attn.1) lacks, one message each.
 std::vector<std::string> man_page_gaps(const CLI::App& app, const std::string& page);
 
+// The rows of the flag table that a command they name does not bind (a
+// row left behind when a flag was removed), one message each.
+std::vector<std::string> unbound_rows(const CLI::App& app);
+
 }  // namespace attn::cli

@@ -6,11 +6,13 @@
 //                                     differs (the test FlagDocs.Generated)
 //
 // Both also check that docs/attn.1 has an entry for every flag of every
-// command (man_page_gaps), and exit 1 naming each one it lacks.
+// command (man_page_gaps) and that every row of the flag table is bound
+// by the commands it names (unbound_rows), and exit 1 naming each gap.
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "flag_docs.h"
@@ -50,8 +52,10 @@ int main(int argc, char** argv) {
       code = 1;
     }
   }
-  // The manual page is checked, not written.
-  for (const std::string& gap : attn::cli::man_page_gaps(app, read(dir + "/docs/attn.1"))) {
+  // The manual page is checked, not written; and every row is bound.
+  std::vector<std::string> gaps = attn::cli::man_page_gaps(app, read(dir + "/docs/attn.1"));
+  for (const std::string& row : attn::cli::unbound_rows(app)) gaps.push_back(row);
+  for (const std::string& gap : gaps) {
     std::fprintf(stderr, "%s\n", gap.c_str());
     code = 1;
   }

@@ -46,7 +46,8 @@ const char* const kTensorInput =
     "a JSON array or attn result document, a CSV or .npy matrix, FILE.npz:NAME, "
     "FILE.safetensors:NAME or FILE.gguf:NAME; - reads stdin";
 
-std::vector<Flag> make_table() {
+// The rows of several commands: the shared flags and the drawing flags.
+std::vector<Flag> shared_rows() {
   return {
       // Shared by several commands.
       {"--top", "run heatmap", "N",
@@ -116,6 +117,12 @@ std::vector<Flag> make_table() {
        "built-in DejaVu Sans)",
        kFile, nullptr, "*.(ttf|otf|ttc)"},
 
+  };
+}
+
+// attn run's rows: its input, files, a checkpoint's layer.
+std::vector<Flag> run_input_rows() {
+  return {
       // attn run: the input (its settings are the settings table's rows).
       {"FILE", "run", "",
        "a JSON document, or a CSV/.npy matrix taken as X; - reads stdin. Several files or a "
@@ -173,6 +180,12 @@ std::vector<Flag> make_table() {
        "architecture when there is no config.json: " + arch_list() +
            " (default: config.json's model_type)",
        kNames, architecture_names},
+  };
+}
+
+// attn run's rows: the whole model, output, the heatmap.
+std::vector<Flag> run_output_rows() {
+  return {
       // attn run: the whole model.
       {"--summary", "run", "STAT",
        "one number per layer and head instead of the stack of weights: entropy, first, previous, "
@@ -266,6 +279,12 @@ std::vector<Flag> make_table() {
        "W_O), written and drawn as the stack",
        kNames, copy<run_of_names>},
 
+  };
+}
+
+// attn heatmap's and attn diff's own rows.
+std::vector<Flag> heatmap_diff_rows() {
+  return {
       // attn heatmap.
       {"input", "heatmap", "FILE", kTensorInput, kFile},
       {"-o,--output", "heatmap", "FILE",
@@ -340,6 +359,12 @@ std::vector<Flag> make_table() {
       {"--vmax", "diff", "X",
        "value drawn in the top colour (default: max |B - A|, or -X of --vmin X)"},
 
+  };
+}
+
+// The rows of attn bench, tokenize, models, examples show and help.
+std::vector<Flag> other_rows() {
+  return {
       // attn bench (with the settings table's rows marked bench).
       {"--n", "bench", "N", "sequence length: queries = keys (default 2048)"},
       {"--d", "bench", "N", "head width (default 64)"},
@@ -381,6 +406,14 @@ std::vector<Flag> make_table() {
       {"command", "help", "COMMAND", "a command (run, heatmap, examples show, ...)",
        Complete::kCommand},
   };
+}
+
+std::vector<Flag> make_table() {
+  std::vector<Flag> table;
+  for (auto rows : {shared_rows, run_input_rows, run_output_rows, heatmap_diff_rows, other_rows}) {
+    for (Flag& f : rows()) table.push_back(std::move(f));
+  }
+  return table;
 }
 
 bool has_word(std::string_view words, std::string_view word) {
