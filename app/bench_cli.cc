@@ -7,6 +7,7 @@
 #include "commands/bench.h"
 #include "commands/flags.h"
 #include "console.h"
+#include "flag_table.h"
 
 namespace attn::cli {
 
@@ -20,23 +21,19 @@ Action add_bench(CLI::App& app) {
   auto f = std::make_shared<Flags>();
   CLI::App* b = app.add_subcommand("bench", "time the attention kernels on random inputs");
   b->allow_extras();
-  b->add_option("--n", f->n, "sequence length: queries = keys (default 2048)")->type_name("N");
-  b->add_option("--d", f->d, "head width (default 64)")->type_name("N");
-  b->add_option("--heads", f->heads, "heads (default 1)")->type_name("N");
-  b->add_option("--batch", f->batch, "batch size (default 1)")->type_name("N");
-  b->add_option("--dtype", f->dtype, "f32 (default) or f64")->type_name("NAME");
-  b->add_flag("--no-weights", f->no_weights, "output only: the streaming kernel, no n×n weights");
-  b->add_flag("--causal", f->o.causal, "with a causal mask (skips the masked tiles)");
+  add(b, "--n", f->n);
+  add(b, "--d", f->d);
+  add(b, "--heads", f->heads);
+  add(b, "--batch", f->batch);
+  add(b, "--dtype", f->dtype);
+  add(b, "--no-weights", f->no_weights);
+  add(b, "--causal", f->o.causal);
   // Today's attention, spelled and checked as for attn run.
   auto settings = add_setting_flags(b, "Today's attention (as for attn run)", true);
-  b->add_option("--threads", f->threads, "threads (default: all cores)")->type_name("N");
-  b->add_option("--seconds", f->seconds,
-                "repeat for at least this many seconds, such as 0.5 (default 1)")
-      ->type_name("S");
-  b->add_flag("--json", f->json, "one JSON line instead of text");
-  b->add_option("--max-elements", f->max_elements,
-                "largest tensor to allocate, in elements (default 2^26)")
-      ->type_name("N");
+  add(b, "--threads", f->threads);
+  add(b, "--seconds", f->seconds);
+  add(b, "--json", f->json);
+  add(b, "--max-elements", f->max_elements);
   return [f, b, settings]() {
     BenchOptions& o = f->o;
     settings(o.settings);

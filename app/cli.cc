@@ -147,6 +147,30 @@ std::vector<std::string> joined_switch_words(int argc, char** argv) {
 
 }  // namespace
 
+Commands add_commands(CLI::App& app, const std::string& command_line) {
+  app.description(
+      "attn: compute, check and visualize attention (scaled dot-product, multi-head, "
+      "additive, ...) from JSON, CSV or NumPy files");
+  app.name("attn");
+  // Written when asked for: it names the kernels ATTN_KERNEL chose, and a
+  // bad ATTN_KERNEL is then an error like any other.
+  app.set_version_flag("--version", [] { return version_text(); });
+  app.allow_extras();
+  app.footer(
+      "Run 'attn COMMAND --help' or 'attn help COMMAND' for the options of a command.\n"
+      "Try: attn run --example sweet --weights");
+  Commands c;
+  c.run = add_run(app, command_line);
+  c.examples = add_examples(app);
+  c.bench = add_bench(app);
+  c.heatmap = add_heatmap(app);
+  c.diff = add_diff(app);
+  c.tokenize = add_tokenize(app);
+  c.models = add_models(app);
+  c.help = add_help(app);
+  return c;
+}
+
 int run_program(int argc, char** argv) {
   // A closed pipe (attn run ... | head -1) is a normal end, not an error:
   // writes then fail with EPIPE, which ends the program quietly.
@@ -156,25 +180,16 @@ int run_program(int argc, char** argv) {
   // file is removed, where SIGXFSZ would end attn with a core dump.
   std::signal(SIGXFSZ, SIG_IGN);
 
-  CLI::App app{
-      "attn: compute, check and visualize attention (scaled dot-product, multi-head, "
-      "additive, ...) from JSON, CSV or NumPy files"};
-  app.name("attn");
-  // Written when asked for: it names the kernels ATTN_KERNEL chose, and a
-  // bad ATTN_KERNEL is then an error like any other.
-  app.set_version_flag("--version", [] { return version_text(); });
-  app.allow_extras();
-  app.footer(
-      "Run 'attn COMMAND --help' or 'attn help COMMAND' for the options of a command.\n"
-      "Try: attn run --example sweet --weights");
-  Action run = add_run(app, command_line(argc, argv));
-  Action examples = add_examples(app);
-  Action bench = add_bench(app);
-  Action heatmap = add_heatmap(app);
-  Action diff = add_diff(app);
-  Action tokenize = add_tokenize(app);
-  Action models = add_models(app);
-  HelpAction help = add_help(app);
+  CLI::App app;
+  const Commands commands = add_commands(app, command_line(argc, argv));
+  const Action& run = commands.run;
+  const Action& examples = commands.examples;
+  const Action& bench = commands.bench;
+  const Action& heatmap = commands.heatmap;
+  const Action& diff = commands.diff;
+  const Action& tokenize = commands.tokenize;
+  const Action& models = commands.models;
+  const HelpAction& help = commands.help;
 
   try {
     if (argc >= 2 && std::string(argv[1]) == "help") {

@@ -42,4 +42,13 @@ std::function<void(RunSettings&)> add_setting_flags(CLI::App* app, const std::st
 using HelpAction = std::function<int(const std::vector<std::string>&)>;
 HelpAction add_help(CLI::App& app);
 
+// Every command of attn added to `app` (its name, description, --version
+// and footer too), and their actions; run_program parses with it, and
+// attn_flag_docs writes the completions from it.
+struct Commands {
+  Action run, examples, bench, heatmap, diff, tokenize, models;
+  HelpAction help;
+};
+Commands add_commands(CLI::App& app, const std::string& command_line);
+
 }  // namespace attn::cli

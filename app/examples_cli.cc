@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "commands/examples.h"
 #include "console.h"
+#include "flag_table.h"
 
 namespace attn::cli {
 
@@ -119,7 +120,7 @@ Action add_examples(CLI::App& app) {
   ex->allow_extras();
   CLI::App* show = ex->add_subcommand("show", "print an example's input document");
   show->allow_extras();
-  show->add_option("name", *name, "example name")->required();
+  add(show, "name", *name)->required();
   return [ex, show, name]() {
     StdConsole console;
     if (show->parsed()) {

@@ -7,6 +7,7 @@
 #include "base/names.h"
 #include "commands.h"
 #include "console.h"
+#include "flag_table.h"
 
 namespace attn::cli {
 
@@ -16,8 +17,7 @@ HelpAction add_help(CLI::App& app) {
   // action, since CLI11 would take "run" in `attn help run` for the run
   // command itself.
   auto listed = std::make_shared<std::vector<std::string>>();
-  help->add_option("command", *listed, "a command (run, heatmap, examples show, ...)")
-      ->type_name("COMMAND");
+  add(help, "command", *listed);
   return [&app, help, listed](const std::vector<std::string>& names) {
     CLI::App* cur = &app;
     std::string prev;  // the names before cur, as CLI11's help() wants them

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "commands/models.h"
 #include "console.h"
+#include "flag_table.h"
 
 namespace attn::cli {
 
@@ -16,9 +17,7 @@ Action add_models(CLI::App& app) {
       "models",
       "list the models of Ollama's store and of the Hugging Face cache on this machine (names "
       "for --checkpoint)");
-  cmd->add_option("-f,--format", *format,
-                  "table (default: a line per model) or json (an array, an object a line)")
-      ->type_name("FORMAT");
+  add(cmd, "--format", *format);
   return [format]() {
     if (*format != "table" && *format != "json") {
       throw_usage("--format " + *format + ": expected table or json");

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "commands/flags.h"
 #include "console.h"
+#include "flag_table.h"
 #include "io/json_writer.h"
 #include "model/model_store.h"
 
@@ -46,26 +47,12 @@ Action add_tokenize(CLI::App& app) {
   cmd->footer(
       "TEXT...: texts to encode, each one word of the command line (quote it); - reads one "
       "text from stdin; after -- a text may start with '-'.");
-  cmd->add_option("--tokenizer", f->tokenizer,
-                  "tokenizer.json, a directory holding it (a checkpoint's), or a GGUF file "
-                  "(its own tokenizer)")
-      ->type_name("FILE|DIR");
-  cmd->add_option("--checkpoint", f->checkpoint,
-                  "a checkpoint directory (its tokenizer.json) or GGUF file")
-      ->type_name("DIR");
-  cmd->add_option("--text-file", f->text_file,
-                  "one more text: the whole file, without its final newline")
-      ->type_name("FILE");
-  cmd->add_flag("--no-special", f->no_special,
-                "no special tokens from the post-processor (add_special_tokens=False), or no "
-                "BOS/EOS from a GGUF's");
-  cmd->add_flag("--parse-special", f->parse_special,
-                "GGUF: control tokens written in the text read as tokens (llama.cpp's "
-                "parse_special); tokenizer.json's added tokens always are");
-  cmd->add_option("-f,--format", f->format,
-                  "text (default: one line per token, id and token as it reads) or json "
-                  "({\"text\", \"ids\", \"tokens\"} per text; an array when several)")
-      ->type_name("FORMAT");
+  add(cmd, "--tokenizer", f->tokenizer);
+  add(cmd, "--checkpoint", f->checkpoint);
+  add(cmd, "--text-file", f->text_file);
+  add(cmd, "--no-special", f->no_special);
+  add(cmd, "--parse-special", f->parse_special);
+  add(cmd, "--format", f->format);
   return [f, cmd]() {
     // CLI11 leaves the words before -- to the command and those after it
     // (without the --) to the program: those are texts whatever they say.

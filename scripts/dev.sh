@@ -6,6 +6,10 @@
 #                         build and run it again under ASan + UBSan
 #   scripts/dev.sh fuzz   install clang, build the libFuzzer targets in build-fuzz
 #                         (then run them with tests/fuzz/run.sh; see tests/fuzz/README.md)
+#   scripts/dev.sh generate
+#                         rewrite the completion scripts in data/completions/ from the
+#                         flag table (app/flag_table.cc) and the settings table, after a
+#                         flag changed (the test FlagDocs.Generated fails until then)
 #
 # Both are safe to repeat: packages already installed are not touched and the
 # build directories are reused.
@@ -81,8 +85,14 @@ case "$cmd" in
          "fuzz_binary fuzz_safetensors fuzz_npz fuzz_font fuzz_config fuzz_gguf fuzz_tokenizer"
     echo "run one: tests/fuzz/run.sh fuzz json 1800"
     ;;
+  generate)
+    install_missing "${build_pkgs[@]}"
+    target=attn_flag_docs configure_and_build build
+    build/attn_flag_docs write "$root"
+    git -C "$root" status --short -- data/completions
+    ;;
   *)
-    echo "usage: scripts/dev.sh demo|test|fuzz" >&2
+    echo "usage: scripts/dev.sh demo|test|fuzz|generate" >&2
     exit 2
     ;;
 esac

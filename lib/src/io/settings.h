@@ -2,8 +2,9 @@
 // placeholder, its help, its choices, how it parses from a flag's text and
 // from a document's JSON, and how a later source (the flags) overrides an
 // earlier one (the document). The document reader, the flags of attn run
-// and attn bench, --help, and through --help the manual page, docs/cli.md
-// and both completions (which tests compare with it) all come from here.
+// and attn bench, --help, both completions (app/flag_docs.cc writes them
+// from these rows and app/flag_table.cc's), and through --help the manual
+// page and docs/cli.md (which tests compare with it) all come from here.
 // docs/architecture.md lists what else a new setting touches.
 //
 // Exported to the program (app/): a private header, not installed, that
