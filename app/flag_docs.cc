@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <regex>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -607,6 +609,31 @@ std::vector<std::string> man_page_gaps(const CLI::App& app, const std::string& p
         gaps.push_back("docs/attn.1 has no entry for " + join(d.spellings, ", ") +
                        (d.takes_value ? " " + d.value : "") + " of attn " + c.name +
                        " (a .TP heading in its OPTIONS section)");
+      }
+    }
+  }
+  // The other way: every flag a heading names is one its section's command
+  // takes (or, under GLOBAL OPTIONS, attn itself), so an entry does not
+  // outlive its flag.
+  const std::regex spelled(R"((^|[^a-z\\])(\\-(\\-)?[a-z][a-z0-9]*(\\-[a-z0-9]+)*))");
+  for (const auto& [section, lines] : headings) {
+    const auto c =
+        std::find_if(cmds.begin(), cmds.end(), [&](const Command& c) { return c.name == section; });
+    if (c == cmds.end()) {
+      gaps.push_back("docs/attn.1 has a section of options for attn " + section +
+                     ", which is no command");
+      continue;
+    }
+    std::set<std::string> taken;
+    for (const Doc& d : c->flags) taken.insert(d.spellings.begin(), d.spellings.end());
+    for (const std::string& h : lines) {
+      for (std::sregex_iterator it(h.begin(), h.end(), spelled), end; it != end; ++it) {
+        const std::string flag = replace_all((*it)[2], "\\-", "-");
+        if (!taken.count(flag)) {
+          gaps.push_back("docs/attn.1 names " + flag + " under " +
+                         (section.empty() ? std::string("GLOBAL") : section) +
+                         " OPTIONS, which attn " + section + " does not take");
+        }
       }
     }
   }
