@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -157,6 +158,20 @@ TEST(GgufVocabulary, ABytePairVocabularyEncodesThroughItsMerges) {
   const Tokenizer t = Tokenizer::load(path);
   EXPECT_EQ(t.encode("abab", false).ids, (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(t.vocab_size(), 3);
+}
+
+// load_if_any: a GGUF converted without tokenizer files ("none") has no
+// tokenizer, where load() is an error naming the file; one that has a
+// tokenizer gives what load() gives.
+TEST(GgufVocabulary, AFileWithoutATokenizerHasNoneWhereLoadRefusesIt) {
+  const std::string none = test::source_path("data/models/tiny-qwen2/model.gguf");
+  EXPECT_FALSE(Tokenizer::load_if_any(none).has_value());
+  EXPECT_THROW(Tokenizer::load(none), Error);
+  const std::string vocab = test::source_path("tests/tokenizer/gguf/bpe-qwen2.gguf");
+  const std::optional<Tokenizer> t = Tokenizer::load_if_any(vocab);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->encode("Hi there, 2025").ids, Tokenizer::load(vocab).encode("Hi there, 2025").ids);
+  EXPECT_EQ(t->vocab_size(), 588);
 }
 
 TEST(GgufVocabulary, HostileMetadataIsRefusedNamingTheKey) {

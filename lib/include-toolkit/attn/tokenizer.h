@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,6 +73,12 @@ class Tokenizer {
   // "GGUF"), which encodes as llama.cpp's llama_tokenize does. Input
   // errors name the file and the field or key.
   static Tokenizer load(const std::string& path, const TokenizerLimits& limits = {});
+  // load(), except that a GGUF file whose metadata names no tokenizer
+  // (tokenizer.ggml.model "none" or "no_vocab", or no such key: a model
+  // converted without tokenizer files) gives nullopt instead of an error.
+  // The file's metadata is read once either way.
+  static std::optional<Tokenizer> load_if_any(const std::string& path,
+                                              const TokenizerLimits& limits = {});
   // The same from the JSON text; `name` names it in messages.
   static Tokenizer from_json(std::string_view json, const std::string& name,
                              const TokenizerLimits& limits = {});

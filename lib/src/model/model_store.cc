@@ -220,14 +220,7 @@ std::optional<Tokenizer> snapshot_tokenizer(const StoreModel& m) {
 // A GGUF file's tokenizer, when its metadata names one: files converted
 // without tokenizer files say "none", and their rows are labelled by id.
 std::optional<Tokenizer> gguf_tokenizer_if_any(const std::string& path) {
-  {
-    const GgufFile f = GgufFile::open(path);
-    const GgufValue* v = f.find("tokenizer.ggml.model");
-    if (!v || !v->is_string() || v->as_string() == "none" || v->as_string() == "no_vocab") {
-      return std::nullopt;
-    }
-  }
-  return Tokenizer::load(path);
+  return Tokenizer::load_if_any(path);
 }
 
 }  // namespace

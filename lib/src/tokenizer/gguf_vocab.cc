@@ -220,16 +220,20 @@ std::unique_ptr<GgufVocab> GgufVocab::read(const GgufFile& file, int64_t max_voc
     v->merges_.reserve(merges.size());
     for (size_t i = 0; i < merges.size(); ++i) {
       const std::string& m = merges[i];
-      const std::string place = at("tokenizer.ggml.merges[" + std::to_string(i) + "]");
+      // Made only for a message: 280,000 merges (Llama 3) each building
+      // their place took a fifth of the vocabulary's reading.
+      auto place = [&] { return at("tokenizer.ggml.merges[" + std::to_string(i) + "]"); };
       const size_t space = m.size() > 1 ? m.find(' ', 1) : std::string::npos;
       if (space == std::string::npos) {
-        throw_input(place, "\"" + message_text(m) + "\" is not two tokens and a space");
+        throw_input(place(), "\"" + message_text(m) + "\" is not two tokens and a space");
       }
-      const std::string a = m.substr(0, space), b = m.substr(space + 1);
-      const auto ia = v->find(a), ib = v->find(b), iab = v->find(a + b);
+      std::string a = m.substr(0, space), b = m.substr(space + 1);
+      const auto ia = v->find_token(a), ib = v->find_token(b);
+      a += b;  // the merged token
+      const auto iab = v->find_token(a);
       if (!ia || !ib || !iab) {
-        const std::string& missing = !ia ? a : !ib ? b : a + b;
-        throw_input(place, "\"" + message_text(missing) + "\" is not a token");
+        const std::string missing = !ia ? m.substr(0, space) : !ib ? b : a;
+        throw_input(place(), "\"" + message_text(missing) + "\" is not a token");
       }
       const uint64_t key = (static_cast<uint64_t>(*ia) << 32) | static_cast<uint64_t>(*ib);
       v->merges_.emplace(key, Merge{static_cast<int64_t>(i), *iab});  // the first rank stays
@@ -332,7 +336,11 @@ std::unique_ptr<GgufVocab> GgufVocab::read(const GgufFile& file, int64_t max_voc
 }
 
 std::optional<int64_t> GgufVocab::find(std::string_view text) const {
-  const auto it = ids_.find(std::string(text));
+  return find_token(std::string(text));
+}
+
+std::optional<int64_t> GgufVocab::find_token(const std::string& text) const {
+  const auto it = ids_.find(text);
   if (it == ids_.end()) return std::nullopt;
   return it->second;
 }

@@ -59,6 +59,8 @@ class GgufVocab {
  private:
   GgufVocab() = default;
   std::optional<int64_t> find(std::string_view text) const;
+  // The same, for a string already made (no copy).
+  std::optional<int64_t> find_token(const std::string& text) const;
   // The token of one byte, as llama.cpp's byte_to_token and the byte
   // fallbacks of its models look it up; -1 when there is none.
   int64_t byte_token(unsigned char byte, bool hex_form) const;

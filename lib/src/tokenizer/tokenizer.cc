@@ -416,8 +416,7 @@ Tokenizer::~Tokenizer() = default;
 namespace {
 
 // A GGUF file by its name or its first four bytes.
-Impl* gguf_impl(const std::string& path, const TokenizerLimits& limits) {
-  const GgufFile file = GgufFile::open(path);
+Impl* gguf_impl(const GgufFile& file, const TokenizerLimits& limits) {
   auto impl = std::make_unique<Impl>();
   impl->name = file.name();
   impl->limits = limits;
@@ -429,11 +428,24 @@ Impl* gguf_impl(const std::string& path, const TokenizerLimits& limits) {
 
 }  // namespace
 
+std::optional<Tokenizer> Tokenizer::load_if_any(const std::string& path,
+                                                const TokenizerLimits& limits) {
+  if (path::kind_of(path) != path::Kind::kRegularFile || !is_gguf_file(path)) {
+    return load(path, limits);
+  }
+  const GgufFile file = GgufFile::open(path);
+  const GgufValue* v = file.find("tokenizer.ggml.model");
+  if (!v || !v->is_string() || v->as_string() == "none" || v->as_string() == "no_vocab") {
+    return std::nullopt;
+  }
+  return Tokenizer(std::unique_ptr<Impl>(gguf_impl(file, limits)));
+}
+
 Tokenizer Tokenizer::load(const std::string& path, const TokenizerLimits& limits) {
   std::string file = path;
   const path::Kind kind = path::kind_of(path);
   if (kind == path::Kind::kRegularFile && is_gguf_file(path)) {
-    return Tokenizer(std::unique_ptr<Impl>(gguf_impl(path, limits)));
+    return Tokenizer(std::unique_ptr<Impl>(gguf_impl(GgufFile::open(path), limits)));
   }
   if (kind == path::Kind::kDirectory) {
     file = path::join(path, "tokenizer.json");
