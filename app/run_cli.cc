@@ -2,6 +2,8 @@
 #include <map>
 #include <memory>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "attn/checkpoint.h"
 #include "attn/error.h"
@@ -39,24 +41,23 @@ struct RunFlags {
   std::string out_dir;
 };
 
+// The flags that name a matrix file, and their fields.
+std::vector<std::pair<const char*, std::string*>> matrix_file_flags(MatrixFiles& m) {
+  return {{"--x", &m.x},       {"--y", &m.y},
+          {"--q", &m.q},       {"--k", &m.k},
+          {"--v", &m.v},       {"--mask", &m.mask},
+          {"--bias", &m.bias}, {"--key-padding-mask", &m.key_padding_mask}};
+}
+
 // '' for a file is a mistake, not "stdout" or "no file": every flag that
 // names a file or directory says so before anything runs.
 void check_path_flags(const CLI::App* run, const std::shared_ptr<RunFlags>& f) {
   for (const std::string& in : f->inputs) check_path_flag("input", in, PathFlag::kInput);
-  const MatrixFiles& m = f->req.matrices;
-  const std::pair<const char*, const std::string*> inputs[] = {
-      {"--x", &m.x},
-      {"--y", &m.y},
-      {"--q", &m.q},
-      {"--k", &m.k},
-      {"--v", &m.v},
-      {"--mask", &m.mask},
-      {"--bias", &m.bias},
-      {"--key-padding-mask", &m.key_padding_mask},
-      {"--expect", &f->req.expect_path},
-      {"--tokens", &f->req.tokens},
-      {"--checkpoint", &f->req.checkpoint.path},
-      {"--tokenizer", &f->req.checkpoint.tokenizer}};
+  std::vector<std::pair<const char*, std::string*>> inputs = matrix_file_flags(f->req.matrices);
+  inputs.insert(inputs.end(), {{"--expect", &f->req.expect_path},
+                               {"--tokens", &f->req.tokens},
+                               {"--checkpoint", &f->req.checkpoint.path},
+                               {"--tokenizer", &f->req.checkpoint.tokenizer}});
   for (const auto& [flag, path] : inputs) {
     if (run->count(flag) > 0) check_path_flag(flag, *path, PathFlag::kInput);
   }
@@ -78,15 +79,7 @@ void add_file_flags(CLI::App* run, RunFlags& f) {
   const std::string g =
       "Inputs from files (JSON, CSV, .npy, FILE.safetensors:NAME, FILE.npz:NAME, FILE.gguf:NAME; "
       "- is stdin)";
-  MatrixFiles& m = f.req.matrices;
-  for (const auto& [flag, path] : {std::pair<const char*, std::string*>{"--x", &m.x},
-                                   {"--y", &m.y},
-                                   {"--q", &m.q},
-                                   {"--k", &m.k},
-                                   {"--v", &m.v},
-                                   {"--mask", &m.mask},
-                                   {"--bias", &m.bias},
-                                   {"--key-padding-mask", &m.key_padding_mask}}) {
+  for (const auto& [flag, path] : matrix_file_flags(f.req.matrices)) {
     add(run, flag, *path)->group(g);
   }
   add(run, "--valid-lens", f.req.valid_lens)->group(g);
