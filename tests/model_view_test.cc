@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -439,6 +440,104 @@ TEST(Gallery, TheScriptDrawsEveryFigureWithinItsSize) {
   }
   EXPECT_NE(read_text(out + "/summary_previous_32x32.html").find("attn-patterns"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+using test::model;
+using test::read_text;
+using test::run_attn;
+using test::temp_dir;
+
+// --layer all --heatmap FILE draws the model view of the stack it computed,
+// with the tokens as labels, as attn heatmap draws the stack's file.
+TEST(ModelView, LayerAllDrawsEveryLayersHeads) {
+  const std::string dir = model("tiny-llama");
+  const std::string svg = test::temp_dir() + "/model-view.svg";
+  const std::string npy = test::temp_dir() + "/model-view.npy";
+  const auto r = run_attn({"run", "--checkpoint", dir, "--text", "The cat sat on the mat",
+                           "--layer", "all", "--heatmap", svg, "-o", npy});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  const std::string drawn = read_text(svg);
+  std::string why;
+  EXPECT_TRUE(test::well_formed_xml(drawn, &why)) << why;
+  // Layers and heads named on the margins, the tokens as read (the
+  // word's space left out), each cell's tooltip naming its panel.
+  for (const char* panel :
+       {">L0<", ">L1<", ">H3<", ">mean<", ">cat<", "L1 H3: ", "&apos;cat&apos;"}) {
+    EXPECT_NE(drawn.find(panel), std::string::npos) << panel;
+  }
+  // The cells are the stack's, as attn heatmap draws them from its file.
+  const std::string again = test::temp_dir() + "/model-view-2.svg";
+  const auto h =
+      run_attn({"heatmap", npy, "-o", again, "--labels", "<s>,▁The,▁cat,▁sat,▁on,▁the,▁mat"});
+  ASSERT_EQ(h.code, 0) << h.err;
+  auto cells = [](const std::string& svg) {
+    std::vector<std::string> titles;
+    for (size_t at = svg.find("<title>L"); at != std::string::npos;
+         at = svg.find("<title>L", at + 1)) {
+      // "L1 H3: query 2 '...', key 1 '...': 0.25": the panel and the value.
+      const std::string t = svg.substr(at, svg.find("</title>", at) - at);
+      titles.push_back(t.substr(0, t.find(':')) + t.substr(t.rfind(':')));
+    }
+    return titles;
+  };
+  const std::vector<std::string> mine = cells(drawn);
+  EXPECT_EQ(mine.size(), 2u * 5u * 49u);
+  EXPECT_TRUE(mine == cells(read_text(again)));
+  // A figure alone prints nothing; --of other than weights is one layer's.
+  const auto only = run_attn({"run", "--checkpoint", dir, "--ids", "1,2,3", "--layer", "all",
+                              "--heatmap", test::temp_dir() + "/only.png"});
+  EXPECT_EQ(only.code, 0) << only.err;
+  EXPECT_EQ(only.out, "");
+  const auto scores = run_attn({"run", "--checkpoint", dir, "--ids", "1,2,3", "--layer", "all",
+                                "--heatmap", test::temp_dir() + "/s.png", "--of", "scores"});
+  EXPECT_EQ(scores.code, 2);
+  EXPECT_EQ(scores.err,
+            "attn: error: --layer all keeps every layer's weights only; --of scores goes with "
+            "one layer (--layer N)\n");
+}
+
+// -o FILE.npy with --layer all is written while the stack grows (a layer
+// at a time, on a thread of its own) and renamed over FILE at the end with
+// the other outputs: the same bytes as the stack written whole
+// (--weights-out), and nothing replaced, nothing left behind, when another
+// output fails after the layers were computed.
+TEST(ModelView, TheStackIsWrittenWhileItGrowsAllOrNone) {
+  const std::string dir = test::temp_dir() + "/streamed_stack";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string m = model("tiny-llama");
+  const std::string a = dir + "/a.npy", b = dir + "/b.npy";
+  for (const char* dtype : {"f64", "f32"}) {
+    const auto r = run_attn({"run", "--checkpoint", m, "--text", "The cat sat", "--layer", "all",
+                             "--dtype", dtype, "-o", a, "--weights-out", b});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(read_text(a), read_text(b)) << dtype;
+  }
+  auto leftovers = [&] {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      n += e.path().filename().string().rfind(".attn-", 0) == 0;
+    }
+    return n;
+  };
+  EXPECT_EQ(leftovers(), 0);
+  // The figure cannot be written: the stack's file stays as it was.
+  const std::string full = dir + "/full.svg";
+  fs::create_symlink("/dev/full", full);
+  std::ofstream(a, std::ios::trunc) << "old";
+  const auto f = run_attn({"run", "--checkpoint", m, "--text", "The cat sat", "--layer", "all",
+                           "-o", a, "--heatmap", full});
+  EXPECT_EQ(f.code, 4) << f.err;
+  EXPECT_EQ(read_text(a), "old");
+  EXPECT_EQ(leftovers(), 0);
 }
 
 }  // namespace
