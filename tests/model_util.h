@@ -1,7 +1,7 @@
 // Helpers of the tests of checkpoints and the forward pass, shared by the
-// library's tests (forward_test.cc) and the program's (forward_cli_test.cc):
-// the tiny models' reference ids and arrays, and checkpoint directories made
-// from them.
+// library's tests (forward_test.cc, model_test.cc) and the program's
+// (forward_cli_test.cc, model_cli_test.cc): the tiny models'
+// reference ids and arrays, and checkpoint directories made from them.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,7 @@ inline std::vector<int64_t> ids_of(const std::string& name) { return ids_in(mode
 inline Tensor<double> load(const std::string& path, int max_rank = 5) {
   return load_npy(path, max_rank);
 }
+inline Tensor<double> load_npy5(const std::string& path) { return load_npy(path, 5); }
 
 // A checkpoint directory of `config` (a JSON text) beside `weights`.
 inline std::string checkpoint(const std::string& name, const std::string& config,
