@@ -1,7 +1,10 @@
 // Files through the program: outputs fail with exit 4 and the OS reason and
 // are never left half-written (nor their temporary files, signals
 // included); outputs go through links and into devices without replacing
-// them; and a closed pipe ends every command quietly.
+// them, and never replace an input the run reads (tensor references,
+// tokens, fonts, a checkpoint's files); a failed run replaces no output; a
+// file cut short while it is read is an input error; and a closed pipe ends
+// every command quietly.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "cli_inputs.h"
+#include "model_util.h"
 #include "shell_util.h"
 #include "test_util.h"
 
@@ -29,12 +33,15 @@ namespace attn {
 namespace {
 
 namespace fs = std::filesystem;
+using test::model_copy;
 using test::read_text;
 using test::rows_csv;
 using test::run_attn;
 using test::source_path;
 using test::sweet;
 using test::temp_dir;
+using test::tiny;
+using test::write_safetensors;
 using test::write_temp;
 
 std::string tokens() { return source_path("data/csv/tokens.csv"); }
@@ -572,6 +579,148 @@ TEST(Files, SignalDuringAWriteLeavesNoTemporaryFile) {
         << "attn ends by the signal, as without the handler; signal " << c.sig;
     EXPECT_EQ(entries(dir), std::vector<std::string>{"out.png"}) << "signal " << c.sig;
     EXPECT_EQ(read_text(out), "old") << "signal " << c.sig;
+  }
+}
+
+// ---- outputs never replace an input; a failed run replaces no output ----
+
+std::string file_bytes(const std::string& path) { return read_text(path); }
+
+TEST(Files, NoOutputReplacesATensorReferenceTokensOrAFont) {
+  const std::string st = write_temp("ref.safetensors", "");
+  {
+    // One 2x2 float64 tensor "x".
+    const std::string header = R"({"x":{"dtype":"F64","shape":[2,2],"data_offsets":[0,32]}})";
+    std::string bytes(8, '\0');
+    const uint64_t n = header.size();
+    std::memcpy(&bytes[0], &n, 8);
+    bytes += header;
+    const double cells[4] = {1, 0, 0, 1};
+    bytes.append(reinterpret_cast<const char*>(cells), sizeof cells);
+    std::ofstream(st, std::ios::binary) << bytes;
+  }
+  const std::string npz = temp_dir() + "/ref.npz";
+  ASSERT_EQ(run_attn({"run", "--x", st + ":x", "-o", npz, "-w"}).code, 0);
+  const std::string tok = write_temp("ref_tokens.txt", "a\nb\n");
+  const std::string st_before = file_bytes(st), npz_before = file_bytes(npz);
+  struct Case {
+    std::vector<std::string> args;
+    std::string out, input;
+  };
+  const std::vector<Case> cases = {
+      {{"run", "--x", st + ":x", "-o", st}, st, st},
+      {{"run", "--x", st + ":x", "--weights-out", st}, st, st},
+      {{"run", "--x", npz + ":output", "-o", npz}, npz, npz},
+      {{"run", "--x", st + ":x", "--tokens", tok, "-o", tok}, tok, tok},
+      {{"heatmap", npz + ":weights", "-o", npz}, npz, npz},
+      {{"heatmap", npz, "--tokens", tok, "-o", tok}, tok, tok},
+      {{"diff", npz + ":weights", npz + ":weights", "--heatmap", npz}, npz, npz},
+  };
+  for (const Case& c : cases) {
+    const auto r = run_attn(c.args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find(c.out + ": refusing to overwrite the input file " + c.input),
+              std::string::npos)
+        << r.err;
+  }
+  EXPECT_EQ(file_bytes(st), st_before);
+  EXPECT_EQ(file_bytes(npz), npz_before);
+  EXPECT_EQ(read_text(tok), "a\nb\n");
+
+  const std::string font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+  if (!fs::exists(font)) GTEST_SKIP() << "no DejaVuSans.ttf (fonts-dejavu-core) for --font";
+  const std::string copy = temp_dir() + "/guard_font.ttf";
+  fs::copy_file(font, copy, fs::copy_options::overwrite_existing);
+  const std::string font_before = file_bytes(copy);
+  const auto f = run_attn({"run", "--example", "sweet", "--font", copy, "--heatmap", copy});
+  EXPECT_EQ(f.code, 2) << f.err;
+  EXPECT_NE(f.err.find("refusing to overwrite the input file " + copy), std::string::npos) << f.err;
+  EXPECT_EQ(file_bytes(copy), font_before);
+}
+
+TEST(Files, NoOutputReplacesAFileOfTheCheckpoint) {
+  const std::string m = model_copy("tiny-llama", "guarded");
+  const std::string link = temp_dir() + "/weights_link.safetensors";
+  fs::remove(link);
+  fs::create_symlink(m + "/model.safetensors", link);
+  const std::string model_before = file_bytes(m + "/model.safetensors");
+  const std::string config_before = file_bytes(m + "/config.json");
+  const std::vector<std::string> base = {"run", "--checkpoint",     m, "--layer", "0",
+                                         "--x", m + "/x_layer0.npy"};
+  for (const auto& [flag, out] :
+       std::vector<std::pair<std::string, std::string>>{{"--weights-out", m + "/model.safetensors"},
+                                                        {"-o", m + "/config.json"},
+                                                        {"-o", link},
+                                                        {"--heatmap", m + "/model.safetensors"}}) {
+    std::vector<std::string> args = base;
+    args.push_back(flag);
+    args.push_back(out);
+    const auto r = run_attn(args);
+    EXPECT_EQ(r.code, 2) << flag << " " << out << ": " << r.err;
+    EXPECT_NE(r.err.find(flag + " " + out + ": refusing to overwrite the input file "),
+              std::string::npos)
+        << r.err;
+  }
+  EXPECT_EQ(file_bytes(m + "/model.safetensors"), model_before);
+  EXPECT_EQ(file_bytes(m + "/config.json"), config_before);
+  // A checkpoint given as a file guards the config.json beside it too.
+  const auto c = run_attn({"run", "--checkpoint", m + "/model.safetensors", "--layer", "0", "--x",
+                           m + "/x_layer0.npy", "-o", m + "/config.json"});
+  EXPECT_EQ(c.code, 2) << c.err;
+  EXPECT_EQ(file_bytes(m + "/config.json"), config_before);
+}
+
+TEST(Files, AFailedRunReplacesNoNamedOutput) {
+  const std::string dir = temp_dir() + "/all_or_none";
+  fs::create_directories(dir);
+  const std::string w = dir + "/w.json", h = dir + "/h.svg", o = dir + "/o.json";
+  for (const std::string& f : {w, h, o}) std::ofstream(f) << "old";
+  // The weights were written first, and stayed replaced, before.
+  const auto r = run_attn(
+      {"run", "--example", "sweet", "-o", "/dev/full", "--weights-out", w, "--heatmap", h});
+  EXPECT_EQ(r.code, 4);
+  EXPECT_EQ(r.err, "attn: error: /dev/full: cannot write: No space left on device\n");
+  EXPECT_EQ(read_text(w), "old");
+  EXPECT_EQ(read_text(h), "old");
+  // The device among the named files, the regular file last.
+  const std::string full_png = dir + "/full.png";
+  fs::remove(full_png);
+  fs::create_symlink("/dev/full", full_png);
+  const auto r2 =
+      run_attn({"run", "--example", "sweet", "--heatmap", full_png, "-o", o, "--weights-out", w});
+  EXPECT_EQ(r2.code, 4) << r2.err;
+  EXPECT_EQ(read_text(o), "old");
+  EXPECT_EQ(read_text(w), "old");
+  for (const auto& e : fs::directory_iterator(dir)) {
+    EXPECT_NE(e.path().filename().string().rfind(".attn-", 0), 0u) << e.path();
+  }
+  // And when all can be written, all are.
+  const auto ok = run_attn(
+      {"run", "--example", "sweet", "-o", o, "--weights-out", w, "--heatmap", h, "-f", "json"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(read_text(o), "old");
+  EXPECT_NE(read_text(w), "old");
+  EXPECT_NE(read_text(h).find("<svg"), std::string::npos);
+}
+
+TEST(Files, ATruncatedSafetensorsGivesExitThreeNamingTheFile) {
+  // The whole program, with the file cut while the run reads it: a run
+  // over a large tensor, the file truncated from outside mid-way.
+  const int64_t n = int64_t{1} << 24;  // 128 MiB: reading it takes a while
+  const std::string path = write_safetensors("race.safetensors", n);
+  std::vector<std::string> args = {"run", "--x", path, "-o", "/dev/null", "--max-elements", "2^30"};
+  // The cut comes from a shell running beside attn; either it lands
+  // while attn reads (exit 3, named) or after (exit 0 or an error of the
+  // numbers); never a signal.
+  const std::string cmd = "( sleep 0.05; truncate -s 4096 " + test::quote(path) + " ) & " +
+                          test::quote(ATTN_BINARY) + " run --x " + test::quote(path) +
+                          " -o /dev/null --max-elements '2^30' --max-input-bytes '2^31'";
+  const test::Run r = test::run_redirected(cmd, temp_dir() + "/race.out", temp_dir() + "/race.err");
+  EXPECT_LT(r.code, 128) << "killed by a signal: " << r.err;
+  if (r.code == 3 && r.err.find("cut short") != std::string::npos) {
+    EXPECT_EQ(r.err, "attn: error: " + path +
+                         ":w: the file was cut short while attn read it (another program "
+                         "truncated or rewrote it); run again once the file is complete\n");
   }
 }
 

@@ -1,6 +1,7 @@
 // Limits through the program: sizes are checked before memory is
-// reserved (--max-elements, --max-input-bytes, the kernels' working
-// memory), under an address-space cap where the build allows one.
+// reserved (--max-elements, --max-input-bytes, the kernels' working memory,
+// every format's largest header), under an address-space cap where the
+// build allows one.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -391,6 +392,107 @@ TEST(Limits, EndlessStreamsOfZerosEndAtOnce) {
   auto piped = test::sh("cat " + test::quote(npy) + " | " + attn + " run --x - -f json");
   EXPECT_EQ(piped.code, 0) << piped.err;
   EXPECT_EQ(piped.out, run_attn({"run", "--x", npy, "-f", "json"}).out);
+}
+
+// Runs attn under an address-space cap of `mb` megabytes, as
+// run_attn_capped.
+test::Run run_capped(const std::vector<std::string>& args, int mb) {
+  return run_attn_capped(args, mb);
+}
+
+// A sparse file: `head`, then zeros up to `size` bytes (no disk blocks).
+std::string sparse_file(const std::string& name, const std::string& head, uint64_t size,
+                        const std::string& tail = "") {
+  const std::string path = temp_dir() + "/" + name;
+  { std::ofstream(path, std::ios::binary) << head; }
+  EXPECT_EQ(::truncate(path.c_str(), static_cast<off_t>(size - tail.size())), 0);
+  if (!tail.empty()) std::ofstream(path, std::ios::binary | std::ios::app) << tail;
+  return path;
+}
+
+// The .npy header of a C-order array (version 1.0, padded to 64 bytes).
+std::string npy_header(const std::string& descr, const std::string& shape) {
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  dict.append(64 - (10 + dict.size() + 1) % 64, ' ');
+  dict += '\n';
+  std::string h("\x93NUMPY\x01\x00", 8);
+  h += static_cast<char>(dict.size() & 0xff);
+  h += static_cast<char>(dict.size() >> 8);
+  return h + dict;
+}
+
+uint32_t crc32_of(const std::string& head, uint64_t zeros) {
+  uint32_t table[256];
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    table[i] = c;
+  }
+  uint32_t c = 0xFFFFFFFFu;
+  for (unsigned char ch : head) c = table[(c ^ ch) & 0xff] ^ (c >> 8);
+  for (uint64_t i = 0; i < zeros; ++i) c = table[c & 0xff] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+std::string le(uint64_t v, int n) {
+  std::string s;
+  for (int i = 0; i < n; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
+  return s;
+}
+
+// An .npz archive of one stored member "x.npy": `npy_head` then `zeros`.
+std::string sparse_npz(const std::string& name, const std::string& npy_head, uint64_t zeros) {
+  const uint64_t size = npy_head.size() + zeros;
+  const uint32_t crc = crc32_of(npy_head, zeros);
+  const std::string member = "x.npy";
+  std::string local = le(0x04034b50, 4) + le(20, 2) + le(0, 2) + le(0, 2) + le(0, 4) + le(crc, 4) +
+                      le(size, 4) + le(size, 4) + le(member.size(), 2) + le(0, 2) + member;
+  const uint64_t dir_at = local.size() + size;
+  std::string dir = le(0x02014b50, 4) + le(20, 2) + le(20, 2) + le(0, 2) + le(0, 2) + le(0, 4) +
+                    le(crc, 4) + le(size, 4) + le(size, 4) + le(member.size(), 2) + le(0, 2) +
+                    le(0, 2) + le(0, 2) + le(0, 2) + le(0, 4) + le(0, 4) + member;
+  const std::string end = le(0x06054b50, 4) + le(0, 2) + le(0, 2) + le(1, 2) + le(1, 2) +
+                          le(dir.size(), 4) + le(dir_at, 4) + le(0, 2);
+  return sparse_file(name, local + npy_head, dir_at + dir.size() + end.size(), dir + end);
+}
+
+TEST(Limits, TheLargestRefusedHeadersTakeNoMemory) {
+  // Each format's largest header that the default limits refuse, its data
+  // a gigabyte of sparse zeros: refused from the header, under a 3 GB
+  // address-space cap that the file's mapping fits in and its decoding (8
+  // bytes a cell: 8 GB; a 128 MiB file took 3.3 GB before) does not.
+  // Within --max-input-bytes (2^30) with their headers.
+  const uint64_t u8_cells = (uint64_t{1} << 30) - 256, f16_cells = u8_cells / 2;
+  const std::string u8_head = npy_header("|u1", "(1, " + std::to_string(u8_cells) + ")");
+  const std::string npy = sparse_file("big_u8.npy", u8_head, u8_head.size() + u8_cells);
+  const std::string f16_head = npy_header("<f2", "(1, " + std::to_string(f16_cells) + ")");
+  const std::string f16 = sparse_file("big_f16.npy", f16_head, f16_head.size() + 2 * f16_cells);
+  const std::string st_header =
+      R"({"x":{"dtype":"U8","shape":[1,1073741000],"data_offsets":[0,1073741000]}})";
+  const std::string st = sparse_file("big_u8.safetensors", le(st_header.size(), 8) + st_header,
+                                     8 + st_header.size() + 1073741000);
+  const uint64_t npz_cells = uint64_t{1} << 27;  // 128 MiB: its CRC-32 is read
+  const std::string npz = sparse_npz("big_u8.npz", npy_header("|u1", "(1, 134217728)"), npz_cells);
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"run", npy}, npy + ": shape [1][1073741568] holds 1073741568 elements"},
+      {{"run", npy, "--max-elements", "1000"}, npy + ": shape [1][1073741568] holds"},
+      {{"run", "--example", "sweet", "--mask", npy}, npy + ": shape [1][1073741568] holds"},
+      {{"run", "--x", st}, st + ":x: shape [1][1073741000] holds 1073741000 elements"},
+      {{"run", "--x", npz + ":x"}, npz + ":x: shape [1][134217728] holds 134217728 elements"},
+      {{"heatmap", f16, "-o", temp_dir() + "/big.png"},
+       f16 + ": shape [1][536870784] holds 536870784 elements"},
+      {{"diff", f16, f16}, f16 + ": shape [1][536870784] holds 536870784 elements"},
+  };
+  for (const Case& c : cases) {
+    const auto r = run_capped(c.args, 3000);
+    EXPECT_EQ(r.code, 3) << c.args[1] << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("attn: error: " + c.message, 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("more than --max-elements"), std::string::npos) << r.err;
+  }
 }
 
 }  // namespace

@@ -2,8 +2,9 @@
 // FILE.npz:NAME anywhere a matrix goes; `attn run --checkpoint DIR --layer
 // N` against the layer outputs a PyTorch re-implementation of each
 // architecture computed for the tiny models in data/models
-// (data/models/make_tiny_models.py); and stacks of attention weights drawn
-// as the model view. The files as the
+// (data/models/make_tiny_models.py); config.json values checked where they
+// are read, checkpoints that are devices, FIFOs or links elsewhere; and
+// stacks of attention weights drawn as the model view. The files as the
 // library reads them: model_test.cc.
 #include <gtest/gtest.h>
 
@@ -28,12 +29,15 @@ namespace fs = std::filesystem;
 using test::load_npy5;
 using test::max_diff;
 using test::model;
+using test::model_copy;
 using test::Piece;
 using test::read_text;
 using test::run_attn;
 using test::safetensors_bytes;
 using test::source_path;
 using test::temp_dir;
+using test::tiny;
+using test::write_temp;
 
 Tensor<double> load_npy(const std::string& path) {
   return parse_npy(read_text(path), path, CellKind::kExtended).values;
@@ -397,6 +401,115 @@ TEST(StackCli, JsonResultsCarryTheirLabelsIntoTheirFigure) {
   // The same file is a valid --expect: its labels are not numbers to compare.
   r = run_attn({"run", "--checkpoint", dir, "--x", dir + "/x_layer0.npy", "-w", "--expect", json});
   EXPECT_EQ(r.code, 0) << r.err;
+}
+
+TEST(Checkpoint, ConfigValuesAreCheckedWhereTheyAreRead) {
+  struct Case {
+    std::string model;
+    nlohmann::json patch;
+    std::string message;  // after "attn: error: DIR/config.json: "
+  };
+  const std::vector<Case> cases = {
+      {"tiny-llama",
+       {{"partial_rotary_factor", -1}},
+       "\"partial_rotary_factor\" must be in (0, 1], got -1"},
+      {"tiny-llama",
+       {{"partial_rotary_factor", -0.5}},
+       "\"partial_rotary_factor\" must be in (0, 1], got -0.5"},
+      {"tiny-llama",
+       {{"partial_rotary_factor", 1e300}},
+       "\"partial_rotary_factor\" must be in (0, 1], got 1e+300"},
+      {"tiny-llama",
+       {{"partial_rotary_factor", -1e300}},
+       "\"partial_rotary_factor\" must be in (0, 1], got -1e+300"},
+      {"tiny-llama",
+       {{"partial_rotary_factor", 0}},
+       "\"partial_rotary_factor\" must be in (0, 1], got 0"},
+      {"tiny-llama",
+       {{"partial_rotary_factor", 0.01}},
+       "\"partial_rotary_factor\" 0.01 rotates 0 of head_dim 8 dimensions; RoPE rotates an even "
+       "number, at least 2"},
+      {"tiny-llama", {{"rope_theta", 0}}, "\"rope_theta\" must be a positive number, got 0"},
+      {"tiny-llama", {{"rope_theta", -1}}, "\"rope_theta\" must be a positive number, got -1"},
+      {"tiny-llama",
+       {{"model_type", "gemma2"}, {"query_pre_attn_scalar", -8}},
+       "\"query_pre_attn_scalar\" must be a positive number, got -8"},
+      {"tiny-llama",
+       {{"model_type", "gemma2"}, {"query_pre_attn_scalar", 0}},
+       "\"query_pre_attn_scalar\" must be a positive number, got 0"},
+      {"tiny-llama",
+       {{"model_type", "gemma2"}, {"attn_logit_softcapping", 0}},
+       "\"attn_logit_softcapping\" must be a positive number, got 0"},
+      {"tiny-llama",
+       {{"model_type", "gemma2"}, {"attn_logit_softcapping", -50}},
+       "\"attn_logit_softcapping\" must be a positive number, got -50"},
+      {"tiny-llama",
+       {{"layer_types", {"foo", "full_attention"}}},
+       "\"layer_types\"[0] is \"foo\"; expected \"full_attention\" or \"sliding_attention\""},
+      {"tiny-bert",
+       {{"position_embedding_type", 5}},
+       "\"position_embedding_type\" must be a string, got 5"},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    const std::string m = model_copy(c.model, "config" + std::to_string(i++), c.patch);
+    const auto r = run_attn(
+        {"run", "--checkpoint", m, "--layer", "0", "--x", m + "/x_layer0.npy", "-o", "/dev/null"});
+    EXPECT_EQ(r.code, 3) << c.patch.dump() << ": " << r.err;
+    EXPECT_EQ(r.err, "attn: error: " + m + "/config.json: " + c.message + "\n") << c.patch.dump();
+  }
+  // A hidden size the tensors do not have.
+  const std::string m = model_copy("tiny-llama", "hidden", {{"hidden_size", 64}});
+  const auto r = run_attn({"run", "--checkpoint", m, "--layer", "0", "--x", m + "/x_layer0.npy"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.err, "attn: error: " + m +
+                       "/model.safetensors:model.layers.0.self_attn.q_proj.weight: has shape "
+                       "[32][32] but the config gives [32][64] for the query projection (llama: " +
+                       m + "/config.json)\n");
+  const std::string b = model_copy("tiny-bert", "bert_hidden", {{"hidden_size", 64}});
+  const auto rb = run_attn({"run", "--checkpoint", b, "--layer", "0", "--x", b + "/x_layer0.npy"});
+  EXPECT_EQ(rb.code, 3) << rb.err;
+  EXPECT_NE(rb.err.find("encoder.layer.0.attention.self.query.weight: has shape [32][32] but the "
+                        "config gives [64][64] for the query projection (bert: "),
+            std::string::npos)
+      << rb.err;
+}
+
+TEST(Checkpoint, CheckpointDevicesFifosAndForeignLinks) {
+  const auto z = run_attn(
+      {"run", "--checkpoint", "/dev/zero", "--layer", "0", "--x", tiny("tiny-llama/x_layer0.npy")});
+  EXPECT_EQ(z.code, 3);
+  EXPECT_EQ(z.err,
+            "attn: error: /dev/zero: not a checkpoint: --checkpoint takes a directory, a "
+            ".safetensors file or a .gguf file, and this is none of them (a device or a pipe?)\n");
+
+  const std::string dir = temp_dir() + "/sharded";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(tiny("tiny-llama/config.json"), dir + "/config.json");
+  fs::copy_file(tiny("tiny-llama/model.safetensors"), dir + "/shard1.safetensors");
+  std::ofstream(dir + "/model.safetensors.index.json")
+      << R"({"weight_map": {"model.layers.0.self_attn.q_proj.weight": "shard2.safetensors",)"
+      << R"( "model.layers.0.self_attn.k_proj.weight": "shard1.safetensors"}})";
+  ASSERT_EQ(::mkfifo((dir + "/shard2.safetensors").c_str(), 0600), 0);
+  const auto f =
+      run_attn({"run", "--checkpoint", dir, "--layer", "0", "--x", tiny("tiny-llama/x_layer0.npy")},
+               "", {}, {"timeout", "20"});
+  EXPECT_EQ(f.code, 3) << "a FIFO shard must be refused, not waited for: " << f.err;
+  EXPECT_EQ(f.err, "attn: error: " + dir +
+                       "/model.safetensors.index.json: weight_map names \"shard2.safetensors\", "
+                       "which is not a regular file in the checkpoint's directory\n");
+
+  // A shard linked to a text file: the message does not echo its bytes.
+  fs::remove(dir + "/shard2.safetensors");
+  const std::string secret = write_temp("secret.txt", "root:x:0:0:secret words\n");
+  fs::create_symlink(secret, dir + "/shard2.safetensors");
+  const auto s = run_attn(
+      {"run", "--checkpoint", dir, "--layer", "0", "--x", tiny("tiny-llama/x_layer0.npy")});
+  EXPECT_EQ(s.code, 3);
+  const uint64_t first8 = 0x303a783a746f6f72ull;  // "root:x:0" as the header length
+  EXPECT_EQ(s.err.find(std::to_string(first8)), std::string::npos) << s.err;
+  EXPECT_EQ(s.err.find("root"), std::string::npos) << s.err;
 }
 
 }  // namespace

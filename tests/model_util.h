@@ -1,7 +1,8 @@
 // Helpers of the tests of checkpoints and the forward pass, shared by the
 // library's tests (forward_test.cc, model_test.cc) and the program's
-// (forward_cli_test.cc, model_cli_test.cc): the tiny models'
-// reference ids and arrays, and checkpoint directories made from them.
+// (forward_cli_test.cc, model_cli_test.cc, files_cli_test.cc): the tiny
+// models' reference ids and arrays, and checkpoint directories made from
+// them.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +41,25 @@ inline std::string checkpoint(const std::string& name, const std::string& config
   fs::create_symlink(weights, dir / "model.safetensors");
   write_temp("ckpt-" + name + "/config.json", config);
   return dir.string();
+}
+
+// A tiny model's directory or file ("tiny-llama/x_layer0.npy").
+inline std::string tiny(const std::string& name) { return source_path("data/models/" + name); }
+
+// A copy of a tiny model in a fresh directory, its config.json patched.
+inline std::string model_copy(const std::string& model, const std::string& dir_name,
+                              const nlohmann::json& patch = nlohmann::json::object()) {
+  namespace fs = std::filesystem;
+  const std::string dir = temp_dir() + "/" + dir_name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* f : {"config.json", "model.safetensors", "x_layer0.npy"}) {
+    fs::copy_file(tiny(model) + "/" + f, dir + "/" + f);
+  }
+  nlohmann::json config = nlohmann::json::parse(read_text(dir + "/config.json"));
+  config.merge_patch(patch);
+  std::ofstream(dir + "/config.json") << config.dump();
+  return dir;
 }
 
 }  // namespace attn::test

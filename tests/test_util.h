@@ -72,6 +72,10 @@ std::string read_text(const std::string& path);
 // Path of a file in the source tree (data/..., tests/...).
 std::string source_path(const std::string& rel);
 
+// A safetensors file `name` in the temporary directory holding one float64
+// tensor "w" of n cells; returns its path.
+std::string write_safetensors(const std::string& name, int64_t n);
+
 void expect_near_all(const Tensor<double>& got, const std::vector<double>& want, double tol);
 
 // The largest |a - b| over the elements (the shapes are expected equal).

@@ -428,3 +428,40 @@ TEST(Similarity, RowGram) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+using test::run_attn;
+using test::write_temp;
+
+// --query LABEL: a label that names two queries is not guessed, and a
+// query is found by how its token reads.
+
+TEST(Trace, AQueryLabelThatNamesTwoQueriesIsNotGuessed) {
+  const std::string x = write_temp("three_rows.json", "[[1, 0], [0, 1], [1, 1]]");
+  const std::string tokens = write_temp("the_cat_the.json", "[\"the\", \"cat\", \"the\"]");
+  const auto r = run_attn({"run", x, "--tokens", tokens, "--trace", "--query", "the"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "attn: error: --query the: queries 0 (the₀), 2 (the₂) are all called 'the'; give "
+            "the index of the one to trace\n");
+  EXPECT_EQ(run_attn({"run", x, "--tokens", tokens, "--trace", "--query", "2"}).code, 0);
+  // The name the table shows picks one of them.
+  EXPECT_EQ(run_attn({"run", x, "--tokens", tokens, "--trace", "--query", "the₂"}).code, 0);
+}
+
+TEST(Trace, AQueryIsFoundByHowItsTokenReads) {
+  const std::string x = write_temp("four_rows.json", "[[1, 0], [0, 1], [1, 1], [2, 1]]");
+  for (const char* list :
+       {R"(["The", "Ġcat", "Ġsat", "Ġthe"])", R"(["The", "▁cat", "▁sat", "▁the"])",
+        R"(["The", " cat", " sat", " the"])"}) {
+    const std::string tokens = write_temp("spaced.json", list);
+    const auto r = run_attn({"run", x, "--tokens", tokens, "--trace", "--query", "cat"});
+    EXPECT_EQ(r.code, 0) << list << r.err;
+    EXPECT_NE(r.out.find("query 1 ("), std::string::npos) << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace attn
