@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/error.h"
@@ -190,6 +191,28 @@ TEST(Tokenizer, TheRegexMatchesAsOnigurumaDoes) {
   // \p{L} takes letters of every script.
   EXPECT_EQ(matches(U"\\p{L}+", U"中文 ab"),
             (std::vector<std::pair<size_t, size_t>>{{0, 2}, {3, 5}}));
+}
+
+// The tiny models' own tokenizer.json (data/models/make_tiny_tokenizers.py)
+// gives the ids their references were computed from (ids.json) and the
+// tokens of tokens.json: what `attn run --checkpoint DIR --text` reads
+// (ForwardCli.TextRunsTheCheckpointsTokenizerFirst), through the library.
+TEST(Tokenizer, EachTinyModelsTokenizerGivesItsReferenceIds) {
+  const std::vector<std::pair<std::string, std::string>> sentences = {
+      {"tiny-llama", "The cat sat on the mat"},
+      {"tiny-gemma2", "The cat sat on the mat"},
+      {"tiny-gpt2", "The cat sat on the mat."},
+      {"tiny-bert", "The cat sat on mat"}};
+  for (const auto& [name, text] : sentences) {
+    const Tokenizer t = Tokenizer::load(test::model(name));
+    const Encoding e = t.encode(text);
+    EXPECT_EQ(e.ids, nlohmann::json::parse(read_text(test::model(name + "/ids.json")))
+                         .get<std::vector<int64_t>>())
+        << name;
+    EXPECT_EQ(e.tokens, nlohmann::json::parse(read_text(test::model(name + "/tokens.json")))
+                            .get<std::vector<std::string>>())
+        << name;
+  }
 }
 
 }  // namespace
