@@ -69,6 +69,9 @@ std::string write_temp(const std::string& name, const std::string& text);
 std::string without_settings(const std::string& json);
 std::string read_text(const std::string& path);
 
+// U+FFFD, the replacement character, in UTF-8.
+inline const std::string kFffd = "\xEF\xBF\xBD";
+
 // Path of a file in the source tree (data/..., tests/...).
 std::string source_path(const std::string& rel);
 
