@@ -463,3 +463,20 @@ TEST(Cli, TraceWithJsonFormatIsTheJsonTrace) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+using test::run_attn;
+
+TEST(InternalError, TestHookExitsSeventyLikeABug) {
+  auto r = run_attn({"run", "--example", "sweet"}, "", {"ATTN_DEBUG_INTERNAL_ERROR=1"});
+  EXPECT_EQ(r.code, 70);
+  EXPECT_EQ(r.err,
+            "attn: error: internal error: ATTN_DEBUG_INTERNAL_ERROR=1 is set (a test hook)\n");
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(run_attn({"run", "--example", "sweet"}, "", {"ATTN_DEBUG_INTERNAL_ERROR=0"}).code, 0);
+}
+
+}  // namespace
+}  // namespace attn

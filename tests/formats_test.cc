@@ -321,3 +321,33 @@ TEST(FormatsCli, RefusesOutputsInFormatsItDoesNotWrite) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+using test::run_attn;
+using test::temp_dir;
+using test::write_temp;
+
+// A PyTorch pickle is never opened, and its message says how to convert it.
+TEST(FormatsCli, PicklesAreNeverOpenedAndNameTheirConversion) {
+  const std::string pt = write_temp("weights.pt", "\x80\x02}q\x00.");
+  const std::string message =
+      "attn: error: " + pt +
+      ": a PyTorch pickle (torch.save), which attn does not open: loading one runs code. Convert "
+      "a tensor with python3 -c \"import torch, numpy; numpy.save('t.npy', "
+      "torch.load('FILE.pt').numpy())\", or a state_dict with python3 -c \"import torch; from "
+      "safetensors.torch import save_file; save_file(torch.load('FILE.pt'), "
+      "'model.safetensors')\"\n";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", pt}, std::vector<std::string>{"run", "--x", pt},
+        std::vector<std::string>{"heatmap", pt, "-o", temp_dir() + "/p.png"},
+        std::vector<std::string>{"diff", pt, pt}}) {
+    const auto r = run_attn(args);
+    EXPECT_EQ(r.code, 3) << args[0];
+    EXPECT_EQ(r.err, message) << args[0];
+  }
+}
+
+}  // namespace
+}  // namespace attn

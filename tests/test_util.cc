@@ -4,7 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -87,6 +89,19 @@ Run run_attn(const std::vector<std::string>& args, const std::string& stdin_text
   for (const std::string& a : args) cmd += " " + quote(a);
   cmd += " <" + quote(in);
   return run_redirected(cmd, out, err);
+}
+
+std::string write_safetensors(const std::string& name, int64_t n) {
+  const std::string header = R"({"w":{"dtype":"F64","shape":[)" + std::to_string(n) +
+                             R"(],"data_offsets":[0,)" + std::to_string(8 * n) + "]}}";
+  std::string bytes(8, '\0');
+  const uint64_t len = header.size();
+  std::memcpy(&bytes[0], &len, 8);
+  bytes += header;
+  bytes.append(static_cast<size_t>(8 * n), '\x01');
+  const std::string path = temp_dir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
 }
 
 void expect_near_all(const Tensor<double>& got, const std::vector<double>& want, double tol) {

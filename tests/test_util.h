@@ -69,8 +69,15 @@ std::string write_temp(const std::string& name, const std::string& text);
 std::string without_settings(const std::string& json);
 std::string read_text(const std::string& path);
 
+// U+FFFD, the replacement character, in UTF-8.
+inline const std::string kFffd = "\xEF\xBF\xBD";
+
 // Path of a file in the source tree (data/..., tests/...).
 std::string source_path(const std::string& rel);
+
+// A safetensors file `name` in the temporary directory holding one float64
+// tensor "w" of n cells; returns its path.
+std::string write_safetensors(const std::string& name, int64_t n);
 
 void expect_near_all(const Tensor<double>& got, const std::vector<double>& want, double tol);
 

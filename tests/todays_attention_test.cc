@@ -1,10 +1,14 @@
 // The settings of current models' attention (kv_heads, rope, alibi, window,
-// softcap, sinks) in the engine. Each is checked against an equivalent the
-// engine already had (explicit masks, biases, repeated heads) or against a
-// closed formula written out here.
+// softcap, sinks, qk_norm, rope.scaling) in the engine. Each is checked
+// against an equivalent the engine already had (explicit masks, biases,
+// repeated heads) or against a closed formula written out here. Their
+// flags: todays_attention_cli_test.cc.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "attn/observer.h"
 #include "attn/trace.h"
@@ -189,6 +193,76 @@ TEST(ModernTrace, ShowsEveryNewStep) {
   const TraceStep* w = obs.find("weights", 0);
   for (int64_t i = 0; i < 4; ++i)
     EXPECT_NEAR(share->values(i, 0) + w->values.row(i).sum(), 1, 1e-15);
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+using test::max_diff;
+
+// The engine's keys: qk_norm with its weights is the RMSNorm of each head's
+// rows, and rope.scaling the frequencies of the kind named.
+TEST(ModernKeys, QkNormIsAnRmsNormOfEachHeadsRows) {
+  const std::string q = "[[1, 2, -1, 0.5], [0.3, -2, 4, 1], [2, 2, 0, -1]]";
+  const std::string k = "[[0.5, -1, 2, 1], [1, 1, 1, 1], [-3, 0.2, 0.1, 2]]";
+  const std::string v = "[[1, 0], [0, 1], [1, 1]]";
+  const Result normed = test::compute_json(
+      R"({"Q": )" + q + R"(, "K": )" + k + R"(, "V": )" + v +
+      R"(, "heads": 2, "qk_norm": 1e-6, "params": {"q_norm": [1.5, 0.5], "k_norm": [1, 2]}})");
+  // The same by hand: each head's two features normed, then weighed.
+  auto norm = [](std::vector<double> row, const std::vector<double>& w) {
+    for (int h = 0; h < 2; ++h) {
+      const double a = row[2 * h], b = row[2 * h + 1];
+      const double inv = 1.0 / std::sqrt((a * a + b * b) / 2 + 1e-6);
+      row[2 * h] = a * inv * w[0];
+      row[2 * h + 1] = b * inv * w[1];
+    }
+    return row;
+  };
+  const nlohmann::json qj = nlohmann::json::parse(q), kj = nlohmann::json::parse(k);
+  nlohmann::json qn = nlohmann::json::array(), kn = nlohmann::json::array();
+  for (const auto& r : qj) qn.push_back(norm(r.get<std::vector<double>>(), {1.5, 0.5}));
+  for (const auto& r : kj) kn.push_back(norm(r.get<std::vector<double>>(), {1, 2}));
+  const Result by_hand = test::compute_json(R"({"Q": )" + qn.dump() + R"(, "K": )" + kn.dump() +
+                                            R"(, "V": )" + v + R"(, "heads": 2})");
+  EXPECT_LT(max_diff(*normed.weights, *by_hand.weights), 1e-15);
+  EXPECT_LT(max_diff(normed.output, by_hand.output), 1e-15);
+
+  EXPECT_EQ(test::problem_error(R"({"Q": )" + q + R"(, "K": )" + k + R"(, "V": )" + v +
+                                R"(, "params": {"q_norm": [1, 1, 1, 1]}})"),
+            "t.json: params.q_norm: params.q_norm weighs the Q/K norm, which is off; set "
+            "qk_norm to its epsilon (e.g. 1e-6) to turn it on");
+  EXPECT_EQ(test::problem_error(R"({"Q": )" + q + R"(, "K": )" + k + R"(, "V": )" + v +
+                                R"(, "qk_norm": 1e-6, "params": {"k_norm": [1, 1]}})"),
+            "t.json: params.k_norm: length 2 does not match the head width 4 (the Q/K norm "
+            "weighs each feature of a head)");
+}
+
+TEST(ModernKeys, RopeScalingLinearIsPositionsOverTheFactor) {
+  // Linear scaling by 4 at positions 0, 4, 8 is plain RoPE at 0, 1, 2.
+  const std::string q = "[[1, 2, -1, 0.5], [0.3, -2, 4, 1], [2, 2, 0, -1]]";
+  const std::string v = "[[1, 0], [0, 1], [1, 1]]";
+  const Result scaled =
+      test::compute_json(R"({"Q": )" + q + R"(, "K": )" + q + R"(, "V": )" + v +
+                         R"(, "rope": {"scaling": {"rope_type": "linear", "factor": 2}}})");
+  const Result plain = test::compute_json(R"({"Q": )" + q + R"(, "K": )" + q + R"(, "V": )" + v +
+                                          R"(, "rope": {"theta": 10000}})");
+  EXPECT_GT(max_diff(*scaled.weights, *plain.weights), 1e-6);
+  // By hand: the angle of pair p at position t is t·theta^(-2p/4)/2.
+  const Problem p =
+      test::problem(R"({"Q": )" + q + R"(, "K": )" + q + R"(, "V": )" + v +
+                    R"(, "rope": {"scaling": {"rope_type": "linear", "factor": 2}}})");
+  ASSERT_TRUE(p.rope.has_value());
+  ASSERT_EQ(p.rope->inv_freq.size(), 2u);
+  EXPECT_DOUBLE_EQ(p.rope->inv_freq[0], 0.5);
+  EXPECT_DOUBLE_EQ(p.rope->inv_freq[1], 0.01 / 2);
+  EXPECT_EQ(test::problem_error(R"({"Q": )" + q + R"(, "K": )" + q + R"(, "V": )" + v +
+                                R"(, "rope": {"scaling": {"rope_type": "dynamic", "factor": 2}}})"),
+            "t.json: rope.scaling: rope_scaling \"max_position_embeddings\" is missing: dynamic "
+            "scaling grows the base past the model's max_position_embeddings");
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
-// Hardening, through the real binary: sizes are checked before memory is
-// reserved, files fail with exit 4 and the OS reason and are never left
-// half-written (nor their temporary files, signals included), outputs go
-// through links and into devices without replacing them, a closed pipe
-// ends every command quietly, and extreme numbers are refused or computed
-// without overflow.
+// Files through the program: outputs fail with exit 4 and the OS reason and
+// are never left half-written (nor their temporary files, signals
+// included); outputs go through links and into devices without replacing
+// them, and never replace an input the run reads (tensor references,
+// tokens, fonts, a checkpoint's files); a failed run replaces no output; a
+// file cut short while it is read is an input error; and a closed pipe ends
+// every command quietly.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,402 +16,35 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "cli_inputs.h"
+#include "model_util.h"
 #include "shell_util.h"
 #include "test_util.h"
 
 namespace attn {
 namespace {
 
+namespace fs = std::filesystem;
+using test::model_copy;
 using test::read_text;
+using test::rows_csv;
 using test::run_attn;
 using test::source_path;
+using test::sweet;
 using test::temp_dir;
+using test::tiny;
+using test::write_safetensors;
 using test::write_temp;
 
-std::string sweet() { return source_path("data/examples/sweet.json"); }
 std::string tokens() { return source_path("data/csv/tokens.csv"); }
-
-// A CSV of n one-feature rows: small on disk, n x n weights.
-std::string rows_csv(const std::string& name, int n) {
-  std::string s;
-  for (int i = 0; i < n; ++i) s += std::to_string(i % 5) + "\n";
-  return write_temp(name, s);
-}
-
-// ---- limits before allocation -------------------------------------------
-
-TEST(Limits, WeightsTooLargeToKeepStopBeforeAllocating) {
-  const std::string f = rows_csv("rows65536.csv", 65536);
-  auto r = run_attn({"run", f, "--weights", "-f", "json"});
-  EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "attn: error: " + f +
-                       ": keeping the weights needs 4294967296 weights (batch 1 × heads 1 × 65536 "
-                       "× 65536), more than --max-elements 67108864; raise --max-elements or drop "
-                       "--weights\n");
-  EXPECT_EQ(r.out, "");
-  auto w = run_attn({"run", f, "--weights-out", temp_dir() + "/w.npy"});
-  EXPECT_EQ(w.code, 3);
-  EXPECT_NE(w.err.find("; raise --max-elements or drop --weights-out\n"), std::string::npos)
-      << w.err;
-}
-
-TEST(Limits, OutputOnlyStreamsWithoutScoreMatrices) {
-  // 2048 x 2048 scores = 4194304 > 10^6, but an output-only scaled_dot run
-  // streams through fixed-size tiles: nothing len_q x len_k is counted.
-  const std::string f = rows_csv("rows2048.csv", 2048);
-  auto ok = run_attn({"run", f, "-f", "csv", "--max-elements", "1e6"});
-  EXPECT_EQ(ok.code, 0) << ok.err;
-  auto kept = run_attn({"run", f, "-f", "csv", "--weights", "--max-elements", "1e6"});
-  EXPECT_EQ(kept.code, 3);
-  EXPECT_EQ(kept.err, "attn: error: " + f +
-                          ": keeping the weights needs 4194304 weights (batch 1 × heads 1 × 2048 × "
-                          "2048), more than --max-elements 1000000; raise --max-elements or drop "
-                          "--weights\n");
-  // single_layer is computed one whole score matrix per head at a time.
-  auto single = run_attn({"run", "-", "--x", f, "-f", "csv", "--max-elements", "1e6"},
-                         R"({"variant": "single_layer", "params": {"w": [1]}})");
-  EXPECT_EQ(single.code, 3);
-  EXPECT_NE(single.err.find("variant single_layer needs the whole score matrix of each head"),
-            std::string::npos)
-      << single.err;
-}
-
-TEST(Limits, EveryRequestThatKeepsScoresNamesItsFlag) {
-  const std::string f = rows_csv("rows64.csv", 64);
-  const std::string head = "attn: error: " + f + ": ";
-  auto t = run_attn({"run", f, "--trace", "--max-elements", "1000"});
-  EXPECT_EQ(t.code, 3);
-  // Ten steps (input, scores, exponentials, weights, weighted sum, ...),
-  // most of them a whole 64 x 64 matrix.
-  EXPECT_EQ(t.err, head +
-                       "--trace needs 18562 elements (10 steps over batch 1 × heads 1), more "
-                       "than --max-elements 1000; raise --max-elements or drop --trace\n");
-  auto h = run_attn(
-      {"run", f, "--heatmap", temp_dir() + "/h.png", "--of", "scores", "--max-elements", "1000"});
-  EXPECT_EQ(h.code, 3);
-  EXPECT_EQ(h.err, head +
-                       "keeping the scores needs 4096 scores (batch 1 × heads 1 × 64 × 64), "
-                       "more than --max-elements 1000; raise --max-elements or drop --heatmap\n");
-  auto img =
-      run_attn({"run", sweet(), "--heatmap", temp_dir() + "/s.png", "--max-elements", "1e5"});
-  EXPECT_EQ(img.code, 3);
-  EXPECT_EQ(img.err, "attn: error: " + sweet() +
-                         ": the heatmap needs up to 4194304 pixels (2048 × 2048), more than "
-                         "--max-elements 100000; raise --max-elements or lower --max-size\n");
-  EXPECT_FALSE(std::filesystem::exists(temp_dir() + "/s.png"));
-}
-
-TEST(Limits, ProjectionsThatMultiplyTheInputAreCounted) {
-  // A few kilobytes of W_o widen every output row to 3000 values.
-  std::string ones;
-  for (int i = 0; i < 3000; ++i) ones += i ? ",1" : "1";
-  const std::string g =
-      write_temp("wide_wo.json", R"({"X": [[1], [2]], "params": {"W_o": [[)" + ones + "]]}}");
-  auto r = run_attn({"run", g, "--max-elements", "5000"});
-  EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "attn: error: " + g +
-                       ": the output needs 6000 elements (batch 1 × 2 × 3000), more than "
-                       "--max-elements 5000; raise --max-elements\n");
-}
-
-TEST(Limits, MaxElementsFlagTakesPlainExponentAndPowerForms) {
-  const std::string f = rows_csv("rows40.csv", 40);
-  EXPECT_EQ(run_attn({"run", f, "--weights", "--max-elements", "1600"}).code, 0);
-  EXPECT_EQ(run_attn({"run", f, "--weights", "--max-elements", "2^11"}).code, 0);
-  EXPECT_EQ(run_attn({"run", f, "--weights", "--max-elements", "1.6e3"}).code, 0);
-  EXPECT_EQ(run_attn({"run", f, "--weights", "--max-elements", "1599"}).code, 3);
-  auto bad = run_attn({"run", f, "--max-elements", "0"});
-  EXPECT_EQ(bad.code, 2);
-  EXPECT_EQ(bad.err,
-            "attn: error: --max-elements: expected a positive integer such as 67108864 "
-            "or 2^26, got '0'\n");
-  auto word = run_attn({"run", f, "--max-elements", "lots"});
-  EXPECT_EQ(word.code, 2);
-  EXPECT_EQ(word.err, "attn: error: --max-elements: expected a number, got 'lots'\n");
-}
-
-// Runs attn with its address space capped at `mb` megabytes: a run that
-// reserves more than it counted fails (exit 70, out of memory) instead of
-// passing on a machine with memory to spare. AddressSanitizer reserves
-// terabytes of shadow memory up front and cannot start under such a cap, so
-// the sanitized build checks the result alone; the plain build checks both.
-test::Run run_attn_capped(const std::vector<std::string>& args, int mb) {
-  if (ATTN_SANITIZED) return run_attn(args);
-  return run_attn(
-      args, "", {},
-      {"sh", "-c", "ulimit -v " + std::to_string(mb * 1024) + " && exec \"$0\" \"$@\""});
-}
-
-// One row of n values: a single query of width n.
-std::string wide_row_csv(const std::string& name, int n) {
-  std::string s;
-  s.reserve(static_cast<size_t>(n) * 2);
-  for (int i = 0; i < n; ++i) s += i ? ",1" : "1";
-  return write_temp(name, s + "\n");
-}
-
-TEST(Limits, OneWideQueryReservesNoBlockOfQueriesNorPaddedKeys) {
-  // X of 1 x 3,000,000 (24 MB): the kernels reserved 48 query rows of it
-  // twice and packed the one key into a panel of 8 to 48 (3 GB, exit 70
-  // under a memory limit); now it takes about 380 MB.
-  const std::string f = wide_row_csv("wide3m.csv", 3000000);
-  for (const char* dtype : {"f64", "f32"}) {
-    auto r = run_attn_capped({"run", f, "--dtype", dtype, "-f", "csv", "-o", temp_dir() + "/w.csv"},
-                             1200);
-    EXPECT_EQ(r.code, 0) << dtype << ": " << r.err;
-  }
-  // A weight that widens every row is counted before it is applied.
-  auto w = run_attn({"run", f, "--max-elements", "2e6"});
-  EXPECT_EQ(w.code, 3);
-  EXPECT_EQ(w.err, "attn: error: " + f +
-                       ": Q needs 3000000 elements (batch 1 × 1 × 3000000), more than "
-                       "--max-elements 2000000; raise --max-elements\n");
-}
-
-TEST(Limits, ShortWideKeysTakeTheUnpaddedPath) {
-  // 2 x 1,000,000: packing two keys into a panel would pad them to 8 to 48
-  // keys; the reference path takes them instead, with the same formula.
-  std::string s;
-  for (int r = 0; r < 2; ++r) {
-    s += r ? "0,1" : "1,0";
-    for (int i = 2; i < 1000000; ++i) s += ",0";
-    s += "\n";
-  }
-  const std::string f = write_temp("two_wide.csv", s);
-  auto r = run_attn_capped({"run", f, "-f", "json"}, 1200);
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j["output"].size(), 2u);
-  ASSERT_EQ(j["output"][0].size(), 1000000u);
-  // q0·k0 = 1, q0·k1 = 0, scaled by 1/√10^6.
-  const double w00 = 1 / (1 + std::exp(-1e-3));
-  EXPECT_NEAR(j["output"][0][0].get<double>(), w00, 1e-12);
-  EXPECT_NEAR(j["output"][0][1].get<double>(), 1 - w00, 1e-12);
-  EXPECT_EQ(j["output"][0][2].get<double>(), 0.0);
-}
-
-TEST(Limits, TraceCountsEveryStepOfEveryHead) {
-  // 262,144 heads of width 1: each head's ten steps are tiny, but a step
-  // costs hundreds of bytes (2.3 GB in all); the count includes them.
-  std::string x = R"({"heads": 262144, "X": [[)";
-  for (int i = 0; i < 262144; ++i) x += i ? ",0.5" : "0.5";
-  const std::string f = write_temp("heads262144.json", x + "]]}");
-  auto r = run_attn({"run", f, "--trace", "-o", "/dev/null"});
-  EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "attn: error: " + f +
-                       ": --trace needs 172753216 elements (2621445 steps over batch 1 × heads "
-                       "262144), more than --max-elements 67108864; raise --max-elements or drop "
-                       "--trace\n");
-}
-
-TEST(Limits, EveryHeadCostsWorkingMemory) {
-  // 64 x 100,000 heads of 8 x 1 took 8.8 GB and 35 s for a 400 MB input;
-  // here the same rule on a small input and a low limit.
-  std::string s;
-  for (int r = 0; r < 2; ++r) {
-    for (int i = 0; i < 65536; ++i) s += i ? ",1" : "1";
-    s += "\n";
-  }
-  const std::string f = write_temp("heads65536.csv", s);
-  auto r = run_attn({"run", f, "--heads", "65536", "--max-elements", "1e6"});
-  EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "attn: error: " + f +
-                       ": batch 1 × heads 65536 need 6291456 elements (96 per head of working "
-                       "memory), more than --max-elements 1000000; raise --max-elements or use "
-                       "fewer heads\n");
-  EXPECT_EQ(run_attn({"run", f, "--heads", "65536", "-o", "/dev/null"}).code, 0);
-}
-
-TEST(Limits, SimilarityAndConcatenatedHeadsAreCounted) {
-  const std::string f = rows_csv("rows2048s.csv", 2048);
-  auto sim = run_attn({"run", f, "--similarity", "--max-elements", "1e6", "-o", "/dev/null"});
-  EXPECT_EQ(sim.code, 3);
-  EXPECT_EQ(sim.err, "attn: error: " + f +
-                         ": --similarity needs 8388608 elements (2 × 1 × 2048 × 2048), more than "
-                         "--max-elements 1000000; raise --max-elements or drop --similarity\n");
-  // 1000 queries, one key: W_v widens the key to 3000 values and W_o
-  // narrows each output row back to 1, but in between the head outputs of
-  // all queries are 1000 x 3000.
-  std::string xs, wv, wo;
-  for (int i = 0; i < 1000; ++i) xs += i ? ",[1]" : "[1]";
-  for (int i = 0; i < 3000; ++i) {
-    wv += i ? ",1" : "1";
-    wo += i ? ",[1]" : "[1]";
-  }
-  const std::string g = write_temp("concat.json", R"({"X": [)" + xs + R"(], "Y": [[1]], )" +
-                                                      R"("params": {"W_v": [[)" + wv +
-                                                      R"(]], "W_o": [)" + wo + "]}}");
-  auto c = run_attn({"run", g, "--max-elements", "1e6"});
-  EXPECT_EQ(c.code, 3);
-  EXPECT_EQ(c.err, "attn: error: " + g +
-                       ": the concatenation of the head outputs needs 3000000 elements (batch 1 × "
-                       "1000 × 3000), more than --max-elements 1000000; raise --max-elements\n");
-}
-
-TEST(Limits, BenchCountsWhatItAllocates) {
-  auto r = run_attn({"bench", "--n", "100000"});
-  EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err,
-            "attn: error: bench: keeping the weights needs 10000000000 weights (batch 1 × "
-            "heads 1 × 100000 × 100000), more than --max-elements 67108864; raise "
-            "--max-elements or use --no-weights\n");
-  auto wide = run_attn({"bench", "--n", "1", "--d", "65536", "--heads", "4096", "--no-weights"});
-  EXPECT_EQ(wide.code, 3);
-  EXPECT_EQ(wide.err,
-            "attn: error: bench: Q, K, V and the output need 268435456 elements each "
-            "(batch 1 × heads 4096 × 1 × 65536), more than --max-elements 67108864; "
-            "raise --max-elements or lower --n or --d\n");
-  auto heads = run_attn(
-      {"bench", "--n", "1", "--d", "1", "--heads", "4096", "--batch", "1048576", "--no-weights"});
-  EXPECT_EQ(heads.code, 3);
-  EXPECT_EQ(heads.err,
-            "attn: error: bench: Q, K, V and the output need 4294967296 elements each "
-            "(batch 1048576 × heads 4096 × 1 × 1), more than --max-elements 67108864; "
-            "raise --max-elements or lower --n or --d\n");
-  // The limit is the flag's: 64 x 64 weights are exactly 2^12.
-  const std::vector<std::string> small = {"bench", "--n", "64", "--d", "8", "--seconds", "0"};
-  auto at = small;
-  at.insert(at.end(), {"--max-elements", "2^12"});
-  EXPECT_EQ(run_attn(at).code, 0);
-  auto below = small;
-  below.insert(below.end(), {"--max-elements", "4095"});
-  auto b = run_attn(below);
-  EXPECT_EQ(b.code, 3);
-  EXPECT_NE(b.err.find("keeping the weights needs 4096 weights"), std::string::npos) << b.err;
-}
-
-TEST(Limits, JsonNestingIsBounded) {
-  const std::string f = write_temp("nest.json", std::string(100000, '['));
-  auto r = run_attn({"run", f});
-  EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "attn: error: " + f + ":1:65: nesting deeper than 64 levels\n");
-  auto m = run_attn({"run", "--x", f});
-  EXPECT_EQ(m.code, 3);
-  EXPECT_EQ(m.err, r.err);
-}
-
-TEST(Limits, JsonShapeReadOffFirstElementsIsNotReserved) {
-  // [[[[1, ..., 1]], [], [], ...]]: the first elements imply 10^5 x 10^5
-  // x 10^5 cells; the input holds 2 x 10^5 values. It must fail on the
-  // ragged array, not ask for petabytes.
-  const int n = 100000;
-  std::string s = "{\"X\": [[[[";
-  for (int i = 0; i < n; ++i) s += i ? ",1" : "1";
-  s += "]]";
-  for (int i = 0; i < n; ++i) s += ",[]";
-  s += "]]}";
-  const std::string f = write_temp("implied.json", s);
-  auto r = run_attn({"run", f});
-  EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "attn: error: " + f +
-                       ": X[0][1]: has 0 elements where X[0][0] has 1 (ragged array; expected "
-                       "shape [1][100001][1][100000])\n");
-}
-
-TEST(Limits, CsvWidthOfTheFirstRowIsNotReservedForEveryRow) {
-  const int n = 100000;
-  std::string s;
-  for (int i = 0; i < n; ++i) s += i ? ",1" : "1";
-  s += "\n";
-  for (int i = 0; i < n; ++i) s += "1\n";
-  const std::string f = write_temp("wide_first_row.csv", s);
-  auto r = run_attn({"run", f});
-  EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "attn: error: " + f +
-                       ":2:2: row has 1 column; expected 100000 as in line 1 (ragged rows)\n");
-}
-
-// A CSV of exactly `bytes` bytes (an even number): "1\n" lines.
-std::string csv_of_bytes(const std::string& name, int bytes) {
-  std::string s;
-  for (int i = 0; i < bytes / 2; ++i) s += "1\n";
-  return write_temp(name, s);
-}
-
-TEST(Limits, InputsOverMaxInputBytesStopWithTheFlagNamed) {
-  const std::string f = csv_of_bytes("bytes1000.csv", 1000);
-  const std::string small = write_temp("small.csv", "1\n");
-  EXPECT_EQ(run_attn({"run", f, "--max-input-bytes", "1000"}).code, 0);
-  const std::string over =
-      ": 1000 bytes, more than --max-input-bytes 999; raise --max-input-bytes\n";
-  // Every reader: the input, a matrix flag, --expect, attn heatmap's input.
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"run", f},
-                                               {"run", "--x", f},
-                                               {"run", small, "--expect", f},
-                                               {"heatmap", f, "--show"}}) {
-    std::vector<std::string> a = args;
-    a.insert(a.end(), {"--max-input-bytes", "999"});
-    auto r = run_attn(a);
-    EXPECT_EQ(r.code, 3) << args[1];
-    EXPECT_EQ(r.err, "attn: error: " + f + over) << args[1];
-  }
-  // Stdin from a file is measured too; from a pipe it is read up to the limit.
-  auto in = run_attn({"run", "-", "--max-input-bytes", "999"}, read_text(f));
-  EXPECT_EQ(in.code, 3);
-  EXPECT_EQ(in.err, "attn: error: <stdin>" + over);
-  for (const std::string& cmd : {std::string("run - --max-input-bytes 100000"),
-                                 std::string("heatmap - --show --max-input-bytes 2^17")}) {
-    auto p = test::sh("yes 1 | " + test::quote(ATTN_BINARY) + " " + cmd);
-    EXPECT_EQ(p.code, 3) << cmd;
-    const std::string limit = cmd.find("2^17") != std::string::npos ? "131072" : "100000";
-    EXPECT_EQ(p.err, "attn: error: <stdin>: more than --max-input-bytes " + limit +
-                         " bytes; raise --max-input-bytes\n")
-        << cmd;
-  }
-}
-
-TEST(Limits, MaxInputBytesFlagTakesPlainExponentAndPowerForms) {
-  const std::string f = csv_of_bytes("bytes1024.csv", 1024);
-  EXPECT_EQ(run_attn({"run", f, "--max-input-bytes", "1024"}).code, 0);
-  EXPECT_EQ(run_attn({"run", f, "--max-input-bytes", "2^10"}).code, 0);
-  EXPECT_EQ(run_attn({"run", f, "--max-input-bytes", "1.024e3"}).code, 0);
-  EXPECT_EQ(run_attn({"run", f, "--max-input-bytes", "1023"}).code, 3);
-  EXPECT_EQ(run_attn({"heatmap", f, "--show", "--max-input-bytes", "2^10"}).code, 0);
-  auto zero = run_attn({"run", f, "--max-input-bytes", "0"});
-  EXPECT_EQ(zero.code, 2);
-  EXPECT_EQ(zero.err,
-            "attn: error: --max-input-bytes: expected a positive integer such as "
-            "1073741824 or 2^30, got '0'\n");
-  auto word = run_attn({"heatmap", f, "--show", "--max-input-bytes", "lots"});
-  EXPECT_EQ(word.code, 2);
-  EXPECT_EQ(word.err, "attn: error: --max-input-bytes: expected a number, got 'lots'\n");
-}
-
-TEST(Limits, EndlessStreamsOfZerosEndAtOnce) {
-  // /dev/zero never ends and holds no newline: text stops at its first NUL,
-  // and the parser names it, with the default limit too.
-  const std::string attn = test::quote(ATTN_BINARY);
-  const auto start = std::chrono::steady_clock::now();
-  const std::string not_text =
-      ":1:1: byte 0x00 is not text; this does not look like a CSV file (attn reads CSV, JSON and "
-      ".npy)\n";
-  for (const std::string& cmd : {attn + " run - </dev/zero", attn + " run --x - </dev/zero",
-                                 attn + " heatmap - --show </dev/zero"}) {
-    auto r = test::sh(cmd);
-    EXPECT_EQ(r.code, 3) << cmd;
-    EXPECT_EQ(r.err, "attn: error: <stdin>" + not_text) << cmd;
-  }
-  auto json = test::sh("{ printf '{\"X\": [[1]]'; cat /dev/zero; } | " + attn + " run -");
-  EXPECT_EQ(json.code, 3);
-  EXPECT_EQ(json.err,
-            "attn: error: <stdin>:1:12: expected ',' or '}' after an object member, "
-            "got byte 0x00\n");
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
-  // A .npy is binary: its NULs are data, read whole, from a pipe too.
-  const std::string npy = temp_dir() + "/piped.npy";
-  ASSERT_EQ(run_attn({"run", sweet(), "-o", npy}).code, 0);
-  auto piped = test::sh("cat " + test::quote(npy) + " | " + attn + " run --x - -f json");
-  EXPECT_EQ(piped.code, 0) << piped.err;
-  EXPECT_EQ(piped.out, run_attn({"run", "--x", npy, "-f", "json"}).out);
-}
-
-// ---- files ------------------------------------------------------------------
 
 TEST(Files, OutputIntoADirectory) {
   for (const char* flag : {"-o", "--weights-out", "--heatmap"}) {
@@ -594,82 +228,6 @@ TEST(Files, ClosedPipeEndsEveryCommandQuietly) {
   }
 }
 
-// ---- numbers ------------------------------------------------------------------
-
-TEST(Numbers, NonFiniteValuesAreRefusedInEveryMatrixFlag) {
-  const std::string csv = write_temp("nan.csv", "1,2\n3,nan\n");
-  const std::string good = write_temp("good.csv", "1,2\n3,4\n");
-  for (const char* flag : {"--x", "--y", "--q", "--k", "--v"}) {
-    std::vector<std::string> args = {"run", flag, csv};
-    if (std::string(flag) == "--y") args = {"run", "--x", good, "--y", csv};
-    if (std::string(flag) == "--k") args = {"run", "--q", good, "--k", csv};
-    if (std::string(flag) == "--v") args = {"run", "--q", good, "--k", good, "--v", csv};
-    if (std::string(flag) == "--q") args = {"run", "--q", csv, "--k", good};
-    auto r = run_attn(args);
-    EXPECT_EQ(r.code, 3) << flag;
-    EXPECT_EQ(r.err, "attn: error: " + csv + ":2:3: non-finite value 'nan' is not allowed here\n")
-        << flag;
-  }
-  // .npy: float64 [[1, 2], [inf, 4]].
-  std::string npy = std::string("\x93NUMPY\x01\x00\x76\x00", 10) +
-                    "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }";
-  npy += std::string(128 - 1 - npy.size(), ' ') + "\n";
-  for (double v : {1.0, 2.0, double(INFINITY), 4.0})
-    npy.append(reinterpret_cast<const char*>(&v), 8);
-  const std::string f = write_temp("inf.npy", npy);
-  auto r = run_attn({"run", "--q", good, "--k", good, "--v", f});
-  EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "attn: error: " + f + "[1][0]: non-finite value inf is not allowed here\n");
-  // A bias may hold -inf, from every format.
-  const std::string bias = write_temp("bias.csv", "0,-inf\n0,0\n");
-  EXPECT_EQ(run_attn({"run", good, "--bias", bias}).code, 0);
-}
-
-TEST(Numbers, ScoresOfPlusMinusTenToThe300DoNotOverflow) {
-  auto r = run_attn({"run", "-", "-f", "json", "--weights"},
-                    R"({"Q": [[1e150]], "K": [[1e150], [-1e150], [1e150]], "V": [[1], [2], [3]],
-                        "scale": "none"})");
-  ASSERT_EQ(r.code, 0) << r.err;
-  auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["weights"][0][0].get<double>(), 0.5);
-  EXPECT_EQ(j["weights"][0][1].get<double>(), 0.0);
-  EXPECT_EQ(j["weights"][0][2].get<double>(), 0.5);
-  EXPECT_EQ(j["output"][0][0].get<double>(), 2.0);
-  // Rows of ±1e300 scores, scaled: still finite weights that sum to 1.
-  auto s = run_attn({"run", "-", "-f", "json", "--weights"},
-                    R"({"X": [[1e150, 0], [0, -1e150]], "scale": "sqrt_dk"})");
-  ASSERT_EQ(s.code, 0) << s.err;
-  auto k = nlohmann::json::parse(s.out);
-  for (int i = 0; i < 2; ++i) {
-    double sum = 0;
-    for (int c = 0; c < 2; ++c) sum += k["weights"][i][c].get<double>();
-    EXPECT_EQ(sum, 1.0);
-  }
-  EXPECT_EQ(k["weights"][0][0].get<double>(), 1.0);
-  EXPECT_EQ(k["weights"][1][1].get<double>(), 1.0);
-}
-
-TEST(Numbers, ZeroLengthAndZeroWidthInputsAreClearErrors) {
-  struct Case {
-    std::string doc, err;
-  };
-  const std::vector<Case> cases = {
-      {R"({"Q": [[1]], "K": []})",
-       "<stdin>: K: empty (shape [0]); K needs at least one position and one feature"},
-      {R"({"Q": [[1]], "K": [[1]], "V": [[]]})",
-       "<stdin>: V: empty (shape [1][0]); V needs at least one position and one feature"},
-      {R"({"X": [[[1]]], "Y": [[]]})",
-       "<stdin>: Y: empty (shape [1][0]); Y needs at least one position and one feature"},
-      {R"({"X": [[], []]})",
-       "<stdin>: X: empty (shape [2][0]); X needs at least one position and one feature"},
-  };
-  for (const Case& c : cases) {
-    auto r = run_attn({"run", "-"}, c.doc);
-    EXPECT_EQ(r.code, 3) << c.doc;
-    EXPECT_EQ(r.err, "attn: error: " + c.err + "\n") << c.doc;
-  }
-}
-
 TEST(Files, EmptyFileNamesAreUsageErrorsNamingTheFlag) {
   // -o '' used to print to stdout, --expect '' to check nothing.
   const std::string in = ": empty file name; give a file, or - for stdin\n";
@@ -703,11 +261,11 @@ TEST(Files, EmptyFileNamesAreUsageErrorsNamingTheFlag) {
   EXPECT_FALSE(std::filesystem::exists(temp_dir() + "/empty_names"));
 }
 
+// A fresh directory under the test's temporary directory.
 // ---- where outputs go ----------------------------------------------------------
+
 // Every writer (-o, --weights-out, --heatmap, --out-dir results, attn heatmap
 // -o) goes through one function; these drive it through each flag.
-
-// A fresh directory under the test's temporary directory.
 std::string fresh_dir(const std::string& name) {
   const std::string dir = temp_dir() + "/" + name;
   std::filesystem::remove_all(dir);
@@ -747,6 +305,7 @@ struct Writer {
   const char* what;
   std::vector<std::string> args;  // `out` goes last
 };
+
 std::vector<Writer> writers() {
   return {
       {"-o", {"run", sweet(), "-f", "json", "-o"}},
@@ -1023,15 +582,146 @@ TEST(Files, SignalDuringAWriteLeavesNoTemporaryFile) {
   }
 }
 
-// ---- internal errors ------------------------------------------------------------
+// ---- outputs never replace an input; a failed run replaces no output ----
 
-TEST(InternalError, TestHookExitsSeventyLikeABug) {
-  auto r = run_attn({"run", "--example", "sweet"}, "", {"ATTN_DEBUG_INTERNAL_ERROR=1"});
-  EXPECT_EQ(r.code, 70);
-  EXPECT_EQ(r.err,
-            "attn: error: internal error: ATTN_DEBUG_INTERNAL_ERROR=1 is set (a test hook)\n");
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(run_attn({"run", "--example", "sweet"}, "", {"ATTN_DEBUG_INTERNAL_ERROR=0"}).code, 0);
+std::string file_bytes(const std::string& path) { return read_text(path); }
+
+TEST(Files, NoOutputReplacesATensorReferenceTokensOrAFont) {
+  const std::string st = write_temp("ref.safetensors", "");
+  {
+    // One 2x2 float64 tensor "x".
+    const std::string header = R"({"x":{"dtype":"F64","shape":[2,2],"data_offsets":[0,32]}})";
+    std::string bytes(8, '\0');
+    const uint64_t n = header.size();
+    std::memcpy(&bytes[0], &n, 8);
+    bytes += header;
+    const double cells[4] = {1, 0, 0, 1};
+    bytes.append(reinterpret_cast<const char*>(cells), sizeof cells);
+    std::ofstream(st, std::ios::binary) << bytes;
+  }
+  const std::string npz = temp_dir() + "/ref.npz";
+  ASSERT_EQ(run_attn({"run", "--x", st + ":x", "-o", npz, "-w"}).code, 0);
+  const std::string tok = write_temp("ref_tokens.txt", "a\nb\n");
+  const std::string st_before = file_bytes(st), npz_before = file_bytes(npz);
+  struct Case {
+    std::vector<std::string> args;
+    std::string out, input;
+  };
+  const std::vector<Case> cases = {
+      {{"run", "--x", st + ":x", "-o", st}, st, st},
+      {{"run", "--x", st + ":x", "--weights-out", st}, st, st},
+      {{"run", "--x", npz + ":output", "-o", npz}, npz, npz},
+      {{"run", "--x", st + ":x", "--tokens", tok, "-o", tok}, tok, tok},
+      {{"heatmap", npz + ":weights", "-o", npz}, npz, npz},
+      {{"heatmap", npz, "--tokens", tok, "-o", tok}, tok, tok},
+      {{"diff", npz + ":weights", npz + ":weights", "--heatmap", npz}, npz, npz},
+  };
+  for (const Case& c : cases) {
+    const auto r = run_attn(c.args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find(c.out + ": refusing to overwrite the input file " + c.input),
+              std::string::npos)
+        << r.err;
+  }
+  EXPECT_EQ(file_bytes(st), st_before);
+  EXPECT_EQ(file_bytes(npz), npz_before);
+  EXPECT_EQ(read_text(tok), "a\nb\n");
+
+  const std::string font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+  if (!fs::exists(font)) GTEST_SKIP() << "no DejaVuSans.ttf (fonts-dejavu-core) for --font";
+  const std::string copy = temp_dir() + "/guard_font.ttf";
+  fs::copy_file(font, copy, fs::copy_options::overwrite_existing);
+  const std::string font_before = file_bytes(copy);
+  const auto f = run_attn({"run", "--example", "sweet", "--font", copy, "--heatmap", copy});
+  EXPECT_EQ(f.code, 2) << f.err;
+  EXPECT_NE(f.err.find("refusing to overwrite the input file " + copy), std::string::npos) << f.err;
+  EXPECT_EQ(file_bytes(copy), font_before);
+}
+
+TEST(Files, NoOutputReplacesAFileOfTheCheckpoint) {
+  const std::string m = model_copy("tiny-llama", "guarded");
+  const std::string link = temp_dir() + "/weights_link.safetensors";
+  fs::remove(link);
+  fs::create_symlink(m + "/model.safetensors", link);
+  const std::string model_before = file_bytes(m + "/model.safetensors");
+  const std::string config_before = file_bytes(m + "/config.json");
+  const std::vector<std::string> base = {"run", "--checkpoint",     m, "--layer", "0",
+                                         "--x", m + "/x_layer0.npy"};
+  for (const auto& [flag, out] :
+       std::vector<std::pair<std::string, std::string>>{{"--weights-out", m + "/model.safetensors"},
+                                                        {"-o", m + "/config.json"},
+                                                        {"-o", link},
+                                                        {"--heatmap", m + "/model.safetensors"}}) {
+    std::vector<std::string> args = base;
+    args.push_back(flag);
+    args.push_back(out);
+    const auto r = run_attn(args);
+    EXPECT_EQ(r.code, 2) << flag << " " << out << ": " << r.err;
+    EXPECT_NE(r.err.find(flag + " " + out + ": refusing to overwrite the input file "),
+              std::string::npos)
+        << r.err;
+  }
+  EXPECT_EQ(file_bytes(m + "/model.safetensors"), model_before);
+  EXPECT_EQ(file_bytes(m + "/config.json"), config_before);
+  // A checkpoint given as a file guards the config.json beside it too.
+  const auto c = run_attn({"run", "--checkpoint", m + "/model.safetensors", "--layer", "0", "--x",
+                           m + "/x_layer0.npy", "-o", m + "/config.json"});
+  EXPECT_EQ(c.code, 2) << c.err;
+  EXPECT_EQ(file_bytes(m + "/config.json"), config_before);
+}
+
+TEST(Files, AFailedRunReplacesNoNamedOutput) {
+  const std::string dir = temp_dir() + "/all_or_none";
+  fs::create_directories(dir);
+  const std::string w = dir + "/w.json", h = dir + "/h.svg", o = dir + "/o.json";
+  for (const std::string& f : {w, h, o}) std::ofstream(f) << "old";
+  // The weights were written first, and stayed replaced, before.
+  const auto r = run_attn(
+      {"run", "--example", "sweet", "-o", "/dev/full", "--weights-out", w, "--heatmap", h});
+  EXPECT_EQ(r.code, 4);
+  EXPECT_EQ(r.err, "attn: error: /dev/full: cannot write: No space left on device\n");
+  EXPECT_EQ(read_text(w), "old");
+  EXPECT_EQ(read_text(h), "old");
+  // The device among the named files, the regular file last.
+  const std::string full_png = dir + "/full.png";
+  fs::remove(full_png);
+  fs::create_symlink("/dev/full", full_png);
+  const auto r2 =
+      run_attn({"run", "--example", "sweet", "--heatmap", full_png, "-o", o, "--weights-out", w});
+  EXPECT_EQ(r2.code, 4) << r2.err;
+  EXPECT_EQ(read_text(o), "old");
+  EXPECT_EQ(read_text(w), "old");
+  for (const auto& e : fs::directory_iterator(dir)) {
+    EXPECT_NE(e.path().filename().string().rfind(".attn-", 0), 0u) << e.path();
+  }
+  // And when all can be written, all are.
+  const auto ok = run_attn(
+      {"run", "--example", "sweet", "-o", o, "--weights-out", w, "--heatmap", h, "-f", "json"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(read_text(o), "old");
+  EXPECT_NE(read_text(w), "old");
+  EXPECT_NE(read_text(h).find("<svg"), std::string::npos);
+}
+
+TEST(Files, ATruncatedSafetensorsGivesExitThreeNamingTheFile) {
+  // The whole program, with the file cut while the run reads it: a run
+  // over a large tensor, the file truncated from outside mid-way.
+  const int64_t n = int64_t{1} << 24;  // 128 MiB: reading it takes a while
+  const std::string path = write_safetensors("race.safetensors", n);
+  std::vector<std::string> args = {"run", "--x", path, "-o", "/dev/null", "--max-elements", "2^30"};
+  // The cut comes from a shell running beside attn; either it lands
+  // while attn reads (exit 3, named) or after (exit 0 or an error of the
+  // numbers); never a signal.
+  const std::string cmd = "( sleep 0.05; truncate -s 4096 " + test::quote(path) + " ) & " +
+                          test::quote(ATTN_BINARY) + " run --x " + test::quote(path) +
+                          " -o /dev/null --max-elements '2^30' --max-input-bytes '2^31'";
+  const test::Run r = test::run_redirected(cmd, temp_dir() + "/race.out", temp_dir() + "/race.err");
+  EXPECT_LT(r.code, 128) << "killed by a signal: " << r.err;
+  if (r.code == 3 && r.err.find("cut short") != std::string::npos) {
+    EXPECT_EQ(r.err, "attn: error: " + path +
+                         ":w: the file was cut short while attn read it (another program "
+                         "truncated or rewrote it); run again once the file is complete\n");
+  }
 }
 
 }  // namespace

@@ -1,6 +1,12 @@
 // Flags of current models' attention: each sets its key, and a flag wins
-// over the same key in the file.
+// over the same key in the file; --sliding-window counts keys as Hugging
+// Face does; and the figures of ALiBi's bias and of sinks. The settings in
+// the engine: todays_attention_test.cc.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "test_util.h"
 
@@ -101,6 +107,37 @@ TEST(ModernFigures, SinksAddAColumnOfTheirShare) {
   const std::string svg = test::temp_dir() + "/sinks.svg";
   ASSERT_EQ(run_attn({"run", path, "--heatmap", svg, "-q"}).code, 0);
   EXPECT_NE(test::read_text(svg).find(">sink<"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+using test::run_attn;
+
+TEST(ModernFlags, SlidingWindowCountsAsHuggingFaceDoes) {
+  // config.sliding_window W: W keys up to and including the query, which
+  // is --window W-1,0 (and not --window W, which sees one key more).
+  const auto hf = run_attn(
+      {"run", "--example", "sweet", "--causal", "--sliding-window", "2", "-f", "json", "-w"});
+  const auto lr =
+      run_attn({"run", "--example", "sweet", "--causal", "--window", "1,0", "-f", "json", "-w"});
+  const auto w =
+      run_attn({"run", "--example", "sweet", "--causal", "--window", "2", "-f", "json", "-w"});
+  ASSERT_EQ(hf.code, 0) << hf.err;
+  EXPECT_EQ(nlohmann::json::parse(hf.out)["weights"], nlohmann::json::parse(lr.out)["weights"]);
+  EXPECT_NE(nlohmann::json::parse(hf.out)["weights"], nlohmann::json::parse(w.out)["weights"]);
+  // Query 2 ("it") sees itself and the key before it, not "cat".
+  const auto row = nlohmann::json::parse(hf.out)["weights"][2];
+  EXPECT_EQ(row[0], 0);
+  EXPECT_GT(row[1].get<double>(), 0);
+  const auto zero = run_attn({"run", "--example", "sweet", "--sliding-window", "0"});
+  EXPECT_EQ(zero.code, 2);
+  EXPECT_EQ(zero.err,
+            "attn: error: --sliding-window: expected a whole number of keys >= 1 (the query "
+            "counts as one)\n");
 }
 
 }  // namespace
