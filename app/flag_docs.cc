@@ -583,6 +583,43 @@ bool names_flag(const std::string& heading, const Doc& d) {
   return false;
 }
 
+// The flags an entry heading names, in roff ("\\-\\-max\\-size") as plain
+// spellings ("--max-size"), in order.
+std::vector<std::string> heading_flags(const std::string& heading) {
+  static const std::regex spelled(R"((^|[^a-z\\])(\\-(\\-)?[a-z][a-z0-9]*(\\-[a-z0-9]+)*))");
+  std::vector<std::string> out;
+  for (std::sregex_iterator it(heading.begin(), heading.end(), spelled), end; it != end; ++it) {
+    out.push_back(replace_all((*it)[2], "\\-", "-"));
+  }
+  return out;
+}
+
+// An entry heading as the row writes it: ".BI \\-\\-mode \" NAME\"", ".B
+// \\-\\-weights", ".BR \\-f \", \" \\-\\-format \" \\fIFORMAT\\fP\"", ".BR \\-q \", \"
+// \\-\\-quiet", ".BI \\-\\-causal \" [ALIGN]\"".
+std::string man_heading(const Doc& d) {
+  if (d.spellings.size() == 2) {
+    std::string h = ".BR " + roff(d.spellings[0]) + " \", \" " + roff(d.spellings[1]);
+    if (d.takes_value) h += " \" \\fI" + roff(d.value) + "\\fP\"";
+    return h;
+  }
+  if (d.takes_value) return ".BI " + roff(d.spellings[0]) + " \" " + roff(d.value) + "\"";
+  // A switch that may take a word: its placeholder is "[ALIGN]".
+  if (!d.value.empty()) return ".BI " + roff(d.spellings[0]) + " \" " + roff(d.value) + "\"";
+  return ".B " + roff(d.spellings[0]);
+}
+
+// The flag of `c` spelled `spelling`, or nullptr.
+const Doc* flag_spelled(const Command& c, const std::string& spelling) {
+  for (const Doc& d : c.flags) {
+    if (!d.positional &&
+        std::find(d.spellings.begin(), d.spellings.end(), spelling) != d.spellings.end()) {
+      return &d;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::vector<std::string> man_page_gaps(const CLI::App& app, const std::string& page) {
@@ -615,7 +652,6 @@ std::vector<std::string> man_page_gaps(const CLI::App& app, const std::string& p
   // The other way: every flag a heading names is one its section's command
   // takes (or, under GLOBAL OPTIONS, attn itself), so an entry does not
   // outlive its flag.
-  const std::regex spelled(R"((^|[^a-z\\])(\\-(\\-)?[a-z][a-z0-9]*(\\-[a-z0-9]+)*))");
   for (const auto& [section, lines] : headings) {
     const auto c =
         std::find_if(cmds.begin(), cmds.end(), [&](const Command& c) { return c.name == section; });
@@ -627,8 +663,7 @@ std::vector<std::string> man_page_gaps(const CLI::App& app, const std::string& p
     std::set<std::string> taken;
     for (const Doc& d : c->flags) taken.insert(d.spellings.begin(), d.spellings.end());
     for (const std::string& h : lines) {
-      for (std::sregex_iterator it(h.begin(), h.end(), spelled), end; it != end; ++it) {
-        const std::string flag = replace_all((*it)[2], "\\-", "-");
+      for (const std::string& flag : heading_flags(h)) {
         if (!taken.count(flag)) {
           gaps.push_back("docs/attn.1 names " + flag + " under " +
                          (section.empty() ? std::string("GLOBAL") : section) +
@@ -638,6 +673,50 @@ std::vector<std::string> man_page_gaps(const CLI::App& app, const std::string& p
     }
   }
   return gaps;
+}
+
+std::string man_page_headings(const CLI::App& app, const std::string& page) {
+  const std::vector<Command> cmds = commands(app);
+  std::string out, section = "-", previous;
+  size_t at = 0;
+  while (at < page.size()) {
+    const size_t end = std::min(page.find('\n', at), page.size());
+    const std::string line = page.substr(at, end - at);
+    const bool last = end == page.size();
+    at = end + 1;
+    std::string written = line;
+    if (line.rfind(".SH ", 0) == 0) {
+      const std::string title = line.substr(4), suffix = " OPTIONS";
+      section = "-";
+      if (title == "GLOBAL OPTIONS") {
+        section = "";
+      } else if (title.size() > suffix.size() &&
+                 title.compare(title.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        section = title.substr(0, title.size() - suffix.size());
+        std::transform(section.begin(), section.end(), section.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      }
+    } else if ((previous == ".TP" || previous == ".TQ") && section != "-") {
+      const auto c = std::find_if(cmds.begin(), cmds.end(),
+                                  [&](const Command& c) { return c.name == section; });
+      std::vector<const Doc*> named;
+      bool known = c != cmds.end();
+      for (const std::string& f : heading_flags(line)) {
+        const Doc* d = known ? flag_spelled(*c, f) : nullptr;
+        known = known && d != nullptr;
+        if (d && std::find(named.begin(), named.end(), d) == named.end()) named.push_back(d);
+      }
+      // One heading a flag, the next ones under .TQ; a heading naming a
+      // flag its command lacks is left for man_page_gaps to report.
+      if (known && !named.empty()) {
+        written.clear();
+        for (const Doc* d : named) written += (written.empty() ? "" : "\n.TQ\n") + man_heading(*d);
+      }
+    }
+    out += written + (last ? "" : "\n");
+    previous = line;
+  }
+  return out;
 }
 
 std::vector<std::string> unbound_rows(const CLI::App& app) {

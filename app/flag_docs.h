@@ -17,12 +17,20 @@ namespace attn::cli {
 std::string bash_completion(const CLI::App& app);
 std::string zsh_completion(const CLI::App& app);
 
-// The manual page stays prose written by hand (its entries say more than
-// --help and group flags), but every flag of every command has an entry
+// The manual page's entries are prose written by hand (they say more than
+// --help and group flags); their headings are written from the rows
+// (man_page_headings), and every flag of every command has an entry
 // heading, with the row's placeholder, in its command's OPTIONS section
 // (a row shared with another command may be documented there): what
 // `page` (docs/attn.1) lacks, one message each.
 std::vector<std::string> man_page_gaps(const CLI::App& app, const std::string& page);
+
+// `page` with each entry heading of its OPTIONS sections written from the
+// flag's row (man_heading in flag_docs.cc: the spellings and the row's
+// placeholder), one flag a heading and the next ones of a group under
+// .TQ; the prose between them is kept. docs/attn.1 is this text, byte for
+// byte, like the completions.
+std::string man_page_headings(const CLI::App& app, const std::string& page);
 
 // The rows of the flag table that a command they name does not bind (a
 // row left behind when a flag was removed), one message each.

@@ -1,5 +1,6 @@
-// attn_flag_docs: the completion scripts of data/completions/, written from
-// the flag and settings tables (flag_docs.h).
+// attn_flag_docs: the completion scripts of data/completions/ and the entry
+// headings of the manual page (docs/attn.1), written from the flag and
+// settings tables (flag_docs.h).
 //
 //   attn_flag_docs write SOURCE_DIR   rewrite them (scripts/dev.sh generate)
 //   attn_flag_docs check SOURCE_DIR   exit 1, naming the file, when one
@@ -37,9 +38,11 @@ int main(int argc, char** argv) {
   CLI::App app;
   attn::cli::add_commands(app, "attn");
   const std::string dir = argv[2];
+  const std::string man = dir + "/docs/attn.1";
   const std::pair<std::string, std::string> files[] = {
       {dir + "/data/completions/attn.bash", attn::cli::bash_completion(app)},
-      {dir + "/data/completions/_attn", attn::cli::zsh_completion(app)}};
+      {dir + "/data/completions/_attn", attn::cli::zsh_completion(app)},
+      {man, attn::cli::man_page_headings(app, read(man))}};
   int code = 0;
   for (const auto& [path, text] : files) {
     if (mode == "write") {
@@ -52,8 +55,8 @@ int main(int argc, char** argv) {
       code = 1;
     }
   }
-  // The manual page is checked, not written; and every row is bound.
-  std::vector<std::string> gaps = attn::cli::man_page_gaps(app, read(dir + "/docs/attn.1"));
+  // Every flag has its entry in the manual page, and every row is bound.
+  std::vector<std::string> gaps = attn::cli::man_page_gaps(app, read(man));
   for (const std::string& row : attn::cli::unbound_rows(app)) gaps.push_back(row);
   for (const std::string& gap : gaps) {
     std::fprintf(stderr, "%s\n", gap.c_str());

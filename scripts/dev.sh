@@ -7,9 +7,10 @@
 #   scripts/dev.sh fuzz   install clang, build the libFuzzer targets in build-fuzz
 #                         (then run them with tests/fuzz/run.sh; see tests/fuzz/README.md)
 #   scripts/dev.sh generate
-#                         rewrite the completion scripts in data/completions/ from the
-#                         flag table (app/flag_table.cc) and the settings table, after a
-#                         flag changed (the test FlagDocs.Generated fails until then)
+#                         rewrite the completion scripts in data/completions/ and the
+#                         entry headings of docs/attn.1 from the flag table
+#                         (app/flag_table.cc) and the settings table, after a flag
+#                         changed (the test FlagDocs.Generated fails until then)
 #
 # Both are safe to repeat: packages already installed are not touched and the
 # build directories are reused.
@@ -89,7 +90,7 @@ case "$cmd" in
     install_missing "${build_pkgs[@]}"
     target=attn_flag_docs configure_and_build build
     build/attn_flag_docs write "$root"
-    git -C "$root" status --short -- data/completions
+    git -C "$root" status --short -- data/completions docs/attn.1
     ;;
   *)
     echo "usage: scripts/dev.sh demo|test|fuzz|generate" >&2
