@@ -415,7 +415,7 @@ Tokenizer::~Tokenizer() = default;
 
 namespace {
 
-// A GGUF file by its name or its first four bytes.
+// The tokenizer an open GGUF file carries.
 Impl* gguf_impl(const GgufFile& file, const TokenizerLimits& limits) {
   auto impl = std::make_unique<Impl>();
   impl->name = file.name();
