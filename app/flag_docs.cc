@@ -652,7 +652,9 @@ std::vector<std::string> man_page_gaps(const CLI::App& app, const std::string& p
   // The other way: every flag a heading names is one its section's command
   // takes (or, under GLOBAL OPTIONS, attn itself), so an entry does not
   // outlive its flag.
-  for (const auto& [section, lines] : headings) {
+  for (const auto& entry : headings) {
+    const std::string& section = entry.first;
+    const std::vector<std::string>& lines = entry.second;
     const auto c =
         std::find_if(cmds.begin(), cmds.end(), [&](const Command& c) { return c.name == section; });
     if (c == cmds.end()) {
