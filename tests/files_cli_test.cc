@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,6 +37,7 @@ using test::read_text;
 using test::rows_csv;
 using test::run_attn;
 using test::source_path;
+using test::start_attn;
 using test::sweet;
 using test::temp_dir;
 using test::tiny;
@@ -512,41 +512,6 @@ TEST(Files, LongestFileNamesFitTheirTemporaryFile) {
   EXPECT_EQ(t.err, "attn: error: " + too_long + ": cannot replace: File name too long\n");
   EXPECT_EQ(entries(dir),
             (std::vector<std::string>{json.substr(dir.size() + 1), png.substr(dir.size() + 1)}));
-}
-
-// Starts attn with extra environment assignments, its standard streams on
-// /dev/null and the signals a test sends at their default action (a shell
-// that starts the suite in the background ignores SIGINT).
-pid_t start_attn(const std::vector<std::string>& args, const std::vector<std::string>& env) {
-  std::vector<std::string> words = {ATTN_BINARY};
-  words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> vars(env);
-  for (char** e = environ; *e; ++e) vars.push_back(*e);
-  std::vector<char*> envp;
-  for (std::string& v : vars) envp.push_back(v.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&files, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults, none;
-  sigemptyset(&defaults);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&defaults, sig);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  pid_t pid = -1;
-  if (posix_spawn(&pid, ATTN_BINARY, &files, &attr, argv.data(), envp.data()) != 0) pid = -1;
-  posix_spawn_file_actions_destroy(&files);
-  posix_spawnattr_destroy(&attr);
-  return pid;
 }
 
 TEST(Files, SignalDuringAWriteLeavesNoTemporaryFile) {

@@ -1,6 +1,8 @@
 #include "shell_util.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,6 +10,8 @@
 #include <sstream>
 
 #include "test_util.h"
+
+extern char** environ;
 
 namespace attn::test {
 
@@ -93,6 +97,34 @@ std::set<std::string> word_set(const std::string& s) {
   std::string w;
   while (in >> w) words.insert(w);
   return words;
+}
+
+pid_t start_attn(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  std::vector<std::string> words = {ATTN_BINARY};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> vars(env);
+  for (char** e = environ; *e; ++e) vars.push_back(*e);
+  std::vector<char*> envp;
+  for (std::string& v : vars) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  // The child: async-signal-safe calls only, then exec.
+  const int null = ::open("/dev/null", O_RDWR);
+  for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+  const struct rlimit no_core = {0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::execve(ATTN_BINARY, argv.data(), envp.data());
+  ::_exit(127);
 }
 
 }  // namespace attn::test

@@ -3,6 +3,8 @@
 // that `attn ... --help` shows.
 #pragma once
 
+#include <sys/types.h>
+
 #include <set>
 #include <string>
 #include <vector>
@@ -28,6 +30,14 @@ std::set<std::string> help_flags(const std::vector<std::string>& command);
 
 // The subcommands `attn <command...> --help` lists.
 std::vector<std::string> help_subcommands(const std::vector<std::string>& command);
+
+// Starts attn with extra environment assignments ("NAME=value") before
+// this process's own, its standard streams on /dev/null, every signal at
+// its default action and unblocked (a shell that starts the suite in the
+// background ignores SIGINT), and no core files (SIGQUIT, SIGSEGV, SIGXCPU,
+// ... would write them). Returns its pid (-1 when it could not start), for
+// the caller to signal and waitpid.
+pid_t start_attn(const std::vector<std::string>& args, const std::vector<std::string>& env);
 
 // Words of a string split at spaces, as a set.
 std::set<std::string> word_set(const std::string& s);
