@@ -69,14 +69,7 @@ TEST(ForwardCli, IdsGiveTheWeightsOfTheLayersInputAndTheTokensAsLabels) {
 }
 
 TEST(ForwardCli, TextRunsTheCheckpointsTokenizerFirst) {
-  // Each tiny model has a tokenizer.json of its family's structure
-  // (data/models/make_tiny_tokenizers.py) that gives its reference ids.
-  const std::vector<std::pair<std::string, std::string>> sentences = {
-      {"tiny-llama", "The cat sat on the mat"},
-      {"tiny-gemma2", "The cat sat on the mat"},
-      {"tiny-gpt2", "The cat sat on the mat."},
-      {"tiny-bert", "The cat sat on mat"}};
-  for (const auto& [name, text] : sentences) {
+  for (const auto& [name, text] : test::tiny_sentences()) {
     const auto r = run_attn(
         {"run", "--checkpoint", model(name), "--layer", "1", "--text", text, "-f", "json", "-w"});
     ASSERT_EQ(r.code, 0) << r.err;

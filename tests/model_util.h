@@ -1,5 +1,5 @@
 // Helpers of the tests of checkpoints and the forward pass, shared by the
-// library's tests (forward_test.cc, model_test.cc) and the program's
+// library's tests (forward_test.cc, model_test.cc, tokenizer_test.cc) and the program's
 // (forward_cli_test.cc, model_cli_test.cc, files_cli_test.cc): the tiny
 // models' reference ids and arrays, and checkpoint directories made from
 // them.
@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/tensor.h"
@@ -24,6 +25,18 @@ inline std::vector<int64_t> ids_in(const std::string& dir) {
 
 // The reference ids of the tiny model data/models/NAME.
 inline std::vector<int64_t> ids_of(const std::string& name) { return ids_in(model(name)); }
+
+// Tiny models with a tokenizer.json of their family's structure
+// (data/models/make_tiny_tokenizers.py), and the sentence whose ids and
+// tokens are their references (ids.json, tokens.json).
+inline const std::vector<std::pair<std::string, std::string>>& tiny_sentences() {
+  static const std::vector<std::pair<std::string, std::string>> sentences = {
+      {"tiny-llama", "The cat sat on the mat"},
+      {"tiny-gemma2", "The cat sat on the mat"},
+      {"tiny-gpt2", "The cat sat on the mat."},
+      {"tiny-bert", "The cat sat on mat"}};
+  return sentences;
+}
 
 // An .npy file of rank up to max_rank (a model's stacks are 5-D).
 inline Tensor<double> load(const std::string& path, int max_rank = 5) {

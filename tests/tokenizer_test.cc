@@ -15,6 +15,7 @@
 
 #include "attn/error.h"
 #include "attn/tokenizer.h"
+#include "model_util.h"
 #include "test_util.h"
 #include "tokenizer/pipeline.h"
 #include "tokenizer/regex.h"
@@ -198,12 +199,7 @@ TEST(Tokenizer, TheRegexMatchesAsOnigurumaDoes) {
 // tokens of tokens.json: what `attn run --checkpoint DIR --text` reads
 // (ForwardCli.TextRunsTheCheckpointsTokenizerFirst), through the library.
 TEST(Tokenizer, EachTinyModelsTokenizerGivesItsReferenceIds) {
-  const std::vector<std::pair<std::string, std::string>> sentences = {
-      {"tiny-llama", "The cat sat on the mat"},
-      {"tiny-gemma2", "The cat sat on the mat"},
-      {"tiny-gpt2", "The cat sat on the mat."},
-      {"tiny-bert", "The cat sat on mat"}};
-  for (const auto& [name, text] : sentences) {
+  for (const auto& [name, text] : test::tiny_sentences()) {
     const Tokenizer t = Tokenizer::load(test::model(name));
     const Encoding e = t.encode(text);
     EXPECT_EQ(e.ids, nlohmann::json::parse(read_text(test::model(name + "/ids.json")))
