@@ -217,12 +217,6 @@ std::optional<Tokenizer> snapshot_tokenizer(const StoreModel& m) {
   return Tokenizer::from_json(read_file(*f, {}, limits.max_file_bytes), f->path(), limits);
 }
 
-// A GGUF file's tokenizer, when its metadata names one: files converted
-// without tokenizer files say "none", and their rows are labelled by id.
-std::optional<Tokenizer> gguf_tokenizer_if_any(const std::string& path) {
-  return Tokenizer::load_if_any(path);
-}
-
 }  // namespace
 
 bool checkpoint_is_gguf(const std::string& checkpoint) {
@@ -241,10 +235,12 @@ Tokenizer checkpoint_tokenizer(const std::string& checkpoint) {
 std::optional<Tokenizer> checkpoint_tokenizer_if_any(const std::string& checkpoint) {
   if (is_store_name(checkpoint)) {
     const StoreModel m = find_store_model(checkpoint);
-    if (m.gguf()) return gguf_tokenizer_if_any(m.path());
+    if (m.gguf()) return Tokenizer::load_if_any(m.path());
     return snapshot_tokenizer(m);
   }
-  if (is_gguf(checkpoint)) return gguf_tokenizer_if_any(checkpoint);
+  // A GGUF converted without tokenizer files has none ("none"): its rows
+  // are labelled by id.
+  if (is_gguf(checkpoint)) return Tokenizer::load_if_any(checkpoint);
   const std::string tj = store::join_path(checkpoint, "tokenizer.json");
   if (path::is_regular_file(tj)) return Tokenizer::load(tj);
   return std::nullopt;
